@@ -1,0 +1,190 @@
+"""The whole harnesskit exception tree.
+
+```
+HarnessError
+├── UsageError            you called the API wrong; the message says how to call it
+├── ModelError            a provider failed: .model, .status_code, .body
+│   └── ModelOutputError  the model's output could not be used
+├── ToolError             raised inside a tool: shown to the model, the run continues
+│   ├── ToolNotFoundError
+│   ├── ToolArgumentsError
+│   └── ToolTimeoutError
+├── BrakeTripped          .brake .value .limit .unit
+├── ContextError          a prompt could not be assembled under its policy
+├── ArtifactError
+│   ├── ArtifactNotFoundError
+│   └── ArtifactIntegrityError
+└── EventLogError
+    ├── SchemaVersionError
+    └── CorruptLogError
+StopRun(Exception)        control-flow signal, deliberately not a HarnessError
+```
+
+Errors carry structured attributes rather than strings to parse, and they stay picklable
+so that experiments run in worker processes can send them back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ArtifactError",
+    "ArtifactIntegrityError",
+    "ArtifactNotFoundError",
+    "BrakeTripped",
+    "ContextError",
+    "CorruptLogError",
+    "EventLogError",
+    "HarnessError",
+    "ModelError",
+    "ModelOutputError",
+    "SchemaVersionError",
+    "StopRun",
+    "ToolArgumentsError",
+    "ToolError",
+    "ToolNotFoundError",
+    "ToolTimeoutError",
+    "UsageError",
+]
+
+
+class HarnessError(Exception):
+    """Base class of every error harnesskit raises on purpose."""
+
+
+class UsageError(HarnessError):
+    """The API was called wrong; the message names what was wrong and what to do instead."""
+
+
+class ModelError(HarnessError):
+    """A model provider failed to answer.
+
+    Attributes:
+        model: the model name as given to `get_model`, e.g. `"openai-compat:gpt-4o"`.
+        status_code: the HTTP status, or `None` for transport failures and offline models.
+        body: the provider's response body (text, possibly truncated), or `None`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        status_code: int | None = None,
+        body: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.model = model
+        self.status_code = status_code
+        self.body = body
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class ModelOutputError(ModelError):
+    """The model answered, but its output could not be used (malformed, truncated, empty)."""
+
+
+class ToolError(HarnessError):
+    """Raise inside a tool to send `message` (and `hint`) back to the model; the run continues.
+
+    Attributes:
+        error_type: one of the R-E1 error types; `tool_error` unless a subclass says otherwise.
+        hint: what the model should do next, or `None`.
+    """
+
+    error_type = "tool_error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class ToolNotFoundError(ToolError):
+    """A tool raised this because a thing it looked up (a reservation, a user) does not exist."""
+
+    error_type = "not_found"
+
+
+class ToolArgumentsError(ToolError):
+    """A tool raised this because its arguments are valid JSON but make no sense together."""
+
+    error_type = "invalid_argument"
+
+
+class ToolTimeoutError(ToolError):
+    """A tool ran longer than its `timeout_seconds`."""
+
+    error_type = "timeout"
+
+
+class BrakeTripped(HarnessError):
+    """A run was stopped by a brake; raised only by `RunResult.raise_for_stop()`.
+
+    Attributes:
+        brake: the brake's name, equal to the run's `finish_reason` (e.g. `"max_steps"`).
+        value: the measured value when it tripped.
+        limit: the configured limit.
+        unit: the unit of `value` and `limit` (`"steps"`, `"tokens"`, `"seconds"`).
+    """
+
+    def __init__(self, brake: str, *, value: float, limit: float | None, unit: str) -> None:
+        super().__init__(
+            f"brake {brake!r} tripped: {value:g} {unit} reached the limit of {limit} {unit}; "
+            f"raise the limit in hk.Limits({brake}=...) to let the run go further"
+        )
+        self.brake = brake
+        self.value = value
+        self.limit = limit
+        self.unit = unit
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class ContextError(HarnessError):
+    """A prompt could not be assembled: the core does not fit, or a source is in two forms."""
+
+
+class ArtifactError(HarnessError):
+    """Base class of artifact store errors."""
+
+
+class ArtifactNotFoundError(ArtifactError):
+    """No artifact with that id, or it expired or was deleted (the message says which)."""
+
+
+class ArtifactIntegrityError(ArtifactError):
+    """Stored bytes do not match their recorded sha256, or a preview is not byte-exact."""
+
+
+class EventLogError(HarnessError):
+    """Base class of event log errors."""
+
+
+class SchemaVersionError(EventLogError):
+    """A log line has a schema version this harnesskit cannot read or migrate."""
+
+
+class CorruptLogError(EventLogError):
+    """A log line is not valid JSON or lacks required fields (not the last, in-flight line)."""
+
+
+class StopRun(Exception):  # noqa: N818 - a signal, named for what happened
+    """Raised by a tool or callback to end the run now; carries the `finish_reason` to record."""
+
+    def __init__(self, finish_reason: str = "stopped", message: str = "") -> None:
+        super().__init__(message or finish_reason)
+        self.finish_reason = finish_reason
+
+
+def _rebuild(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any]) -> Exception:
+    err = cls.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err

@@ -1,0 +1,304 @@
+"""Value types that travel between the loop, the models and the tools.
+
+`Message`, `ToolCall`, `ToolResult`, `Usage` and `ModelResponse` are frozen dataclasses. They
+convert to and from the OpenAI chat-completions format (`to_openai()` / `from_openai()`)
+without loss: a tool call's argument text is kept byte for byte when it came as a string.
+This module imports nothing else from harnesskit except `errors`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harnesskit.errors import UsageError
+
+__all__ = [
+    "ERROR_TYPES",
+    "Message",
+    "ModelResponse",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+_ROLES = ("system", "user", "assistant", "tool")
+
+#: The structured error types of R-E1, in the order DESIGN.md lists them.
+ERROR_TYPES = (
+    "unknown_tool",
+    "invalid_argument",
+    "not_found",
+    "permission_denied",
+    "timeout",
+    "tool_error",
+    "circuit_open",
+    "truncated_call",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call requested by the model.
+
+    `arguments` is the parsed object; when the model's argument text could not be parsed it is
+    `None` and `parse_error` says why (the executor then answers `invalid_argument` or
+    `truncated_call`, never raises).
+    """
+
+    id: str
+    """The `tool_call_id` that the matching `ToolResult` must carry."""
+    name: str
+    """The tool name as the model wrote it (possibly a name no tool has)."""
+    arguments: dict[str, Any] | None = None
+    """Parsed arguments, or `None` when they could not be parsed."""
+    raw_arguments: str | None = None
+    """The argument text exactly as received, when it came as a string."""
+    parse_error: str | None = None
+    """Why `arguments` is `None`, e.g. `"truncated"` or a JSON decode message."""
+    recovered: bool = False
+    """True when the call was recovered from the message text rather than a structured field."""
+    original_id: str | None = None
+    """The provider's id when harnesskit replaced a missing, empty or duplicate one."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return the chat-completions `tool_calls[i]` dict for this call."""
+        text = self.raw_arguments
+        if text is None:
+            text = json.dumps(self.arguments if self.arguments is not None else {})
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": text}}
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any]) -> ToolCall:
+        """Build a call from a chat-completions `tool_calls[i]` dict.
+
+        Arguments may be a JSON string (kept verbatim in `raw_arguments`) or an object.
+
+        Raises:
+            UsageError: `data` has no `function.name`.
+        """
+        fn = data.get("function") or {}
+        name = fn.get("name")
+        if not isinstance(name, str):
+            raise UsageError(f"tool call {data!r} has no function.name; expected a chat-completions tool call")
+        raw = fn.get("arguments")
+        if isinstance(raw, dict):
+            return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
+        text = raw if isinstance(raw, str) else ""
+        args, err = parse_arguments(text)
+        return cls(id=str(data.get("id") or ""), name=name, arguments=args, raw_arguments=text, parse_error=err)
+
+
+def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse a tool call's argument text.
+
+    Returns:
+        `(arguments, None)` on success (empty text counts as `{}`), else `(None, reason)`.
+    """
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+    if not isinstance(value, dict):
+        return None, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One chat message in the OpenAI chat-completions shape."""
+
+    role: Role
+    """`system`, `user`, `assistant` or `tool`."""
+    content: str | None = None
+    """The text; `None` for an assistant message that only calls tools."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls of an assistant message, in the order the model wrote them."""
+    tool_call_id: str | None = None
+    """For `role="tool"`: the id of the call this message answers."""
+    name: str | None = None
+    """Optional participant or tool name."""
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise UsageError(f"Message role must be one of {_ROLES}, got {self.role!r}")
+        if self.role == "tool" and not self.tool_call_id:
+            raise UsageError("a tool message needs tool_call_id: results are matched to calls by id")
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return the chat-completions message dict."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any]) -> Message:
+        """Build a message from a chat-completions dict.
+
+        Raises:
+            UsageError: the role is unknown or a tool message lacks `tool_call_id`.
+        """
+        content = data.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        calls = tuple(ToolCall.from_openai(c) for c in data.get("tool_calls") or ())
+        return cls(
+            role=data.get("role"),  # type: ignore[arg-type]
+            content=content,
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
+    @property
+    def text(self) -> str:
+        """The content, or `""` when there is none."""
+        return self.content or ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts of one model response (units: tokens)."""
+
+    prompt_tokens: int = 0
+    """Tokens in the request (messages and tool specs)."""
+    completion_tokens: int = 0
+    """Tokens the model generated."""
+    cached_tokens: int = 0
+    """Prompt tokens served from the provider's cache (0 when not reported)."""
+    estimated: bool = False
+    """True when the counts come from harnesskit's estimator, not the provider."""
+
+    @property
+    def total_tokens(self) -> int:
+        """`prompt_tokens + completion_tokens`."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the counts as a plain dict (with `total_tokens`)."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cached_tokens": self.cached_tokens,
+            "estimated": self.estimated,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        """Read counts as OpenAI-compatible providers name them (`prompt_tokens_details` too)."""
+        details = data.get("prompt_tokens_details") or {}
+        cached = data.get("cached_tokens", details.get("cached_tokens", 0)) or 0
+        return cls(
+            prompt_tokens=int(data.get("prompt_tokens") or 0),
+            completion_tokens=int(data.get("completion_tokens") or 0),
+            cached_tokens=int(cached),
+            estimated=bool(data.get("estimated", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """One answer of a model: an assistant message plus its metadata."""
+
+    message: Message
+    """The assistant message (text and/or tool calls)."""
+    usage: Usage | None = None
+    """Provider token counts, or `None` when the provider reported none (the loop estimates)."""
+    finish_reason: str = "stop"
+    """`stop`, `tool_calls`, `length` or `content_filter`, as the provider said."""
+    model: str = ""
+    """The model that answered."""
+    raw: dict[str, Any] | None = None
+    """The provider's raw response body, when there was one."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict: `message` in chat-completions form, usage, finish_reason."""
+        return {
+            "message": self.message.to_openai(),
+            "usage": self.usage.to_dict() if self.usage else None,
+            "finish_reason": self.finish_reason,
+            "model": self.model,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
+        """Inverse of `to_dict()`."""
+        usage = data.get("usage")
+        return cls(
+            message=Message.from_openai(data["message"]),
+            usage=Usage.from_dict(usage) if usage else None,
+            finish_reason=data.get("finish_reason", "stop"),
+            model=data.get("model", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The outcome of one tool call, success or structured failure (R-E1).
+
+    On failure `ok` is False and `error_type` is one of `ERROR_TYPES`; `content` is then the
+    JSON text `{"ok": false, "error_type", "message", "hint"}` sent to the model.
+    """
+
+    tool_call_id: str
+    """The id of the call this answers (never matched by position)."""
+    name: str
+    """The tool's name as called."""
+    ok: bool
+    """True when the tool ran and returned."""
+    content: str
+    """The exact text that goes into the tool message for the model."""
+    value: Any = None
+    """The tool's return value (JSON-ready) on success."""
+    error_type: str | None = None
+    """On failure: one of `ERROR_TYPES`."""
+    message: str | None = None
+    """On failure: what went wrong."""
+    hint: str | None = None
+    """On failure: what the model should do next."""
+    duration_seconds: float = 0.0
+    """Wall time the tool took (seconds)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Runtime facts about the call: `dry_run`, `duplicate`, `artifact`, `circuit_opened`, ..."""
+
+    def to_message(self) -> Message:
+        """Return the `role="tool"` message carrying `content`."""
+        return Message(role="tool", content=self.content, tool_call_id=self.tool_call_id)
+
+    @classmethod
+    def failure(
+        cls,
+        call: ToolCall,
+        error_type: str,
+        message: str,
+        hint: str | None = None,
+        **meta: Any,
+    ) -> ToolResult:
+        """Build the structured failure for `call` (R-E1).
+
+        Raises:
+            UsageError: `error_type` is not one of `ERROR_TYPES`.
+        """
+        if error_type not in ERROR_TYPES:
+            raise UsageError(f"error_type must be one of {ERROR_TYPES}, got {error_type!r}")
+        body = {"ok": False, "error_type": error_type, "message": message, "hint": hint}
+        return cls(
+            tool_call_id=call.id,
+            name=call.name,
+            ok=False,
+            content=json.dumps(body, ensure_ascii=False),
+            error_type=error_type,
+            message=message,
+            hint=hint,
+            meta=dict(meta),
+        )

@@ -1,0 +1,106 @@
+"""The model protocol and the provider registry (R-M1).
+
+A model turns a `ModelRequest` (messages, tool specs, settings) into a `ModelResponse`
+(assistant message, usage, finish_reason, raw). Providers are looked up by a
+`"provider:name"` string through `get_model`; new providers register with `register_provider`.
+Models know only the value types in `harnesskit.messages`: nothing of runs or logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from harnesskit.errors import UsageError
+from harnesskit.messages import Message, ModelResponse
+
+__all__ = ["Model", "ModelRequest", "get_model", "register_provider"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    """Everything a model is sent for one turn."""
+
+    messages: tuple[Message, ...]
+    """The prompt, in order, exactly as assembled by the context builder."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Tool specs in chat-completions form (`{"type": "function", "function": {...}}`)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Sampling settings passed through (`temperature`, `max_tokens`, `tool_choice`, `seed`)."""
+    run_id: str = ""
+    """The run this request belongs to (for fakes that keep per-run state)."""
+    step: int = 0
+    """The loop step (1-based) that sends this request."""
+    final: bool = False
+    """True for the tool-less closing request after a brake."""
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools offered, in order."""
+        return [t["function"]["name"] for t in self.tools]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model: one request in, one response out.
+
+    Implementations raise `ModelError` when the provider fails after its retries and
+    `ModelOutputError` when the output cannot be used; they never return partial garbage.
+    """
+
+    name: str
+    """Identifies the model in events, e.g. `"scripted"` or `"openai-compat:gpt-4o"`."""
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        """Answer one request."""
+        ...
+
+
+#: Set to False by `harnesskit.testing.block_real_models()`; network providers check it.
+ALLOW_MODEL_REQUESTS = True
+
+_PROVIDERS: dict[str, Callable[..., Model]] = {}
+
+
+def register_provider(prefix: str, factory: Callable[..., Model]) -> None:
+    """Make `get_model(f"{prefix}:NAME", **kwargs)` call `factory(NAME, **kwargs)`.
+
+    Raises:
+        UsageError: `prefix` is empty or contains a colon.
+    """
+    if not prefix or ":" in prefix:
+        raise UsageError(f"provider prefix must be a non-empty word without ':', got {prefix!r}")
+    _PROVIDERS[prefix] = factory
+
+
+def get_model(spec: str | Model, **kwargs: Any) -> Model:
+    """Return a model for `spec`.
+
+    Args:
+        spec: `"scripted"`, `"function"`, `"replay"`, or `"provider:model-name"` such as
+            `"openai-compat:gpt-4o"`, `"ollama:qwen2.5"`; a `Model` instance is returned as is.
+        **kwargs: passed to the provider's factory (e.g. `turns=[...]` for `"scripted"`).
+
+    Raises:
+        UsageError: the provider is unknown (the message lists the known ones).
+    """
+    if not isinstance(spec, str):
+        return spec
+    _load_builtin_providers()
+    prefix, _, name = spec.partition(":")
+    factory = _PROVIDERS.get(prefix)
+    if factory is None:
+        known = ", ".join(sorted(_PROVIDERS))
+        raise UsageError(f"unknown model provider {prefix!r} in {spec!r}; known providers: {known}")
+    return factory(name, **kwargs)
+
+
+def _load_builtin_providers() -> None:
+    # Imported lazily so that `import harnesskit` stays cheap and httpx is loaded only when used.
+    from harnesskit.models import offline  # noqa: F401
+
+    try:
+        from harnesskit.models import openai_compat  # noqa: F401
+    except ImportError:  # pragma: no cover - the module arrives with the HTTP client
+        pass

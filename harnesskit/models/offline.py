@@ -1,0 +1,168 @@
+"""Offline models shipped in the package: scripted turns, a Python policy, recorded replay.
+
+These are the embedded default (R-M1): notebooks, tests and the demo run on them with no
+network and no keys.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from harnesskit.errors import UsageError
+from harnesskit.messages import Message, ModelResponse, ToolCall
+from harnesskit.models.base import ModelRequest, register_provider
+
+__all__ = ["FunctionModel", "ReplayModel", "ScriptedModel", "as_response"]
+
+Turn = str | Message | ModelResponse | ToolCall | Sequence[ToolCall] | dict[str, Any]
+
+
+def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> ModelResponse:
+    """Coerce one scripted turn into a `ModelResponse`.
+
+    Args:
+        turn: text (`str`), an assistant `Message`, a `ModelResponse`, one `ToolCall` or a
+            list of them, or a chat-completions assistant message dict.
+        model: the name recorded in the response.
+        ids: a counter used to give tool calls without an id a deterministic one (`call_N`).
+
+    Raises:
+        UsageError: the turn is none of those shapes.
+    """
+    if isinstance(turn, ModelResponse):
+        return turn
+    if isinstance(turn, str):
+        message = Message(role="assistant", content=turn)
+    elif isinstance(turn, Message):
+        message = turn
+    elif isinstance(turn, ToolCall):
+        message = Message(role="assistant", tool_calls=(turn,))
+    elif isinstance(turn, dict):
+        message = Message.from_openai({"role": "assistant", **turn})
+    elif isinstance(turn, Sequence) and all(isinstance(c, ToolCall) for c in turn):
+        message = Message(role="assistant", tool_calls=tuple(turn))
+    else:
+        raise UsageError(
+            f"cannot use {type(turn).__name__} as a model turn; give text, a Message, a "
+            "ModelResponse, a ToolCall (or list of them) or a chat-completions dict"
+        )
+    if message.role != "assistant":
+        raise UsageError(f"a model turn must be an assistant message, got role {message.role!r}")
+    if ids is not None and any(not c.id for c in message.tool_calls):
+        counter = iter(ids)
+        calls = tuple(
+            c if c.id else _with_id(c, f"call_{next(counter)}") for c in message.tool_calls
+        )
+        message = Message(role="assistant", content=message.content, tool_calls=calls)
+    reason = "tool_calls" if message.tool_calls else "stop"
+    return ModelResponse(message=message, finish_reason=reason, model=model)
+
+
+def _with_id(call: ToolCall, new_id: str) -> ToolCall:
+    return ToolCall(
+        id=new_id,
+        name=call.name,
+        arguments=call.arguments,
+        raw_arguments=call.raw_arguments,
+        parse_error=call.parse_error,
+        recovered=call.recovered,
+    )
+
+
+class ScriptedModel:
+    """Answers with a fixed list of turns, in order, whatever it is sent.
+
+    Running out of turns raises `UsageError` (not `IndexError`) naming how many were scripted.
+    `requests` keeps every `ModelRequest` received, for tests that inspect what was sent.
+    """
+
+    def __init__(self, turns: Sequence[Turn], *, name: str = "scripted") -> None:
+        """Create the model.
+
+        Args:
+            turns: the answers, in order (see `as_response` for accepted shapes).
+            name: the model name recorded in events.
+        """
+        self.name = name
+        self._ids = itertools.count(1)
+        self._turns = [as_response(t, model=name, ids=self._ids) for t in turns]
+        self._next = 0
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted turns are left."""
+        return len(self._turns) - self._next
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        """Return the next scripted turn.
+
+        Raises:
+            UsageError: every scripted turn was already used.
+        """
+        self.requests.append(request)
+        if self._next >= len(self._turns):
+            raise UsageError(
+                f"ScriptedModel ran out of turns: all {len(self._turns)} were used and request "
+                f"{len(self.requests)} (step {request.step}) asked for another; script more turns "
+                "(a brake's closing request needs one too)"
+            )
+        turn = self._turns[self._next]
+        self._next += 1
+        return turn
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel(turns={len(self._turns)}, remaining={self.remaining})"
+
+
+class FunctionModel:
+    """A model whose answers come from a Python policy `fn(messages, info) -> turn`.
+
+    `info` is the `ModelRequest` (tools, step, final flag, run id). The returned turn may be
+    any shape `as_response` accepts.
+    """
+
+    def __init__(
+        self, fn: Callable[[tuple[Message, ...], ModelRequest], Turn], *, name: str = "function"
+    ) -> None:
+        """Create the model.
+
+        Args:
+            fn: the policy; called once per request.
+            name: the model name recorded in events.
+        """
+        self.name = name
+        self.fn = fn
+        self._ids = itertools.count(1)
+        self.requests: list[ModelRequest] = []
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        """Call the policy and coerce its answer.
+
+        Raises:
+            UsageError: the policy returned a shape that is not a turn.
+        """
+        self.requests.append(request)
+        return as_response(self.fn(request.messages, request), model=self.name, ids=self._ids)
+
+    def __repr__(self) -> str:
+        return f"FunctionModel({getattr(self.fn, '__name__', 'fn')})"
+
+
+class ReplayModel(ScriptedModel):
+    """Replays recorded responses (e.g. read from an event log) in order (R-V7).
+
+    Identical to `ScriptedModel` except that its name defaults to `"replay"` and it records
+    whether each request's tool list matches the recording (`divergences`).
+    """
+
+    def __init__(self, responses: Sequence[Turn], *, name: str = "replay") -> None:
+        """Create the model from recorded responses (any shape `as_response` accepts)."""
+        super().__init__(responses, name=name)
+
+
+register_provider("scripted", lambda name="", **kw: ScriptedModel(kw.pop("turns", []), **kw))
+register_provider("function", lambda name="", **kw: FunctionModel(kw.pop("fn"), **kw))
+register_provider("replay", lambda name="", **kw: ReplayModel(kw.pop("responses", []), **kw))
