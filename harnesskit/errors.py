@@ -11,6 +11,7 @@ HarnessError
 │   └── ToolTimeoutError
 ├── BrakeTripped          .brake .value .limit .unit
 ├── ContextError          a prompt could not be assembled under its policy
+│   └── RepresentationError  one source in two forms in one prompt (R-A5)
 ├── ArtifactError
 │   ├── ArtifactNotFoundError
 │   └── ArtifactIntegrityError
@@ -39,6 +40,7 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "ModelOutputError",
+    "RepresentationError",
     "SchemaVersionError",
     "StopRun",
     "ToolArgumentsError",
@@ -149,6 +151,32 @@ class BrakeTripped(HarnessError):
 
 class ContextError(HarnessError):
     """A prompt could not be assembled: the core does not fit, or a source is in two forms."""
+
+
+class RepresentationError(ContextError):
+    """One source appears in two forms in an assembled prompt (R-A5); the model was not called.
+
+    Attributes:
+        ref: the source: an artifact id, or `call:<tool_call_id>` for an inline tool result.
+        forms: the two forms, each as `"<form> (message <i>, <role>)"`.
+        violations: every violation found in that prompt (JSON-ready dicts).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        ref: str = "",
+        forms: tuple[str, ...] = (),
+        violations: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.ref = ref
+        self.forms = forms
+        self.violations = violations or []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
 
 
 class ArtifactError(HarnessError):
