@@ -12,6 +12,15 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
+from harnesskit.artifacts import (
+    ArtifactRef,
+    ArtifactStore,
+    Preview,
+    RepresentationViolation,
+    check_representation,
+    verify_preview,
+)
+from harnesskit.bindings import TransportAudit, transport_audit
 from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
@@ -25,6 +34,7 @@ from harnesskit.errors import (
     HarnessError,
     ModelError,
     ModelOutputError,
+    RepresentationError,
     SchemaVersionError,
     StopRun,
     ToolArgumentsError,
@@ -49,6 +59,7 @@ from harnesskit.models import (
 )
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.transport import Transport, TransportPolicy
 
 __version__ = "0.1.0"
 
@@ -57,6 +68,8 @@ __all__ = [
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "ArtifactRef",
+    "ArtifactStore",
     "BrakeTripped",
     "ContextBuilder",
     "ContextError",
@@ -78,9 +91,12 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ModelResponse",
+    "Preview",
     "Progress",
     "Prompt",
     "ReplayModel",
+    "RepresentationError",
+    "RepresentationViolation",
     "Run",
     "RunState",
     "SchemaVersionError",
@@ -96,9 +112,13 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "Transport",
+    "TransportAudit",
+    "TransportPolicy",
     "Usage",
     "UsageError",
     "allow_all",
+    "check_representation",
     "deny_all",
     "estimate_tokens",
     "get_model",
@@ -106,4 +126,6 @@ __all__ = [
     "register_provider",
     "set_display",
     "tool",
+    "transport_audit",
+    "verify_preview",
 ]
