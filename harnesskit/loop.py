@@ -15,15 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harnesskit.artifacts import ArtifactStore
 from harnesskit.context import ContextBuilder, ContextPolicy
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.events import EventLog, hash_json
 from harnesskit.executor import Executor
 from harnesskit.gate import Gate
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
+from harnesskit.models import ReplayModel
 from harnesskit.models.base import Model, ModelRequest, get_model
 from harnesskit.tokens import TokenEstimator
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
+from harnesskit.transport import Transport, TransportPolicy
 
 __all__ = ["Harness", "Limits", "Progress", "Run", "RunState"]
 
@@ -115,6 +118,9 @@ class Harness:
         progress: callback receiving `Progress` items.
         estimator: token estimator used when a model reports no usage.
         clock: wall clock (seconds since epoch) for event timestamps.
+        artifacts: where large tool results go (R-A1): an `ArtifactStore` or a folder; default
+            `<log_dir>/artifacts/`, or memory when there is no `log_dir`.
+        transport: externalization thresholds, bindings note, R-A5 mode (`TransportPolicy`).
     """
 
     def __init__(
@@ -131,6 +137,8 @@ class Harness:
         progress: Callable[[Progress], None] | None = None,
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.time,
+        artifacts: ArtifactStore | str | Path | None = None,
+        transport: TransportPolicy | None = None,
     ) -> None:
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.model = get_model(model)
@@ -143,6 +151,8 @@ class Harness:
         self.progress = progress
         self.estimator = estimator or TokenEstimator()
         self.clock = clock
+        self.artifacts = ArtifactStore.resolve(artifacts, log_dir=self.log_dir)
+        self.transport = transport or TransportPolicy()
 
     def start(
         self,
@@ -177,14 +187,25 @@ class Run:
         path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
         self.log = EventLog(path, run_id=run_id, clock=harness.clock)
         self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
-        self.executor = Executor(harness.tools, harness.gate)
-        self._tools_key: tuple[str, ...] | None = None
+        replay = harness.transport.on_violation is None and isinstance(harness.model, ReplayModel)
+        self.transport = Transport(
+            harness.artifacts, harness.transport, log=self.log, refuse=False if replay else None
+        )
+        self.executor = Executor(
+            self.transport.registry(harness.tools),
+            harness.gate,
+            bind=self.transport.bind,
+            postprocess=self.transport.postprocess,
+        )
+        self._tools_key: tuple[Any, ...] | None = None
         self._tools: tuple[dict[str, Any], ...] = ()
         self.log.append(
             "task.contract",
             {
                 "run_id": run_id,
-                "system_prompt": harness.system_prompt,
+                "system_prompt": self.transport.system_prompt(
+                    harness.system_prompt, has_tools=len(harness.tools) > 0
+                ),
                 "task": task,
                 "model": harness.model.name,
                 "policy": harness.policy.to_dict(),
@@ -303,15 +324,18 @@ class Run:
         return None
 
     def _tool_specs(self) -> tuple[dict[str, Any], ...]:
-        key = tuple(sorted(self.executor.disabled))
+        key = (*sorted(self.executor.disabled), self.transport.holds_artifacts)
         if key != self._tools_key:  # the same tuple object while nothing changes (log delta)
-            self._tools_key, self._tools = key, self.harness.tools.specs(exclude=key)
+            off = key[:-1]
+            specs = self.harness.tools.specs(exclude=off) + self.transport.tool_specs(off)
+            self._tools_key, self._tools = key, specs
         return self._tools
 
     def _request(self, *, final: bool, note: str = "") -> ModelResponse:
         st, h = self.state, self.harness
         extra = (Message(role="system", content=note),) if note else ()
         prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
+        self.transport.check(prompt.messages, step=st.step, branch_id=st.branch_id)  # R-A5
         tools = () if final else self._tool_specs()
         self.log.append(
             "context.injected",
