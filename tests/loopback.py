@@ -15,6 +15,7 @@ the connection closes), and `sse` events written one by one (keep-alive lines in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -108,10 +109,9 @@ class LoopbackServer:
                 pass
 
             def do_POST(self) -> None:
-                try:
+                # OSError: the client gave up (e.g. its timeout); there is no one to answer
+                with contextlib.suppress(OSError):
                     server._serve(self)
-                except (BrokenPipeError, ConnectionResetError, TimeoutError, OSError):
-                    pass  # the client gave up (e.g. its timeout); nothing to answer
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -153,7 +153,9 @@ class LoopbackServer:
         except ValueError:
             body = raw.decode(errors="replace")
         with self._lock:
-            self.requests.append(Seen(handler.path, {k.lower(): v for k, v in handler.headers.items()}, body))
+            self.requests.append(
+                Seen(handler.path, {k.lower(): v for k, v in handler.headers.items()}, body)
+            )
             reply = self._replies.pop(0) if self._replies else None
         if reply is None:
             reply = Reply(status=599, json={"error": {"message": "loopback: no scripted reply"}})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from email.utils import format_datetime
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 
@@ -53,7 +53,7 @@ def ask(text: str = "hi", *, tools=TOOLS, history=(), **settings) -> ModelReques
     return ModelRequest(messages=messages, tools=tools, settings=settings)
 
 
-# -- presets, keys, guard ---------------------------------------------------------------------
+# -- presets, keys, guard --
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,8 @@ def test_key_comes_from_the_environment_and_never_shows(server, monkeypatch):
     server.script(Reply(json=completion("ok")))
     model.request(ask(tools=()))
     assert server.requests[0].headers["authorization"] == "Bearer sk-secret-123"
-    assert "sk-secret" not in repr(model) and "sk-secret" not in str(vars(model).get("name"))
+    assert "sk-secret" not in repr(model)
+    assert "sk-secret" not in str(vars(model).get("name"))
 
 
 def test_api_key_env_names_another_variable(server, monkeypatch):
@@ -123,7 +124,7 @@ def test_data_class_above_approval_is_not_sent(server):
     assert server.requests == []
 
 
-# -- request shape and plain answers ------------------------------------------------------------
+# -- request shape and plain answers --
 
 
 def test_request_body_is_chat_completions_with_settings_but_no_control_keys(server):
@@ -155,10 +156,11 @@ def test_request_body_is_chat_completions_with_settings_but_no_control_keys(serv
 def test_tool_less_request_drops_tool_choice(server):
     server.script(Reply(json=completion("done")))
     make(server).request(ask(tools=(), tool_choice="required"))
-    assert "tool_choice" not in server.requests[0].body and "tools" not in server.requests[0].body
+    assert "tool_choice" not in server.requests[0].body
+    assert "tools" not in server.requests[0].body
 
 
-# -- streaming --------------------------------------------------------------------------------
+# -- streaming --
 
 
 def chunk(delta=None, finish=None, **extra):
@@ -284,10 +286,11 @@ def test_stream_error_status_is_classified_like_sync(server):
     server.script(Reply(status=401, json={"error": {"message": "Invalid API key"}}))
     with pytest.raises(ModelError, match="HTTP 401: Invalid API key") as info:
         make(server, stream=True).request(ask())
-    assert info.value.status_code == 401 and len(server.requests) == 1
+    assert info.value.status_code == 401
+    assert len(server.requests) == 1
 
 
-# -- tolerant normalization (R-M2) ----------------------------------------------------------------
+# -- tolerant normalization (R-M2) --
 
 
 def answer(server, body, **settings):
@@ -371,7 +374,8 @@ def test_tool_calls_written_in_text_are_recovered(server, text):
 def test_json_in_prose_that_names_no_offered_tool_stays_text(server):
     text = 'The config is {"name": "prod", "arguments": {"x": 1}} as documented.'
     response = answer(server, completion(text))
-    assert response.message.tool_calls == () and response.message.content == text
+    assert response.message.tool_calls == ()
+    assert response.message.content == text
 
 
 def test_no_recovery_when_no_tools_were_offered(server):
@@ -412,7 +416,8 @@ def test_cut_off_call_in_a_fence_is_recovered_as_truncated(server):
 def test_bad_arguments_without_length_keep_the_json_error(server):
     response = answer(server, completion(tool_calls=[tool_call("get_user", "{user_id: u1}")]))
     (call,) = response.message.tool_calls
-    assert call.arguments is None and call.parse_error.startswith("arguments are not valid JSON")
+    assert call.arguments is None
+    assert call.parse_error.startswith("arguments are not valid JSON")
 
 
 def test_a_completion_without_choices_is_a_model_output_error(server):
@@ -421,7 +426,7 @@ def test_a_completion_without_choices_is_a_model_output_error(server):
         make(server).request(ask())
 
 
-# -- usage (R-M4) ---------------------------------------------------------------------------------
+# -- usage (R-M4) --
 
 
 @pytest.mark.parametrize(
@@ -458,7 +463,7 @@ def test_usage_as_providers_name_it(server, usage, expected):
     ) == expected
 
 
-# -- retries (R-M3) ---------------------------------------------------------------------------------
+# -- retries (R-M3) --
 
 
 def test_503_then_success_reports_one_attempt(server):
@@ -467,7 +472,8 @@ def test_503_then_success_reports_one_attempt(server):
     )
     attempts = []
     response = make(server, on_attempt=attempts.append).request(ask())
-    assert response.message.content == "ok" and len(server.requests) == 2
+    assert response.message.content == "ok"
+    assert len(server.requests) == 2
     (a,) = attempts
     assert (a.attempt, a.status_code, a.error, a.will_retry, a.kind) == (
         1,
@@ -492,7 +498,8 @@ def test_429_honours_retry_after(server, headers):
     attempts, slept = [], []
     model = make(server, on_attempt=attempts.append, sleep=slept.append)
     assert model.request(ask()).message.content == "ok"
-    assert slept == [pytest.approx(0.3)] and attempts[0].wait_seconds == pytest.approx(0.3)
+    assert slept == [pytest.approx(0.3)]
+    assert attempts[0].wait_seconds == pytest.approx(0.3)
 
 
 def test_retry_after_as_http_date():
@@ -506,7 +513,8 @@ def test_retry_after_as_http_date():
 def test_backoff_is_exponential_capped_and_jittered():
     policy = RetryPolicy(initial_backoff_seconds=1, max_backoff_seconds=5, jitter=0.5)
     waits = [backoff_seconds(n, policy) for n in (1, 2, 3, 4, 5) for _ in range(50)]
-    assert all(0.5 <= w <= 1 for w in waits[:50]) and all(2.5 <= w <= 5 for w in waits[-50:])
+    assert all(0.5 <= w <= 1 for w in waits[:50])
+    assert all(2.5 <= w <= 5 for w in waits[-50:])
 
 
 def test_retry_after_past_the_deadline_gives_up_without_sleeping(server):
@@ -519,7 +527,8 @@ def test_retry_after_past_the_deadline_gives_up_without_sleeping(server):
     model = make(server, sleep=slept.append, on_attempt=attempts.append)
     with pytest.raises(ModelError, match="would pass the deadline") as info:
         model.request(ask(deadline_monotonic=time.monotonic() + 1.0))
-    assert slept == [] and info.value.status_code == 429
+    assert slept == []
+    assert info.value.status_code == 429
     assert [(a.will_retry, a.wait_seconds) for a in attempts] == [(False, 0.0)]
 
 
@@ -546,7 +555,8 @@ def test_persistent_503_fails_after_the_retries(server):
     attempts = []
     with pytest.raises(ModelError, match=r"HTTP 503: down \(gave up after 4 attempts\)") as info:
         make(server, on_attempt=attempts.append).request(ask())
-    assert info.value.status_code == 503 and len(server.requests) == 4
+    assert info.value.status_code == 503
+    assert len(server.requests) == 4
     assert [a.will_retry for a in attempts] == [True, True, True, False]
 
 
@@ -555,7 +565,8 @@ def test_client_errors_fail_at_once_with_the_providers_message(server, status):
     server.script(Reply(status=status, json={"error": {"message": f"nope {status}", "type": "x"}}))
     with pytest.raises(ModelError, match=f"HTTP {status}: nope {status}") as info:
         make(server).request(ask())
-    assert info.value.status_code == status and len(server.requests) == 1
+    assert info.value.status_code == status
+    assert len(server.requests) == 1
     assert f"nope {status}" in info.value.body
 
 
@@ -564,7 +575,8 @@ def test_slow_response_past_the_timeout_is_retried(server):
     attempts = []
     response = make(server, timeout_seconds=0.2, on_attempt=attempts.append).request(ask())
     assert response.message.content == "ok"
-    assert attempts[0].status_code is None and attempts[0].error.startswith("timeout after 0.20s")
+    assert attempts[0].status_code is None
+    assert attempts[0].error.startswith("timeout after 0.20s")
 
 
 def test_truncated_json_body_is_retried(server):
@@ -597,7 +609,7 @@ def test_connection_refused_is_retried_then_fails(monkeypatch):
         model.request(ask())
 
 
-# -- model-output errors: one corrective request ----------------------------------------------------
+# -- model-output errors: one corrective request --
 
 
 def test_ollama_error_parsing_tool_call_gets_one_corrective_request(server):
@@ -613,7 +625,8 @@ def test_ollama_error_parsing_tool_call_gets_one_corrective_request(server):
     assert second[: len(first)] == first
     fixed = second[len(first) :]
     assert fixed[0] == {"role": "assistant", "content": '{"user_id": u1}'}
-    assert fixed[1]["role"] == "user" and "error parsing tool call" in fixed[1]["content"]
+    assert fixed[1]["role"] == "user"
+    assert "error parsing tool call" in fixed[1]["content"]
     assert [(a.kind, a.status_code) for a in attempts] == [("corrective", 500)]
 
 
