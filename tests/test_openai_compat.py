@@ -645,3 +645,11 @@ def test_second_model_output_error_raises_model_output_error(server):
     with pytest.raises(ModelOutputError, match="rejected twice"):
         make(server).request(ask())
     assert len(server.requests) == 2
+
+
+def test_the_models_hook_and_the_requests_hook_both_see_each_attempt(server):
+    server.script(Reply(status=502, json={"error": {"message": "bad gateway"}}))
+    server.script(Reply(json=completion("ok")))
+    mine, loops = [], []
+    make(server, on_attempt=mine.append).request(ask(on_attempt=loops.append))
+    assert [a.status_code for a in mine] == [a.status_code for a in loops] == [502]

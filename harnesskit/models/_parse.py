@@ -197,7 +197,8 @@ def parse_completion(
     calls = _unique_ids(calls, set(taken_ids), new_id)
     if finish is None:
         finish = "tool_calls" if calls else "stop"
-    name = body.get("model") if isinstance(body.get("model"), str) and body.get("model") else model
+    reported = body.get("model")
+    name = reported if isinstance(reported, str) and reported else model
     return ModelResponse(
         message=Message(role="assistant", content=content, tool_calls=tuple(calls)),
         usage=parse_usage(body.get("usage")),

@@ -99,8 +99,8 @@ def backoff_seconds(retry: int, policy: RetryPolicy, rng: random.Random | None =
     Returns:
         Seconds to wait, in `[(1 - jitter) * base, base]` where `base` is the capped exponential.
     """
-    base = min(policy.max_backoff_seconds, policy.initial_backoff_seconds * 2 ** (retry - 1))
-    r = (rng or random).random()
+    base = min(policy.max_backoff_seconds, policy.initial_backoff_seconds * 2.0 ** (retry - 1))
+    r: float = (rng or random).random()
     return base * (1 - policy.jitter * r)
 
 

@@ -97,8 +97,8 @@ class FallbackModel:
         Args:
             models: the nodes in order of preference: models, or `FallbackNode`s to attach a
                 data-class approval.
-            on_switch: called with a `Switch` each time a request moves to another node
-                (`settings["on_switch"]` overrides it per request).
+            on_switch: called with a `Switch` each time a request moves to another node (and
+                then the request's own `settings["on_switch"]`, which the loop uses for events).
             sticky: after a node failed, later requests start at the node that answered.
             name: the chain's name in events; defaults to `fallback[a,b,...]`.
 
@@ -135,7 +135,7 @@ class FallbackModel:
         data_class = request.settings.get("data_class")
         if data_class is not None and data_class not in DATA_CLASSES:
             raise UsageError(f"data_class must be one of {DATA_CLASSES}, got {data_class!r}")
-        on_switch = request.settings.get("on_switch") or self.on_switch
+        hooks = [h for h in (self.on_switch, request.settings.get("on_switch")) if h is not None]
         previous: str | None = None
         reason = ""
         skipped: list[str] = []
@@ -151,10 +151,12 @@ class FallbackModel:
                         f"data_class {data_class!r} above {node.limit!r}",
                     )
                 continue
-            if previous is not None and on_switch is not None:
-                on_switch(
-                    Switch(reason=reason, old=previous, new=node.model.name, skipped=tuple(skipped))
+            if previous is not None:
+                switch = Switch(
+                    reason=reason, old=previous, new=node.model.name, skipped=tuple(skipped)
                 )
+                for hook in hooks:
+                    hook(switch)
             try:
                 response = node.model.request(request)
             except ModelOutputError:

@@ -168,7 +168,8 @@ class OpenAICompatModel:
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
             max_wait_seconds: cap on one `request()` including retries and waits (seconds);
                 `None` means only `settings["deadline_monotonic"]` limits it.
-            on_attempt: called with an `Attempt` for every failed or corrective attempt.
+            on_attempt: called with an `Attempt` for every failed or corrective attempt (before
+                the request's own `settings["on_attempt"]`, which the loop uses for events).
             headers: extra HTTP headers sent with every request.
             extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
             max_data_class: the most sensitive data class this model is approved for
@@ -257,7 +258,7 @@ class OpenAICompatModel:
                 "or pass api_key=..."
             )
         deadline = self._deadline(settings)
-        on_attempt = settings.get("on_attempt") or self.on_attempt
+        on_attempt = _both(self.on_attempt, settings.get("on_attempt"))
         stream = bool(settings.get("stream", self.stream))
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         tool_names = request.tool_names
@@ -551,6 +552,20 @@ class OpenAICompatModel:
                 f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
                 f"{data_class!r} and was not sent"
             )
+
+
+def _both(
+    first: Callable[[Attempt], None] | None, second: Callable[[Attempt], None] | None
+) -> Callable[[Attempt], None] | None:
+    """Call the model's own hook and the request's (the loop's), in that order."""
+    if first is None or second is None:
+        return first or second
+
+    def call(attempt: Attempt) -> None:
+        first(attempt)
+        second(attempt)
+
+    return call
 
 
 def _factory(provider: str) -> Callable[..., OpenAICompatModel]:
