@@ -653,3 +653,35 @@ def test_the_models_hook_and_the_requests_hook_both_see_each_attempt(server):
     mine, loops = [], []
     make(server, on_attempt=mine.append).request(ask(on_attempt=loops.append))
     assert [a.status_code for a in mine] == [a.status_code for a in loops] == [502]
+
+
+def test_stream_with_crlf_line_endings_and_multiline_data(server):
+    text = json.dumps(chunk({"content": "crlf ok"}, finish="stop"))
+    cut = text.index(" ", len(text) // 2)  # data lines join with "\n": split between tokens
+    events = [
+        f": hi\r\n\r\ndata: {text[:cut]}\r\ndata:{text[cut:]}\r\n\r\n",
+        "data: [DONE]\r\n\r\n",
+    ]
+    server.script(Reply(sse=events))
+    assert make(server, stream=True).request(ask()).message.content == "crlf ok"
+
+
+def test_stream_dripping_past_the_deadline_stops(server):
+    import time
+
+    drip = sse_events([chunk({"content": "."})] * 20)
+    server.script(Reply(sse=drip, sse_gap_seconds=0.05))
+    with pytest.raises(ModelError, match="deadline passed while the stream"):
+        make(server, stream=True).request(ask(deadline_monotonic=time.monotonic() + 0.3))
+
+
+def test_error_parsing_tool_call_inside_a_stream_gets_a_corrective_request(server):
+    bad = sse_events(['data: {"error": {"message": "error parsing tool call: raw=\'{x\'"}}\n\n'])
+    server.script(
+        Reply(sse=bad), Reply(sse=sse_events([chunk({"content": "fixed"}, finish="stop")]))
+    )
+    attempts = []
+    response = make(server, stream=True, on_attempt=attempts.append).request(ask())
+    assert response.message.content == "fixed"
+    assert [a.kind for a in attempts] == ["corrective"]
+    assert "error parsing tool call" in server.requests[1].body["messages"][-1]["content"]

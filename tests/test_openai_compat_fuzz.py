@@ -207,7 +207,9 @@ def allow():
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=max(50, EXAMPLES // 2),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.sampled_from([200, 400, 429, 500, 503, 418]),
