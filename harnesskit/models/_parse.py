@@ -54,6 +54,9 @@ _TAG = re.compile(
 )
 _MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(.*)", re.S)
 _NAME = re.compile(r"\"(?:name|tool|tool_name|function)\"\s*:\s*\"([^\"]+)\"")
+_START = re.compile(r"\{|\[(?=\s*\{)")
+_MAX_STARTS = 200
+_MAX_LENIENT_CHARS = 20_000
 _NAME_KEYS = ("name", "tool_name", "tool", "function_name", "function")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
@@ -272,6 +275,8 @@ def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
                 )
             ]
         return []
+    if len(block) > _MAX_LENIENT_CHARS:
+        return []
     try:
         import json_repair
     except ImportError:  # pragma: no cover - a declared dependency
@@ -284,20 +289,24 @@ def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
 
 
 def _json_values(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Top-level JSON objects (or lists of objects) in `text`, with their spans.
+
+    At most `_MAX_STARTS` start positions are tried, so that degenerate output (a model
+    repeating `[[[[` for its whole output budget) costs milliseconds, not seconds.
+    """
     decoder = json.JSONDecoder()
-    i = 0
-    while True:
-        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
-        if not starts:
+    end = 0
+    for tries, m in enumerate(_START.finditer(text)):
+        if tries >= _MAX_STARTS:
             return
-        start = min(starts)
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError):
-            i = start + 1
+        if m.start() < end:
             continue
-        yield start, end, value
-        i = end
+        try:
+            value, stop = decoder.raw_decode(text, m.start())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        yield m.start(), stop, value
+        end = stop
 
 
 def _calls_from_value(value: Any, depth: int = 0) -> list[ToolCall]:
