@@ -157,6 +157,7 @@ class Transport:
         if r.meta.get("truncated"):  # the executor cut the content: store the whole value
             v = r.value
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+        text = self._redact(text)  # R-S1: secrets never reach artifacts in clear
         value, _ = _decode(text)
         p = self.policy
         reason = oversize_reason(
@@ -164,7 +165,7 @@ class Transport:
         )
         if reason is None:
             if len(r.content) >= p.min_source_chars:  # R-A5 knows the whole, to spot cuts of it
-                self.checker.add_source(f"call:{r.tool_call_id}", r.content)
+                self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
             return r
         step, branch = self._where()
         source = {
@@ -202,6 +203,14 @@ class Transport:
             duration_seconds=r.duration_seconds,
             meta=meta,
         )
+
+    def _redact(self, text: str) -> str:
+        """The text as the log (and so the prompt) holds it: with the log's redactor applied."""
+        redactor = getattr(self.log, "redactor", None)
+        if redactor is None or not redactor.needs(text):
+            return text
+        clean: str = redactor.redact(text)[0]
+        return clean
 
     def _where(self) -> tuple[int, str]:
         last = self.log.last("model.response") if self.log is not None else None

@@ -240,3 +240,28 @@ def test_inspection_tool_names_must_not_clash():
 
     with pytest.raises(hk.UsageError, match="artifact_slice"):
         hk.Harness([mine]).start("x")
+
+
+def test_secrets_never_reach_artifacts_in_clear(tmp_path):
+    @hk.tool
+    def list_users() -> list:
+        """List users.
+
+        Use this when asked. Do not use it to change users.
+
+        Returns:
+            The users.
+        """
+        return [
+            {"id": i, "email": f"user{i}@example.com", "token": "sk-" + "a1B2" * 8}
+            for i in range(12)
+        ]
+
+    model = hk.ScriptedModel([reply.tool_call("list_users"), reply.text("ok")])
+    run = hk.Harness([list_users], model, log_dir=tmp_path).run("users?")
+    ref = run.transport.store.ref(run.log.last("tool.result").payload["artifact"])
+    text = run.transport.store.read(ref.id)
+    assert "@example.com" not in text and "sk-a1B2" not in text
+    assert text.count("[REDACTED:email]") == 12 and json.loads(text)[3]["id"] == 3
+    on_disk = "".join(p.read_text() for p in (tmp_path / "artifacts").rglob("*.txt"))
+    assert "@example.com" not in on_disk and "[REDACTED:api_key]" in on_disk
