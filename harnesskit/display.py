@@ -144,3 +144,28 @@ def _tool(t: Any) -> str:
         f"{escape_bounded(t.description)}</pre><details><summary>schema</summary><pre>{spec}"
         "</pre></details></div>"
     )
+
+
+@renderer("ArtifactRef")
+def _artifact_ref(r: Any) -> str:
+    rows = [
+        ["sha256", r.sha256], ["size", f"{r.size_chars} chars ({r.size_bytes} bytes)"],
+        ["items", r.items], ["arrays", json.dumps(r.arrays)], ["source", json.dumps(r.source)],
+        ["data class", r.data_class], ["status", f"{r.status} {r.status_reason or ''}"],
+        ["flags", f"truncated={r.truncated} summary={r.summary} incomplete={r.incomplete}"],
+    ]  # fmt: skip
+    preview = ""
+    if r.preview is not None:
+        p = r.preview
+        preview = (
+            f"<details><summary>preview chars {p.start}–{p.end - 1} of {p.of_chars}</summary>"
+            f"<pre>{escape_bounded(p.text, 600)}</pre></details>"
+        )
+    return table(["field", "value"], rows, caption=repr(r)) + preview
+
+
+@renderer("TransportAudit")
+def _transport_audit(a: Any) -> str:
+    cols = ["event_id", "tool", "path", "kind", "value", "transport", "status", "source", "how"]
+    rows = [[row.get(c) for c in cols] for row in a.rows]
+    return f"<div><b>{html.escape(a.verdict)}</b></div>" + table(cols, rows)
