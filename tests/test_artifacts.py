@@ -272,9 +272,16 @@ def test_summary_stays_bounded_for_wide_and_deep_results():
         assert store.verify_preview(ref.id, summary["preview"])
 
 
-def test_repr_and_html_escape():
-    store = hk.ArtifactStore()
-    ref = store.put([{"x": "<script>alert(1)</script>"}] * 11)
+def test_repr():
+    ref = hk.ArtifactStore().put([{"x": 1}] * 11)
     assert repr(ref) == f"<ArtifactRef {ref.id} json {ref.size_chars} chars, 11 items>"
+
+
+def test_html_renderers_escape_and_bound():
+    store = hk.ArtifactStore()
+    ref = store.put([{"x": "<script>alert(1)</script>" * 50}] * 11)
     html = ref._repr_html_()
-    assert html is None or ("<script>" not in html and ref.id in html)
+    assert ref.id in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert len(html) < 6000
+    with hk.set_display("plain"):
+        assert ref._repr_html_() is None
