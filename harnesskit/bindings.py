@@ -505,7 +505,7 @@ class _Auditor:
                 "transport": "typed",
                 "in_text": token != value,
             }
-            out.append({**row, **self._origin(token, k)})
+            out.append({**row, **self._origin(token, k)})  # an altered id takes its source's kind
         return out
 
     def _origin(self, token: str, kind: str) -> dict[str, Any]:
@@ -528,7 +528,6 @@ class _Auditor:
                 }
         near = self._near(token, kind)
         if near is not None:
-            near.pop("kind")
             return near
         if self.store is not None:
             for ref in self.store.refs():
@@ -546,7 +545,7 @@ class _Auditor:
         return {"status": "invented", "source": "nowhere", "how": "in no earlier message"}
 
     def _near(self, token: str, kind: str | None) -> dict[str, Any] | None:
-        """The closest earlier id (same kind when known): case changed, cut, extended, mixed up."""
+        """The closest earlier id (same kind preferred): case changed, cut, extended, mixed up."""
         best: tuple[int, str, str, str, _Seen] | None = None
         for s in self.seen:
             if s.origin == "model":
@@ -558,13 +557,14 @@ class _Auditor:
                 ]
                 self._tokens[s.event.event_id] = [(t, k) for t, k in toks if k]
             for cand, k in self._tokens[s.event.event_id]:
-                if cand == token or (
-                    kind is not None and k != kind and cand.lower() != token.lower()
-                ):
+                if cand == token:
                     continue
-                rank_how = _near(token, cand)
-                if rank_how is not None and (best is None or rank_how[0] < best[0]):
-                    best = (rank_how[0], rank_how[1], cand, k, s)
+                found = _near(token, cand)
+                if found is None:
+                    continue
+                rank = found[0] * 2 + (k != kind)  # patterns overlap: prefer, don't require, a kind
+                if best is None or rank < best[0]:
+                    best = (rank, found[1], cand, k, s)
         if best is None:
             return None
         _, how, cand, k, s = best
