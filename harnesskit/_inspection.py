@@ -179,7 +179,8 @@ class InspectionMixin:
         text = self.read(ref)
         flags = 0 if case_sensitive else re.IGNORECASE
         starts = [m.start() for m in re.finditer(re.escape(query), text, flags)]
-        hits, used = [], 0
+        hits: list[dict[str, Any]] = []
+        used = 0
         for s in starts[skip : skip + max(1, min(max_hits, 50))]:
             a, b = max(0, s - context_chars), min(len(text), s + len(query) + context_chars)
             hit = {"offset": s, "start": a, "end": b, "text": text[a:b]}
@@ -332,7 +333,9 @@ class InspectionMixin:
                 hint="use 0 <= start <= stop <= the array length",
             )
         stop = min(stop, n, start + max_items)
-        items, offsets, used = [], [], OVERHEAD
+        items: list[Any] = []
+        offsets: list[list[int]] = []
+        used = OVERHEAD
         for s, e in spans[start:stop]:
             item = json.loads(text[s:e])
             size = len(json.dumps(item, ensure_ascii=False)) + 20  # the item and its offsets

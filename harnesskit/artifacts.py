@@ -446,7 +446,7 @@ class ArtifactStore(InspectionMixin):
 
     def _describe(self, text: str, sha: str, ref_id: str) -> ArtifactRef:
         value, kind = _decode(text)
-        common = {
+        common: dict[str, Any] = {
             "id": ref_id,
             "sha256": sha,
             "size_chars": len(text),

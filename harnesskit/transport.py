@@ -10,7 +10,7 @@ forms (R-A5) before the model is called. `TransportPolicy` holds every threshold
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -316,7 +316,7 @@ class Transport:
             return guard(store.slice, ref, pointer, start, stop)
 
         n = {"type": "integer", "minimum": 0}
-        defs = [
+        defs: list[tuple[Callable[..., Any], str, str, dict[str, Any]]] = [
             (
                 outline,
                 "artifact_outline",
