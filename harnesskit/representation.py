@@ -182,9 +182,10 @@ class RepresentationChecker:
         self.min_source_chars = min_source_chars
         self._sources: dict[str, _Source] = {}
         self._order: list[_Source] = []
-        self._cache: dict[tuple[str, str], tuple[int, list[_Hit]]] = {}
+        self._cache: dict[tuple[str, str], tuple[int, list[_Hit], Any]] = {}
         self._missing: set[str] = set()
         self._calls: set[str] = set()
+        self._declared: dict[tuple[str, str], dict[str, Any] | None] = {}
 
     def add_source(self, ref: str, text: str) -> None:
         """Track a source (e.g. an artifact created in this run) by its exact text."""
@@ -210,14 +211,18 @@ class RepresentationChecker:
         parts = [_as_parts(m) for m in messages]
         declared: dict[int, dict[str, Any]] = {}
         for i, (role, content, call_id) in enumerate(parts):
-            data = _piece_json(role, content)
+            key = (role, content)
+            if key not in self._declared:
+                self._declared[key] = _piece_json(role, content)
+            data = self._declared[key]
             if data is not None:
                 declared[i] = data
                 self._ensure_artifact(data["artifact_ref"])
             elif role == "tool" and call_id and call_id not in self._calls:
                 self._calls.add(call_id)
                 # an inline result is a source of its own unless it is a form of a known one
-                known = any(self._contained(content, src) for src in self._order)
+                ends = self._ends_of(content)
+                known = any(self._contained(content, ends, src) for src in self._order)
                 if len(content) >= self.min_source_chars and not known:
                     self.add_source(f"call:{call_id}", content)
         out: list[Piece] = []
@@ -259,65 +264,90 @@ class RepresentationChecker:
 
     def _scan(self, role: str, content: str) -> list[_Hit]:
         key = (role, content)
-        done, found = self._cache.get(key, (0, []))
+        done, found, view = self._cache.get(key, (0, [], None))
         if done == len(self._order):
             return found
         found = list(found)
+        if view is None and content:  # per message, once: its k-grams, or its cut-marker-free ends
+            view = self._grams_of(content) if role == "assistant" else self._ends_of(content)
         for src in self._order[done:]:
             if not content:
                 continue
             hit = (
-                self._restated(content, src)
+                self._restated(content, view, src)
                 if role == "assistant"
-                else self._contained(content, src)
+                else self._contained(content, view, src)
             )
             if hit is not None:
                 found.append((src.ref, *hit))
-        self._cache[key] = (len(self._order), found)
+        self._cache[key] = (len(self._order), found, view)
         return found
 
-    def _contained(self, content: str, src: _Source) -> tuple[str, tuple[int, int] | None] | None:
+    def _ends_of(self, content: str) -> tuple[str, str]:
+        return _MARKERS_END.sub("", content[-200:]), _MARKERS_START.sub("", content[:200])
+
+    def _contained(
+        self, content: str, ends: Any, src: _Source
+    ) -> tuple[str, tuple[int, int] | None] | None:
         text = src.text
         if len(content) >= len(text):
             return ("full", None) if text in content else None
-        head = _MARKERS_END.sub("", content)
+        if ends is None:
+            ends = self._ends_of(content)
+        end_cut, start_cut = ends  # the last / first 200 chars without a cut marker
+        head = content[: max(0, len(content) - 200)] + end_cut
         if len(head) >= self.min_source_chars and text.startswith(head):
             return "truncation", (0, len(head))
-        tail = _MARKERS_START.sub("", content)
+        tail = start_cut + content[200:]
         if len(tail) >= self.min_source_chars and text.endswith(tail):
             return "truncation", (len(text) - len(tail), len(text))
         return None
 
-    def _restated(self, content: str, src: _Source) -> tuple[str, tuple[int, int] | None] | None:
+    def _k(self) -> tuple[int, int]:
+        n = self.restate_chars or 1
+        k = min(32, n)
+        return k, max(1, n - k + 1)
+
+    def _grams_of(self, content: str) -> frozenset[str]:
+        k, _ = self._k()
+        return frozenset(content[j : j + k] for j in range(len(content) - k + 1))
+
+    def _restated(
+        self, content: str, grams_of_content: Any, src: _Source
+    ) -> tuple[str, tuple[int, int] | None] | None:
+        """A run of >= restate_chars chars shared by `content` and the source, if any.
+
+        The source is sampled every `n - k + 1` chars (k = 32), so any shared run of `n` chars
+        holds one sampled k-gram whole; a set lookup per sample finds candidates, which are
+        then extended both ways to the full run.
+        """
         n = self.restate_chars
         if n is None or len(content) < n:
             return None
-        k = min(32, n)
-        step = max(1, n - k + 1)
+        k, step = self._k()
         if src.grams is None:
-            grams: dict[str, list[int]] = {}
-            text = src.text
-            for p in range(0, len(text) - k + 1, step):
-                grams.setdefault(text[p : p + k], []).append(p)
-            src.grams = grams
-        text, grams = src.text, src.grams
-        j, best = 0, None
-        while j <= len(content) - k:
-            positions = grams.get(content[j : j + k])
-            if positions:
+            sampled: dict[str, list[int]] = {}
+            for p in range(0, len(src.text) - k + 1, step):
+                sampled.setdefault(src.text[p : p + k], []).append(p)
+            src.grams = sampled
+        mine = grams_of_content if grams_of_content is not None else self._grams_of(content)
+        text, best = src.text, None
+        for gram, positions in src.grams.items():
+            if gram not in mine:
+                continue
+            j = content.find(gram)
+            while j >= 0:
                 for p in positions:
-                    a, b = j, j + k
-                    sa = p
+                    a, sa, b, sb = j, p, j + k, p + k
                     while a > 0 and sa > 0 and content[a - 1] == text[sa - 1]:
                         a, sa = a - 1, sa - 1
-                    sb = p + k
                     while b < len(content) and sb < len(text) and content[b] == text[sb]:
                         b, sb = b + 1, sb + 1
-                    if b - a >= n and (best is None or b - a > best[1] - best[0]):
+                    if b - a >= n and (best is None or sb - sa > best[1] - best[0]):
                         best = (sa, sb)
-                if best is not None:
-                    return "restatement", best
-            j += 1
+                j = content.find(gram, j + 1)
+            if best is not None:
+                return "restatement", best
         return None
 
 
