@@ -618,7 +618,18 @@ def _near(token: str, cand: str) -> tuple[int, str] | None:
         d = _levenshtein(token, cand)
         if d <= max(1, len(cand) // 8):
             return 1 + d, f"mixed up ({d} edits)"
+    mine, theirs = _DIGITS.search(token), _DIGITS.search(cand)
+    if (  # the same number under another prefix: gift_card_5634230 -> credit_card_5634230
+        mine
+        and theirs
+        and mine.group() == theirs.group()
+        and token[: mine.start()] != cand[: theirs.start()]
+    ):
+        return 3, f"mixed up (same number, {cand[: theirs.start()]}… → {token[: mine.start()]}…)"
     return None
+
+
+_DIGITS = re.compile(r"\d{4,}$")
 
 
 def _label(s: _Seen) -> str:

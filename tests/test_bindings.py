@@ -305,3 +305,18 @@ def test_audit_renders_as_escaped_html():
     assert html.startswith("<div><b>clean — ") and "<td" in html  # the id inside the text
     assert "4WQ150" in html and "<b>4WQ150" not in html
     assert repr(audit).startswith("<TransportAudit clean — 0 ids typed")
+
+
+def test_a_number_under_another_prefix_is_a_mix_up():
+    h, _ = harness([
+        reply.tool_call("get_user", id="u1", user_id="mia_li_3668"),
+        reply.tool_call("use", value="credit_card_77"),    # too short a number: not compared
+        reply.tool_call("use", value="gift_card_4421"),    # the credit card's number, gift prefix
+        reply.text("done"),
+    ])  # fmt: skip
+    rows = hk.transport_audit(h.run("I am mia_li_3668")).rows
+    assert [(r["value"], r["status"], r["closest"], r["how"]) for r in rows[1:]] == [
+        ("credit_card_77", "invented", None, "in no earlier message"),
+        ("gift_card_4421", "altered", "credit_card_4421",
+         "mixed up (same number, credit_card_… → gift_card_…)"),
+    ]  # fmt: skip
