@@ -658,6 +658,18 @@ class ArtifactStore(InspectionMixin):
         out = [r for r in out if status is None or r.status == status]
         return sorted(out, key=lambda r: (r.created_at, r.id))
 
+    def close(self) -> None:
+        """Drop the in-process caches (files are written at once; nothing is pending)."""
+        with self._lock:
+            self._cache.clear()
+            self._spans.clear()
+
+    def __enter__(self) -> ArtifactStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __contains__(self, ref_id: object) -> bool:
         return isinstance(ref_id, str) and self._load_meta(ref_id) is not None
 

@@ -285,3 +285,9 @@ def test_html_renderers_escape_and_bound():
     assert len(html) < 6000
     with hk.set_display("plain"):
         assert ref._repr_html_() is None
+
+
+def test_store_is_a_context_manager(tmp_path):
+    with hk.ArtifactStore(tmp_path) as store:
+        ref = store.put(list(range(20)))
+    assert hk.ArtifactStore(tmp_path).value(ref.id, "/19") == 19
