@@ -175,7 +175,7 @@ class CorruptLogError(EventLogError):
     """A log line is not valid JSON or lacks required fields (not the last, in-flight line)."""
 
 
-class StopRun(Exception):  # noqa: N818 - a signal, named for what happened
+class StopRun(Exception):
     """Raised by a tool or callback to end the run now; carries the `finish_reason` to record."""
 
     def __init__(self, finish_reason: str = "stopped", message: str = "") -> None:

@@ -68,7 +68,11 @@ class ToolCall:
         text = self.raw_arguments
         if text is None:
             text = json.dumps(self.arguments if self.arguments is not None else {})
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": text}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": text},
+        }
 
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> ToolCall:
@@ -82,13 +86,21 @@ class ToolCall:
         fn = data.get("function") or {}
         name = fn.get("name")
         if not isinstance(name, str):
-            raise UsageError(f"tool call {data!r} has no function.name; expected a chat-completions tool call")
+            raise UsageError(
+                f"tool call {data!r} has no function.name; expected a chat-completions tool call"
+            )
         raw = fn.get("arguments")
         if isinstance(raw, dict):
             return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
         text = raw if isinstance(raw, str) else ""
         args, err = parse_arguments(text)
-        return cls(id=str(data.get("id") or ""), name=name, arguments=args, raw_arguments=text, parse_error=err)
+        return cls(
+            id=str(data.get("id") or ""),
+            name=name,
+            arguments=args,
+            raw_arguments=text,
+            parse_error=err,
+        )
 
 
 def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -127,7 +139,9 @@ class Message:
         if self.role not in _ROLES:
             raise UsageError(f"Message role must be one of {_ROLES}, got {self.role!r}")
         if self.role == "tool" and not self.tool_call_id:
-            raise UsageError("a tool message needs tool_call_id: results are matched to calls by id")
+            raise UsageError(
+                "a tool message needs tool_call_id: results are matched to calls by id"
+            )
 
     def to_openai(self) -> dict[str, Any]:
         """Return the chat-completions message dict."""

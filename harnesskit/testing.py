@@ -24,7 +24,9 @@ class _Reply:
 
     def text(self, content: str) -> ModelResponse:
         """A plain assistant answer with no tool calls."""
-        return ModelResponse(message=Message(role="assistant", content=content), finish_reason="stop")
+        return ModelResponse(
+            message=Message(role="assistant", content=content), finish_reason="stop"
+        )
 
     def call(self, name: str, /, *, id: str | None = None, **arguments: Any) -> ToolCall:
         """One `ToolCall` (for `tool_calls(...)`); `id` defaults to a fresh `tc_N`."""

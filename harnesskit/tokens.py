@@ -44,7 +44,9 @@ class TokenEstimator:
         """Estimated tokens of one `Message` including its tool calls and overhead."""
         n = self.per_message_tokens + self.count(message.content or "")
         for call in message.tool_calls:
-            n += self.count(call.name) + self.count(call.raw_arguments or json.dumps(call.arguments))
+            n += self.count(call.name) + self.count(
+                call.raw_arguments or json.dumps(call.arguments)
+            )
         return n
 
     def count_messages(self, messages: Iterable[Any]) -> int:

@@ -8,6 +8,7 @@ Models know only the value types in `harnesskit.messages`: nothing of runs or lo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -100,7 +101,5 @@ def _load_builtin_providers() -> None:
     # Imported lazily so that `import harnesskit` stays cheap and httpx is loaded only when used.
     from harnesskit.models import offline  # noqa: F401
 
-    try:
+    with contextlib.suppress(ImportError):  # the HTTP client is optional at this floor
         from harnesskit.models import openai_compat  # noqa: F401
-    except ImportError:  # pragma: no cover - the module arrives with the HTTP client
-        pass

@@ -1,0 +1,588 @@
+"""Events and the append-only event log (R-V1).
+
+One JSONL file per run, one event per line, flushed after every step so a killed run loses at
+most the step in flight. The log is the trace: every request sent to the model (exact messages
+and tool list), every response, tool call, tool result, brake and error is an event.
+
+Event types share one namespace (DESIGN.md "Event vocabulary"). Fact kinds (tool results, human
+decisions, checks) are distinct from interpretation kinds (model responses): see `FACT_TYPES`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import operator
+import os
+import pathlib
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
+
+__all__ = [
+    "EVENT_TYPES",
+    "FACT_TYPES",
+    "INTERPRETATION_TYPES",
+    "SCHEMA_VERSION",
+    "Event",
+    "EventLog",
+]
+
+#: Version written on every line; older versions are read through `MIGRATIONS`.
+SCHEMA_VERSION = 2
+
+EVENT_TYPES = frozenset(
+    {
+        "task.contract", "user.message", "human.decision", "model.request", "model.response",
+        "model.retry", "model.switch", "tool.call", "tool.result",
+        "artifact.created", "context.injected", "alert.mismatch", "alert.representation",
+        "alert.conflict", "brake", "checkpoint", "status.supersede", "status.reject",
+        "status.expire", "branch.fork", "branch.merge", "run.resume", "run.restart",
+        "run.finished", "tombstone",
+    }
+)  # fmt: skip
+FACT_TYPES = frozenset(
+    {"tool.result", "human.decision", "checkpoint", "user.message", "task.contract"}
+)
+INTERPRETATION_TYPES = frozenset({"model.response"})
+DATA_CLASSES = ("public", "internal", "restricted", "secret")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """One line of the log. Never modified once written; statuses are derived by later events."""
+
+    event_id: int
+    """1-based position in the run's log."""
+    type: str
+    """One of `EVENT_TYPES` (e.g. `"tool.result"`)."""
+    payload: dict[str, Any] = field(default_factory=dict)
+    """Type-specific data (JSON-ready)."""
+    parent_id: int | None = None
+    """The event this one follows causally (R-V4); `None` for a root."""
+    branch_id: str = "main"
+    """The trajectory branch (R-V5)."""
+    source: str = "system"
+    """Who produced it: `user`, `model`, `tool`, `human`, `system`."""
+    created_at: str = ""
+    """ISO 8601 UTC timestamp (informational: order is causal, not by time)."""
+    workspace_revision: str | None = None
+    """The workspace revision the event was produced against, if known."""
+    input_hash: str | None = None
+    """sha256 (16 hex) of what produced it (e.g. a tool call's arguments)."""
+    status: str = "active"
+    """Status as written (`active` or `audit-only`); later events may change the derived one."""
+    summary: str = ""
+    """One line for humans and tables."""
+    supersedes: int | None = None
+    """The event this one replaces, if any."""
+    data_class: str = "internal"
+    """`public`, `internal`, `restricted` or `secret` (R-S2)."""
+    v: int = SCHEMA_VERSION
+    """Schema version of this line."""
+
+    @property
+    def step(self) -> int | None:
+        """The loop step recorded in the payload, if any."""
+        return self.payload.get("step")
+
+    @property
+    def is_fact(self) -> bool:
+        """True for fact kinds (tool results, human decisions, checks), R-V3."""
+        return self.type in FACT_TYPES
+
+    @property
+    def label(self) -> str:
+        """Short citation label such as `TOOL-31` or `HUMAN-12` (R-C7)."""
+        prefix = {
+            "tool.result": "TOOL",
+            "human.decision": "HUMAN",
+            "user.message": "USER",
+            "model.response": "MODEL",
+            "task.contract": "TASK",
+        }.get(self.type, "EV")
+        return f"{prefix}-{self.event_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict written as one log line."""
+        return {
+            "v": self.v,
+            "event_id": self.event_id,
+            "parent_id": self.parent_id,
+            "branch_id": self.branch_id,
+            "type": self.type,
+            "source": self.source,
+            "created_at": self.created_at,
+            "workspace_revision": self.workspace_revision,
+            "input_hash": self.input_hash,
+            "status": self.status,
+            "summary": self.summary,
+            "supersedes": self.supersedes,
+            "data_class": self.data_class,
+            "payload": self.payload,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Inverse of `to_dict()` for a current-version line.
+
+        Raises:
+            CorruptLogError: a required field is missing.
+        """
+        try:
+            return cls(
+                v=data["v"],
+                event_id=data["event_id"],
+                parent_id=data.get("parent_id"),
+                branch_id=data.get("branch_id", "main"),
+                type=data["type"],
+                source=data.get("source", "system"),
+                created_at=data.get("created_at", ""),
+                workspace_revision=data.get("workspace_revision"),
+                input_hash=data.get("input_hash"),
+                status=data.get("status", "active"),
+                summary=data.get("summary", ""),
+                supersedes=data.get("supersedes"),
+                data_class=data.get("data_class", "internal"),
+                payload=data.get("payload") or {},
+            )
+        except KeyError as exc:
+            raise CorruptLogError(
+                f"event line lacks required field {exc.args[0]!r}: {data!r:.200}"
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"<Event {self.event_id} {self.type} {self.summary[:60]!r}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
+
+
+class _Auto:
+    """Sentinel: take the default parent (the branch's last event)."""
+
+
+_AUTO = _Auto()
+
+
+def hash_json(value: Any) -> str:
+    """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _utc_iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds")
+
+
+#: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def _migrate_v1(line: dict[str, Any]) -> dict[str, Any]:
+    """v1 → v2: `id`/`parent`/`branch`/`kind`/`ts` were renamed; `data_class` added."""
+    out = dict(line)
+    out["event_id"] = out.pop("id")
+    out["parent_id"] = out.pop("parent", None)
+    out["branch_id"] = out.pop("branch", "main")
+    out["type"] = out.pop("kind")
+    ts = out.pop("ts", None)
+    out["created_at"] = _utc_iso(ts) if isinstance(ts, int | float) else (ts or "")
+    out.setdefault("data_class", "internal")
+    out["v"] = 2
+    return out
+
+
+MIGRATIONS[1] = _migrate_v1
+
+
+def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
+    """Bring one decoded line to `SCHEMA_VERSION` through the explicit migrations (R-V9).
+
+    Raises:
+        SchemaVersionError: the version is newer than this harnesskit or has no migration.
+    """
+    version = line.get("v", 1)
+    if not isinstance(version, int):
+        raise SchemaVersionError(f"schema version {version!r} is not an integer")
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"log line has schema version {version}, newer than this harnesskit's "
+            f"{SCHEMA_VERSION}; upgrade harnesskit to read it"
+        )
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise SchemaVersionError(f"no migration from schema version {version}")
+        line = step(line)
+        version = line["v"]
+    return line
+
+
+class EventLog:
+    """An append-only event log, in memory and (optionally) as a JSONL file on disk.
+
+    Appending writes the line to a buffered file; `flush()` (called by the loop after every
+    step) hands it to the OS, so a killed process loses at most the step in flight. With
+    `durable=True` each flush also calls `os.fsync` (survives power loss; slower).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        run_id: str = "",
+        clock: Callable[[], float] = time.time,
+        durable: bool = False,
+    ) -> None:
+        """Open a log.
+
+        Args:
+            path: the JSONL file to append to (created with its folder); `None` keeps the log
+                in memory only.
+            run_id: the run's id, recorded by the loop in `task.contract`.
+            clock: wall clock in seconds since the epoch (inject for deterministic logs).
+            durable: fsync on every flush.
+
+        Raises:
+            UsageError: `path` exists and is not empty (logs are never rewritten; use
+                `EventLog.read` to load one).
+        """
+        self.path = pathlib.Path(path) if path is not None else None
+        self.run_id = run_id
+        self.clock = clock
+        self.durable = durable
+        self.events: list[Event] = []
+        self.incomplete_tail: str | None = None
+        self._last_by_branch: dict[str, int] = {}
+        self._last_request: dict[str, tuple[int, tuple[Any, ...], Any, int]] = {}
+        self._file: Any = None
+        self._listeners: list[Callable[[Event], None]] = []
+        self._readonly = False
+        if self.path is not None:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                raise UsageError(
+                    f"event log {self.path} already exists; logs are append-only and never "
+                    "reused: pick a new path, or EventLog.read(path) to load it"
+                )
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def append(
+        self,
+        type: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        parent_id: int | None | _Auto = _AUTO,
+        branch_id: str = "main",
+        source: str = "system",
+        summary: str = "",
+        status: str = "active",
+        supersedes: int | None = None,
+        data_class: str = "internal",
+        input_hash: str | None = None,
+        workspace_revision: str | None = None,
+    ) -> Event:
+        """Append one event and return it.
+
+        Args:
+            type: one of `EVENT_TYPES`.
+            payload: JSON-ready data.
+            parent_id: the causal parent; default: the last event of `branch_id`.
+            branch_id: the branch it belongs to.
+            source: who produced it.
+            summary: one line for tables.
+            status: as written (`active` or `audit-only`).
+            supersedes: an event it replaces.
+            data_class: `public`, `internal`, `restricted` or `secret`.
+            input_hash: hash of the producing input.
+            workspace_revision: the workspace revision, if tracked.
+
+        Raises:
+            UsageError: unknown type or data class, or the log is closed.
+        """
+        if type not in EVENT_TYPES:
+            raise UsageError(f"unknown event type {type!r}; use one of {sorted(EVENT_TYPES)}")
+        if data_class not in DATA_CLASSES:
+            raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
+        if isinstance(parent_id, _Auto):
+            parent_id = self._last_by_branch.get(branch_id)
+        event = Event(
+            event_id=len(self.events) + 1,
+            type=type,
+            payload=payload or {},
+            parent_id=parent_id,
+            branch_id=branch_id,
+            source=source,
+            created_at=_utc_iso(self.clock()),
+            workspace_revision=workspace_revision,
+            input_hash=input_hash,
+            status=status,
+            summary=summary,
+            supersedes=supersedes,
+            data_class=data_class,
+        )
+        self._write(event)
+        return event
+
+    def _write(self, event: Event) -> None:
+        if self._readonly:
+            raise UsageError(
+                f"event log {self.path} was loaded with EventLog.read and is read-only"
+            )
+        if self._file is not None:
+            if self._file.closed:  # closed between turns (run finished): appending reopens it
+                self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+            self._file.write(
+                json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+            )
+            self._file.write("\n")
+        self.events.append(event)
+        self._last_by_branch[event.branch_id] = event.event_id
+        for listener in self._listeners:
+            listener(event)
+
+    def append_request(
+        self,
+        messages: tuple[Any, ...],
+        tools: tuple[dict[str, Any], ...],
+        *,
+        branch_id: str = "main",
+        **fields: Any,
+    ) -> Event:
+        """Append a `model.request` holding exactly `messages` (`Message`s) and `tools`.
+
+        When the previous request of the branch is a prefix of `messages` (the same objects),
+        only the new messages are written (`prefix_of`, `prefix_len`, `new_messages`); the tool
+        list is written only when it changed (`tools_sha`, else `tools_from`). This keeps the
+        cost per step flat as history grows; `request_messages()` rebuilds the full list.
+
+        Args:
+            messages: the prompt as sent.
+            tools: the tool specs as sent.
+            branch_id: the branch.
+            **fields: more payload (step, settings, token_estimate, model) and `summary`.
+        """
+        summary = fields.pop("summary", "")
+        prev = self._last_request.get(branch_id)
+        payload: dict[str, Any] = dict(fields)
+        if (
+            prev is not None
+            and len(prev[1]) <= len(messages)
+            and all(map(operator.is_, prev[1], messages))
+        ):
+            payload["prefix_of"] = prev[0]
+            payload["prefix_len"] = len(prev[1])
+            payload["new_messages"] = [m.to_openai() for m in messages[len(prev[1]) :]]
+        else:
+            payload["messages"] = [m.to_openai() for m in messages]
+        payload["n_messages"] = len(messages)
+        if prev is not None and prev[2] is tools:
+            payload["tools_from"] = prev[3]
+            tools_event = prev[3]
+        else:
+            payload["tools_sha"] = hash_json(tools)
+            payload["tools"] = list(tools)
+            tools_event = None
+        event = self.append(
+            "model.request", payload, branch_id=branch_id, source="system", summary=summary
+        )
+        self._last_request[branch_id] = (
+            event.event_id,
+            messages,
+            tools,
+            tools_event or event.event_id,
+        )
+        return event
+
+    def subscribe(self, listener: Callable[[Event], None]) -> None:
+        """Call `listener(event)` after every append (progress bars, live widgets)."""
+        self._listeners.append(listener)
+
+    def flush(self) -> None:
+        """Hand buffered lines to the OS (and fsync when `durable`)."""
+        if self._file is not None and not self._file.closed:
+            self._file.flush()
+            if self.durable:
+                os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Flush and close the file; the in-memory events stay readable.
+
+        A later `append` reopens the file in append mode (a finished run that gets a new user
+        turn goes on in the same log).
+        """
+        if self._file is not None and not self._file.closed:
+            self.flush()
+            self._file.close()
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> EventLog:
+        """Load a log from disk (read-only: appending raises).
+
+        A last line cut off mid-write (a killed run) is kept aside in `incomplete_tail` rather
+        than failing; any earlier bad line is corruption. Older schema versions are migrated.
+
+        Raises:
+            UsageError: the file does not exist.
+            CorruptLogError: a line other than the last is not valid JSON or lacks fields.
+            SchemaVersionError: a line has an unknown schema version.
+        """
+        p = pathlib.Path(path)
+        if not p.is_file():
+            raise UsageError(f"no event log at {p}")
+        log = cls(None)
+        log.path = p
+        text = p.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        last = len(lines) - 1
+        for i, raw in enumerate(lines):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                if i == last:  # no trailing newline: the line in flight when the run died
+                    log.incomplete_tail = raw
+                    break
+                raise CorruptLogError(
+                    f"{p}:{i + 1}: not valid JSON ({exc.msg}); the log is corrupt"
+                ) from exc
+            event = Event.from_dict(migrate_line(data))
+            log.events.append(event)
+            log._last_by_branch[event.branch_id] = event.event_id
+            if not log.run_id and event.type == "task.contract":
+                log.run_id = event.payload.get("run_id", "")
+        log._readonly = True
+        return log
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __getitem__(self, event_id: int) -> Event:
+        """The event with this 1-based id.
+
+        Raises:
+            UsageError: no such event.
+        """
+        if not 1 <= event_id <= len(self.events):
+            raise UsageError(f"no event {event_id}: the log has events 1..{len(self.events)}")
+        return self.events[event_id - 1]
+
+    def of_type(self, *types: str, branch_id: str | None = None) -> list[Event]:
+        """Events whose type is one of `types` (all types when none), optionally on one branch."""
+        return [
+            e
+            for e in self.events
+            if (not types or e.type in types) and (branch_id is None or e.branch_id == branch_id)
+        ]
+
+    def last(self, type: str, *, branch_id: str | None = None) -> Event | None:
+        """The most recent event of `type`, or `None`."""
+        for e in reversed(self.events):
+            if e.type == type and (branch_id is None or e.branch_id == branch_id):
+                return e
+        return None
+
+    def request_messages(self, event_id: int) -> list[dict[str, Any]]:
+        """The exact chat-completions messages sent by the `model.request` event `event_id`.
+
+        Requests are stored as a delta when they extend the previous request (see AGENTS.md);
+        this rebuilds the full list.
+
+        Raises:
+            UsageError: the event is not a `model.request`.
+        """
+        chain: list[Event] = []
+        event = self[event_id]
+        if event.type != "model.request":
+            raise UsageError(f"event {event_id} is a {event.type}, not a model.request")
+        while True:
+            chain.append(event)
+            prefix = event.payload.get("prefix_of")
+            if prefix is None:
+                break
+            event = self[prefix]
+        messages: list[dict[str, Any]] = list(chain[-1].payload.get("messages", []))
+        for ev in reversed(chain[:-1]):
+            messages = messages[: ev.payload["prefix_len"]] + list(ev.payload["new_messages"])
+        return messages
+
+    def request_tools(self, event_id: int) -> list[dict[str, Any]]:
+        """The exact tool list sent by the `model.request` event `event_id`."""
+        event = self[event_id]
+        while "tools" not in event.payload:
+            source = event.payload.get("tools_from")
+            if source is None:
+                return []
+            event = self[source]
+        return list(event.payload["tools"])
+
+    def request_text(self, event_id: int) -> str:
+        """The JSON text of the messages and tools sent by a request (for byte searches)."""
+        body = {"messages": self.request_messages(event_id), "tools": self.request_tools(event_id)}
+        return json.dumps(body, ensure_ascii=False)
+
+    def frame(self) -> Any:
+        """A pandas DataFrame, one row per event.
+
+        Columns: event_id, parent_id, branch_id, type, source, created_at, step, status,
+        summary, data_class, tool, tool_call_id, ok, error_type, prompt_tokens,
+        completion_tokens, payload (the dict).
+        """
+        import pandas as pd
+
+        rows = []
+        for e in self.events:
+            p = e.payload
+            usage = p.get("usage") or {}
+            rows.append(
+                (
+                    e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
+                    p.get("step"), e.status, e.summary, e.data_class, p.get("tool"),
+                    p.get("tool_call_id"), p.get("ok"), p.get("error_type"),
+                    usage.get("prompt_tokens"), usage.get("completion_tokens"), p,
+                )
+            )  # fmt: skip
+        columns = [
+            "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step",
+            "status", "summary", "data_class", "tool", "tool_call_id", "ok", "error_type",
+            "prompt_tokens", "completion_tokens", "payload",
+        ]  # fmt: skip
+        return pd.DataFrame.from_records(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else "memory"
+        return f"<EventLog {len(self.events)} events at {where}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterable[dict[str, Any]]:
+    """Yield decoded lines of a JSONL file, skipping blank ones (helper for tools and scripts)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)

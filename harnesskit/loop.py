@@ -1,0 +1,531 @@
+"""The agent loop: an explicit state machine, stepped by `Run.step()` (R-L1–R-L3).
+
+`step()` = check brakes → build the prompt under the context policy → call the model → run the
+tool calls → append events → flush. `run()` repeats `step()` until a finish reason is set.
+A tripped brake ends the run with one tool-less request for the best answer from what is known,
+marked incomplete. The loop renders nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harnesskit.context import ContextBuilder, ContextPolicy
+from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
+from harnesskit.events import EventLog, hash_json
+from harnesskit.executor import Executor
+from harnesskit.gate import Gate
+from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
+from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.tokens import TokenEstimator
+from harnesskit.tools import Tool, ToolContext, ToolRegistry
+
+__all__ = ["Harness", "Limits", "Progress", "Run", "RunState"]
+
+CLOSING = (
+    "A limit of this run was reached ({brake}). Do not call tools. Give your best answer "
+    "from what is known so far, and say what is still unknown or undone."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The brakes, checked at the top of every iteration and after each response. `None` = off."""
+
+    max_steps: int | None = 30
+    """Model turns (steps) before the `max_steps` brake."""
+    max_tokens: int | None = None
+    """Cumulative prompt + completion tokens of the run (the token budget)."""
+    max_prompt_tokens: int | None = None
+    """Cumulative prompt tokens of the run."""
+    max_seconds: float | None = None
+    """Wall-clock seconds since the run started."""
+    max_consecutive_errors: int | None = 5
+    """Consecutive steps whose every tool call failed (a stuck agent)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """One item of the progress stream (R-L3): a step began, a tool finished, the run ended."""
+
+    step: int
+    """The step (1-based)."""
+    status: str
+    """`model`, `ok`, an error_type, or `finished`."""
+    tool: str | None = None
+    """The tool, for tool items."""
+    max_steps: int | None = None
+    """The step brake, for progress bars."""
+    finish_reason: str | None = None
+    """Set on the `finished` item."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunState:
+    """Everything the loop knows about a run between steps."""
+
+    run_id: str
+    """Unique id of the run."""
+    branch_id: str = "main"
+    """The branch being extended."""
+    step: int = 0
+    """Completed model turns."""
+    prompt_tokens: int = 0
+    """Cumulative prompt tokens (provider counts, else estimates)."""
+    completion_tokens: int = 0
+    """Cumulative completion tokens."""
+    started: float = field(default_factory=time.monotonic)
+    """`time.monotonic()` when the run started."""
+    consecutive_errors: int = 0
+    """Steps in a row whose every tool call failed."""
+    tool_history: list[tuple[int, str, bool]] = field(default_factory=list)
+    """`(step, tool, ok)` for every call, in order."""
+    finish_reason: str | None = None
+    """Why the run ended, or `None` while it can go on."""
+    incomplete: bool = False
+    """True when a brake ended the run (the final answer is a best effort)."""
+    cancelled: bool = False
+    """Set by `Run.cancel()`; honoured at the top of the next iteration."""
+    call_ids: set[str] = field(default_factory=set)
+    """Every tool_call_id used in the run (ids are made unique, R-E2)."""
+
+    @property
+    def total_tokens(self) -> int:
+        """`prompt_tokens + completion_tokens`."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Harness:
+    """The runtime around a model: tools, gate, context policy, limits and the log folder.
+
+    Args:
+        tools: a `ToolRegistry` or an iterable of `Tool`s / functions.
+        model: a `Model` or a `get_model` spec such as `"scripted"`.
+        policy: context policy (name, dict or `ContextPolicy`).
+        limits: the brakes.
+        log_dir: folder for `<run_id>.jsonl` logs; `None` keeps logs in memory.
+        system_prompt: the system message of every run.
+        gate: the permission gate; default `Gate()`.
+        settings: sampling settings sent with every request.
+        progress: callback receiving `Progress` items.
+        estimator: token estimator used when a model reports no usage.
+        clock: wall clock (seconds since epoch) for event timestamps.
+    """
+
+    def __init__(
+        self,
+        tools: ToolRegistry | Sequence[Tool | Callable[..., Any]] = (),
+        model: Model | str = "scripted",
+        *,
+        policy: Any = None,
+        limits: Limits | None = None,
+        log_dir: str | Path | None = None,
+        system_prompt: str = "",
+        gate: Gate | None = None,
+        settings: dict[str, Any] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        estimator: TokenEstimator | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.model = get_model(model)
+        self.policy = ContextPolicy.resolve(policy)
+        self.limits = limits or Limits()
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.system_prompt = system_prompt
+        self.gate = gate or Gate()
+        self.settings = dict(settings or {})
+        self.progress = progress
+        self.estimator = estimator or TokenEstimator()
+        self.clock = clock
+
+    def start(
+        self,
+        user_message: str | Sequence[str] | None = None,
+        *,
+        run_id: str | None = None,
+        task: dict[str, Any] | None = None,
+    ) -> Run:
+        """Open a run: write its `task.contract` and the first user message(s).
+
+        Args:
+            user_message: the user's opening turn(s).
+            run_id: the run's id; default a fresh `run-<12 hex>`.
+            task: extra task facts recorded in the contract (e.g. a benchmark task id).
+        """
+        return Run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", user_message, task or {})
+
+    def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
+        """`start(...)` then `run()`: the run, finished."""
+        return self.start(user_message, **kwargs).run()
+
+
+class Run:
+    """One run of a harness: step it in a notebook cell with `step()`, or `run()` to the end."""
+
+    def __init__(
+        self, harness: Harness, run_id: str, user_message: Any, task: dict[str, Any]
+    ) -> None:
+        self.harness = harness
+        self.state = RunState(run_id=run_id)
+        self.error: BaseException | None = None
+        path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
+        self.log = EventLog(path, run_id=run_id, clock=harness.clock)
+        self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
+        self.executor = Executor(harness.tools, harness.gate)
+        self._tools_key: tuple[str, ...] | None = None
+        self._tools: tuple[dict[str, Any], ...] = ()
+        self.log.append(
+            "task.contract",
+            {
+                "run_id": run_id,
+                "system_prompt": harness.system_prompt,
+                "task": task,
+                "model": harness.model.name,
+                "policy": harness.policy.to_dict(),
+                "tools": harness.tools.versions(),
+                "gate": harness.gate.to_dict(),
+                "limits": {k: getattr(harness.limits, k) for k in Limits.__slots__},
+            },
+            summary=f"run {run_id} with {len(harness.tools)} tools",
+        )
+        for text in [user_message] if isinstance(user_message, str) else user_message or ():
+            self.send(text, flush=False)
+        self.log.flush()
+
+    # -- public API --------------------------------------------------------------------------
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the run ended (`stop`, a brake's name, `cancelled`, `error`), or `None`."""
+        return self.state.finish_reason
+
+    @property
+    def final_text(self) -> str:
+        """The text of the last assistant message ("" when there is none)."""
+        last = self.log.last("model.response", branch_id=self.state.branch_id)
+        return (last.payload["message"].get("content") or "") if last else ""
+
+    def send(self, text: str, *, flush: bool = True) -> Run:
+        """Add a user turn; a run that had stopped (`stop`) may then go on. Returns `self`."""
+        self.log.append(
+            "user.message",
+            {"content": text},
+            source="user",
+            branch_id=self.state.branch_id,
+            summary=text[:80],
+        )
+        if self.state.finish_reason == "stop":
+            self.state.finish_reason = None
+        if flush:
+            self.log.flush()
+        return self
+
+    def cancel(self) -> None:
+        """Ask the run to stop at the top of the next iteration (finish_reason `cancelled`)."""
+        self.state.cancelled = True
+
+    def run(self) -> Run:
+        """Step until a finish reason is set; returns `self`."""
+        while self.state.finish_reason is None:
+            self.step()
+        return self
+
+    def raise_for_stop(self) -> Run:
+        """Raise `BrakeTripped` if a brake ended the run, or the model error if one did.
+
+        Returns:
+            `self` when the run ended normally (or has not ended).
+        """
+        if self.error is not None:
+            raise self.error
+        brake = self._brake_values().get(self.state.finish_reason or "")
+        if brake is not None:
+            raise BrakeTripped(
+                self.state.finish_reason or "", value=brake[0], limit=brake[1], unit=brake[2]
+            )
+        return self
+
+    def step(self) -> Run:
+        """Advance one model turn and its tool calls (or close the run if a brake trips).
+
+        Raises:
+            UsageError: the run has already finished, or a fake model ran out of turns.
+        """
+        st = self.state
+        if st.finish_reason is not None:
+            raise UsageError(
+                f"run {st.run_id} finished ({st.finish_reason}); send() a user turn to go on"
+            )
+        try:
+            if st.cancelled:
+                return self._finish("cancelled")
+            brake = self._tripped()
+            if brake:
+                return self._close_with_brake(brake)
+            st.step += 1
+            self._emit_progress("model")
+            response = self._request(final=False)
+            calls = response.message.tool_calls
+            if not calls:
+                return self._finish("stop")
+            self._execute(calls)
+            if self._tripped() == "max_consecutive_errors":
+                return self._close_with_brake("max_consecutive_errors")
+        except StopRun as stop:
+            self._finish(stop.finish_reason)
+        except ModelError as exc:
+            self.error = exc
+            self._finish("error", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self.log.flush()
+        return self
+
+    # -- internals ---------------------------------------------------------------------------
+    def _brake_values(self) -> dict[str, tuple[float, float | None, str]]:
+        lim, st = self.harness.limits, self.state
+        return {
+            "max_steps": (st.step, lim.max_steps, "steps"),
+            "max_tokens": (st.total_tokens, lim.max_tokens, "tokens"),
+            "max_prompt_tokens": (st.prompt_tokens, lim.max_prompt_tokens, "tokens"),
+            "max_seconds": (time.monotonic() - st.started, lim.max_seconds, "seconds"),
+            "max_consecutive_errors": (st.consecutive_errors, lim.max_consecutive_errors, "steps"),
+        }
+
+    def _tripped(self) -> str | None:
+        for name, (value, limit, _) in self._brake_values().items():
+            if limit is not None and value >= limit:
+                return name
+        return None
+
+    def _tool_specs(self) -> tuple[dict[str, Any], ...]:
+        key = tuple(sorted(self.executor.disabled))
+        if key != self._tools_key:  # the same tuple object while nothing changes (log delta)
+            self._tools_key, self._tools = key, self.harness.tools.specs(exclude=key)
+        return self._tools
+
+    def _request(self, *, final: bool, note: str = "") -> ModelResponse:
+        st, h = self.state, self.harness
+        extra = (Message(role="system", content=note),) if note else ()
+        prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
+        tools = () if final else self._tool_specs()
+        self.log.append(
+            "context.injected",
+            {
+                "step": st.step,
+                "policy": h.policy.name,
+                "policy_version": h.policy.version,
+                "selected": list(prompt.selected),
+                "excluded": {str(k): v for k, v in prompt.excluded.items()},
+                "summary_hash": prompt.summary_hash,
+                "model": h.model.name,
+                "token_estimate": prompt.token_estimate,
+            },
+            branch_id=st.branch_id,
+            summary=f"{len(prompt.selected)} events, ~{prompt.token_estimate} tokens",
+        )
+        request = ModelRequest(
+            messages=prompt.messages,
+            tools=tools,
+            settings=h.settings,
+            run_id=st.run_id,
+            step=st.step,
+            final=final,
+        )
+        req_event = self.log.append_request(
+            prompt.messages,
+            tools,
+            branch_id=st.branch_id,
+            step=st.step,
+            final=final,
+            settings=h.settings,
+            model=h.model.name,
+            token_estimate=prompt.token_estimate,
+            summary=f"step {st.step}: {len(prompt.messages)} messages",
+        )
+        t0 = time.monotonic()
+        response = h.model.request(request)
+        usage = response.usage or Usage(
+            prompt_tokens=prompt.token_estimate + h.estimator.count_tools(tools),
+            completion_tokens=h.estimator.count_message(response.message),
+            estimated=True,
+        )
+        st.prompt_tokens += usage.prompt_tokens
+        st.completion_tokens += usage.completion_tokens
+        message = self._unique_ids(response.message)
+        self.log.append(
+            "model.response",
+            {
+                "step": st.step,
+                "message": message.to_openai(),
+                "usage": usage.to_dict(),
+                "finish_reason": response.finish_reason,
+                "model": response.model or h.model.name,
+                "seconds": round(time.monotonic() - t0, 6),
+                "final": final,
+                "incomplete": final,
+                "id_replacements": {
+                    c.id: c.original_id for c in message.tool_calls if c.original_id is not None
+                },
+            },
+            parent_id=req_event.event_id,
+            branch_id=st.branch_id,
+            source="model",
+            summary=(message.content or ", ".join(c.name for c in message.tool_calls))[:80],
+        )
+        return ModelResponse(
+            message=message,
+            usage=usage,
+            finish_reason=response.finish_reason,
+            model=response.model,
+            raw=response.raw,
+        )
+
+    def _unique_ids(self, message: Message) -> Message:
+        """Replace missing or already-used tool_call ids so results match calls by id (R-E2)."""
+        calls, changed = [], False
+        for i, c in enumerate(message.tool_calls):
+            if not c.id or c.id in self.state.call_ids:
+                c = ToolCall(
+                    id=f"call_{self.state.step}_{i}_{uuid.uuid4().hex[:6]}",
+                    name=c.name,
+                    arguments=c.arguments,
+                    raw_arguments=c.raw_arguments,
+                    parse_error=c.parse_error,
+                    recovered=c.recovered,
+                    original_id=c.id,
+                )
+                changed = True
+            self.state.call_ids.add(c.id)
+            calls.append(c)
+        if not changed:
+            return message
+        return Message(
+            role="assistant", content=message.content, tool_calls=tuple(calls), name=message.name
+        )
+
+    def _execute(self, calls: tuple[ToolCall, ...]) -> None:
+        st, log = self.state, self.log
+        call_events = {}
+        for c in calls:
+            call_events[c.id] = log.append(
+                "tool.call",
+                {
+                    "step": st.step,
+                    "tool": c.name,
+                    "tool_call_id": c.id,
+                    "arguments": c.arguments,
+                    "raw_arguments": c.raw_arguments if c.arguments is None else None,
+                },
+                branch_id=st.branch_id,
+                source="model",
+                input_hash=hash_json([c.name, c.arguments]),
+                summary=f"{c.name}({c.raw_arguments or c.arguments})"[:80],
+            ).event_id
+
+        def make_context(call: ToolCall) -> ToolContext:
+            return ToolContext(
+                run_id=st.run_id,
+                branch_id=st.branch_id,
+                step=st.step,
+                tool_call_id=call.id,
+                workspace=self.harness.gate.workspace,
+            )  # type: ignore[arg-type]
+
+        executed = self.executor.execute(calls, make_context)
+        for ex in executed:
+            r, parent = ex.result, call_events[ex.call.id]
+            for type_, payload in ex.emitted:
+                log.append(
+                    type_,
+                    {"step": st.step, "tool_call_id": r.tool_call_id, **payload},
+                    parent_id=parent,
+                    branch_id=st.branch_id,
+                    source="tool",
+                )
+            log.append(
+                "tool.result",
+                {
+                    "step": st.step,
+                    "tool": r.name,
+                    "tool_call_id": r.tool_call_id,
+                    "ok": r.ok,
+                    "content": r.content,
+                    "error_type": r.error_type,
+                    "seconds": round(r.duration_seconds, 6),
+                    **r.meta,
+                },
+                parent_id=parent,
+                branch_id=st.branch_id,
+                source="tool",
+                summary=(r.content if r.ok else f"{r.error_type}: {r.message}")[:80],
+            )
+            st.tool_history.append((st.step, r.name, r.ok))
+            self._emit_progress(r.error_type or "ok", tool=r.name)
+        st.consecutive_errors = (
+            0 if any(ex.result.ok for ex in executed) else st.consecutive_errors + 1
+        )
+
+    def _close_with_brake(self, brake: str) -> Run:
+        value, limit, unit = self._brake_values()[brake]
+        self.log.append(
+            "brake",
+            {"step": self.state.step, "brake": brake, "value": value, "limit": limit, "unit": unit},
+            branch_id=self.state.branch_id,
+            summary=f"{brake}: {value:g} {unit} >= {limit}",
+        )
+        self.state.incomplete = True
+        try:
+            self._request(final=True, note=CLOSING.format(brake=brake))
+        except ModelError as exc:
+            self.error = exc
+        return self._finish(brake)
+
+    def _finish(self, reason: str, **extra: Any) -> Run:
+        st = self.state
+        st.finish_reason = reason
+        self.executor.close()
+        self.log.append(
+            "run.finished",
+            {
+                "step": st.step,
+                "finish_reason": reason,
+                "incomplete": st.incomplete,
+                "prompt_tokens": st.prompt_tokens,
+                "completion_tokens": st.completion_tokens,
+                "seconds": round(time.monotonic() - st.started, 6),
+                **extra,
+            },
+            branch_id=st.branch_id,
+            summary=f"finished: {reason}",
+        )
+        self._emit_progress("finished", finish_reason=reason)
+        self.log.close()
+        return self
+
+    def _emit_progress(self, status: str, **kw: Any) -> None:
+        if self.harness.progress is not None:
+            self.harness.progress(
+                Progress(
+                    step=self.state.step,
+                    status=status,
+                    max_steps=self.harness.limits.max_steps,
+                    **kw,
+                )
+            )
+
+    def __repr__(self) -> str:
+        st = self.state
+        return (
+            f"<Run {st.run_id} step={st.step} finish_reason={st.finish_reason} "
+            f"tokens={st.total_tokens} events={len(self.log)}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
