@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harnesskit.errors import UsageError
+import harnesskit as hk
 
 __all__ = [
     "DATA_FILES",
@@ -69,7 +69,7 @@ def _read_texts(data_dir: Path) -> _Cached:
     paths = {name: data_dir / f"{name}.json" for name in DATA_FILES}
     missing = [str(p) for p in paths.values() if not p.is_file()]
     if missing:
-        raise UsageError(
+        raise hk.UsageError(
             f"airline database files not found: {', '.join(missing)}; pass data_dir= pointing at "
             f"a folder with flights.json, reservations.json and users.json, or set {_ENV_VAR}"
         )
@@ -102,7 +102,7 @@ def load_database(
         UsageError: a file is missing or `address_key` is not one of the two names.
     """
     if address_key not in ("state", "province"):
-        raise UsageError(f"address_key must be 'state' or 'province', got {address_key!r}")
+        raise hk.UsageError(f"address_key must be 'state' or 'province', got {address_key!r}")
     folder = Path(data_dir) if data_dir is not None else default_data_dir()
     cached = _read_texts(folder)
     key = (folder.resolve(), cached.signature, address_key)
@@ -174,7 +174,7 @@ class AirlineDB:
         """
         missing = [name for name in DATA_FILES if name not in data]
         if missing:
-            raise UsageError(f"airline data lacks section(s) {missing}; expected {DATA_FILES}")
+            raise hk.UsageError(f"airline data lacks section(s) {missing}; expected {DATA_FILES}")
         self.data = data
         self._pristine = pristine
         self._changed: set[tuple[str, str]] = set()
@@ -210,7 +210,7 @@ class AirlineDB:
             UsageError: `section` is not one of the three.
         """
         if section not in DATA_FILES:
-            raise UsageError(f"unknown section {section!r}; expected one of {DATA_FILES}")
+            raise hk.UsageError(f"unknown section {section!r}; expected one of {DATA_FILES}")
         self._changed.add((section, key))
 
     def copy(self) -> AirlineDB:

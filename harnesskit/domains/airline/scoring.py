@@ -22,7 +22,7 @@ from typing import Any
 from harnesskit.domains.airline.data import AddressKey, load_database
 from harnesskit.domains.airline.ops import dispatch
 from harnesskit.domains.airline.trajectories import TERMINATING_TOOLS, ExpectedAction
-from harnesskit.errors import UsageError
+import harnesskit as hk
 
 __all__ = [
     "RewardResult",
@@ -182,14 +182,14 @@ def pass_hat_k(successes: Mapping[Any, Sequence[bool | float]], k: int) -> float
         UsageError: `k` < 1, or no task has `k` trials.
     """
     if k < 1:
-        raise UsageError(f"pass^k needs k >= 1, got {k}")
+        raise hk.UsageError(f"pass^k needs k >= 1, got {k}")
     values = [
         comb(sum(1 for t in trials if t), k) / comb(len(trials), k)
         for trials in successes.values()
         if len(trials) >= k
     ]
     if not values:
-        raise UsageError(f"no task has at least {k} trials; pass^{k} is undefined")
+        raise hk.UsageError(f"no task has at least {k} trials; pass^{k} is undefined")
     return sum(values) / len(values)
 
 

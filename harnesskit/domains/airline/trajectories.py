@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harnesskit.errors import UsageError
+import harnesskit as hk
 
 __all__ = [
     "STOP_MARKER",
@@ -201,10 +201,10 @@ def load_recorded_runs(path: str | Path, *, limit: int | None = None) -> list[Re
     """
     file = Path(path)
     if not file.is_file():
-        raise UsageError(f"recorded runs file not found: {file}")
+        raise hk.UsageError(f"recorded runs file not found: {file}")
     records = json.loads(file.read_text(encoding="utf-8"))
     if not isinstance(records, list):
-        raise UsageError(f"{file} must hold a JSON list of runs, got {type(records).__name__}")
+        raise hk.UsageError(f"{file} must hold a JSON list of runs, got {type(records).__name__}")
     runs = []
     for number, record in enumerate(records[:limit] if limit is not None else records):
         try:
@@ -222,7 +222,7 @@ def load_recorded_runs(path: str | Path, *, limit: int | None = None) -> list[Re
                 )
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise UsageError(
+            raise hk.UsageError(
                 f"{file}: record {number} is not a τ-bench run record ({exc!r}); expected "
                 "task_id, trial, reward, info.task and traj"
             ) from exc

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from harnesskit.domains.airline import ops
 from harnesskit.domains.airline.data import AirlineDB
-from harnesskit.errors import UsageError
+import harnesskit as hk
 
 __all__ = [
     "BENCHMARK_NOW",
@@ -80,7 +80,7 @@ def parse_est(text: str) -> datetime:
     try:
         value = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise UsageError(f"not an ISO date-time: {text!r}") from exc
+        raise hk.UsageError(f"not an ISO date-time: {text!r}") from exc
     return value if value.tzinfo is not None else value.replace(tzinfo=EST)
 
 
@@ -203,7 +203,7 @@ def cancellation_facts(
     """
     now = BENCHMARK_NOW if now is None else now
     if now.tzinfo is None:
-        raise UsageError("the server clock must return timezone-aware datetimes (e.g. tz=EST)")
+        raise hk.UsageError("the server clock must return timezone-aware datetimes (e.g. tz=EST)")
     reservation = db.reservations.get(reservation_id)
     if reservation is None:
         return None
@@ -454,9 +454,9 @@ def cancel(
         UsageError: `mode` or `reason` is not a known value.
     """
     if mode not in ("strict", "tau_bench"):
-        raise UsageError(f"mode must be 'strict' or 'tau_bench', got {mode!r}")
+        raise hk.UsageError(f"mode must be 'strict' or 'tau_bench', got {mode!r}")
     if reason is not None and reason not in CANCEL_REASONS:
-        raise UsageError(f"reason must be one of {CANCEL_REASONS}, got {reason!r}")
+        raise hk.UsageError(f"reason must be one of {CANCEL_REASONS}, got {reason!r}")
     facts = cancellation_facts(db, reservation_id, now=now)
     if facts is None:
         return CancellationOutcome(output="Error: reservation not found", cancelled=False)
