@@ -99,3 +99,66 @@ def test_loader_errors(tmp_path):
     bad.write_text('[{"task_id": 1}]')
     with pytest.raises(UsageError, match="record 0"):
         airline.load_recorded_runs(bad)
+
+
+# ---------------------------------------------------------------- through the harness
+
+HARNESS_SAMPLE = [(0, 0), (2, 2), (6, 0), (9, 2), (12, 1), (46, 3)]
+
+
+@needs_shared
+@pytest.mark.parametrize(("task_id", "trial"), HARNESS_SAMPLE)
+def test_harness_replay_reward_equals_recorded(runs, task_id, trial):
+    run = pick(runs, task_id, trial)
+    result = airline.replay_run(run)
+    assert result.result.reward == run.reward, result.result.reason
+    assert result.tool_calls == len(run.calls)
+    assert {d.cause for d in result.divergences} <= {
+        "address field renamed (province -> state) after the recording"
+    }
+    assert result.log.of_type("run.finished")
+
+
+@needs_shared
+def test_harness_replay_reproduces_recorded_outputs_exactly_on_recording_time_data(runs):
+    run = pick(runs, 0, 0)
+    result = airline.replay_run(run, address_key="province")
+    assert result.divergences == ()
+    assert result.result.expected_hash == run.reward_info["info"]["gt_data_hash"]
+
+
+@needs_shared
+def test_reused_call_ids_are_replaced_and_kept(runs):
+    run = next(r for r in runs if r.reused_call_ids)
+    result = airline.replay_run(run)
+    assert result.replaced_call_ids >= 1
+    replaced = {
+        original
+        for e in result.log.of_type("model.response")
+        for original in (e.payload.get("id_replacements") or {}).values()
+    }
+    assert replaced <= set(run.reused_call_ids)
+    ids = [e.payload["tool_call_id"] for e in result.log.of_type("tool.call")]
+    assert len(ids) == len(set(ids))
+
+
+@needs_shared
+def test_unfinished_recording_scores_zero_even_with_the_right_database(runs):
+    run = pick(runs, 46, 3)  # cut off by the step limit after the right booking
+    result = airline.replay_run(run)
+    assert result.result.db_match and not result.result.completed
+    assert result.result.reward == 0.0 == run.reward
+    assert result.finish_reason == "cancelled"
+
+
+@needs_shared
+def test_run_replay_report_and_cli(tmp_path, capsys):
+    from harnesskit import cli
+
+    report = airline.run_replay(RECORDED, limit=4, log_dir=tmp_path, echo=None)
+    assert report.agreement == 4 and len(report.results) == 4
+    assert report.pass_hat == {1: report.mean_reward}
+    assert len(list(tmp_path.glob("*.jsonl"))) == 4
+    assert "agreement with recorded reward: 4/4" in report.to_text()
+    assert cli.main(["replay", str(RECORDED), "--limit", "2", "--summary"]) == 0
+    assert "agreement with recorded reward: 2/2" in capsys.readouterr().out

@@ -8,13 +8,32 @@ airline.ops.dispatch(db, "get_user_details", {"user_id": "mia_li_3668"})
 db.state_hash()                              # τ-bench-compatible hash of the whole state
 ```
 
+With the harness:
+
+```python
+import harnesskit as hk
+
+h = hk.Harness(
+    tools=airline.tools(db),                 # strict mode: policy facts from the database
+    model=airline.agent_model(),             # the embedded offline agent (or any model)
+    system_prompt=airline.POLICY,
+    gate=hk.Gate(confirm=hk.allow_all),      # cancellation is `destructive`: confirm it
+)
+run = h.run("I'm chen_jackson_3290. My plans changed, please cancel 4WQ150.")
+airline.run_demo("runs/")                    # what `harnesskit demo` prints
+airline.run_replay("gpt-4o-airline.json")    # what `harnesskit replay PATH` prints
+```
+
 Layers: `data` (loading, hashing), `ops` (every tool's database effect, τ-bench v1 compatible),
-`truth` (server-side cancellation facts, policy decision, claim checks), `scoring` (reward and
-pass^k), `trajectories` (the recorded GPT-4o runs) and `recompute` (harness-free re-execution of
-recorded runs).
+`truth` (server-side cancellation facts, policy decision, claim checks), `tools` (the harness
+tools and `POLICY`), `scoring` (reward and pass^k), `trajectories` (the recorded GPT-4o runs),
+`recompute` (harness-free re-execution of recorded runs), `replay` (the same through the
+harness, with events), `agent` (the offline agent and demo tasks) and `jobs` (`run_demo`,
+`run_replay`).
 """
 
 from harnesskit.domains.airline import ops
+from harnesskit.domains.airline.agent import DEMO_TASKS, DemoTask, agent_model, agent_policy
 from harnesskit.domains.airline.data import (
     AirlineDB,
     canonical_text,
@@ -23,12 +42,20 @@ from harnesskit.domains.airline.data import (
     shipped_files_digest,
     state_hash,
 )
+from harnesskit.domains.airline.jobs import (
+    DemoReport,
+    DemoRow,
+    ReplayReport,
+    run_demo,
+    run_replay,
+)
 from harnesskit.domains.airline.recompute import (
     OutputDivergence,
     Recomputation,
     recompute_all,
     recompute_run,
 )
+from harnesskit.domains.airline.replay import ReplayResult, replay_harness, replay_run
 from harnesskit.domains.airline.scoring import (
     RewardResult,
     apply_actions,
@@ -38,6 +65,7 @@ from harnesskit.domains.airline.scoring import (
     pass_hat_ks,
     score,
 )
+from harnesskit.domains.airline.tools import POLICY, tools
 from harnesskit.domains.airline.trajectories import (
     ExpectedAction,
     RecordedCall,
@@ -61,19 +89,28 @@ from harnesskit.domains.airline.truth import (
 
 __all__ = [
     "BENCHMARK_NOW",
+    "DEMO_TASKS",
     "EST",
+    "POLICY",
     "AirlineDB",
     "CancellationDecision",
     "CancellationFacts",
     "CancellationOutcome",
+    "DemoReport",
+    "DemoRow",
+    "DemoTask",
     "ExpectedAction",
     "Mismatch",
     "OutputDivergence",
     "Recomputation",
     "RecordedCall",
     "RecordedRun",
+    "ReplayReport",
+    "ReplayResult",
     "RewardResult",
     "Task",
+    "agent_model",
+    "agent_policy",
     "apply_actions",
     "benchmark_clock",
     "canonical_text",
@@ -91,7 +128,12 @@ __all__ = [
     "pass_hat_ks",
     "recompute_all",
     "recompute_run",
+    "replay_harness",
+    "replay_run",
+    "run_demo",
+    "run_replay",
     "score",
     "shipped_files_digest",
     "state_hash",
+    "tools",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import datetime as _dt
 import inspect
 import json
 import operator
@@ -147,7 +148,16 @@ def _next_day_text(date: str) -> str:
     return f"2024-05-{int(date[-2:]) + 1}"
 
 
-def search_onestop_flight(db: AirlineDB, origin: str, destination: str, date: str) -> str:
+def _calendar_next_day(date: str) -> str:
+    try:
+        return (_dt.date.fromisoformat(date) + _dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return date
+
+
+def search_onestop_flight(
+    db: AirlineDB, origin: str, destination: str, date: str, *, exact: bool = False
+) -> str:
     """Return a JSON list of `[first_leg, second_leg]` pairs with one connection.
 
     The first leg departs `origin` on `date`; the second leaves the connecting airport no
@@ -158,7 +168,9 @@ def search_onestop_flight(db: AirlineDB, origin: str, destination: str, date: st
     Benchmark oddities kept: the second leg's seats and prices are those of `date` even when it
     flies the next day, and the next day is computed as in `_next_day_text`. When the second leg
     has no record for `date`, the benchmark crashed; this raises `KeyError` the same way, which
-    `dispatch` turns into the same error text.
+    `dispatch` turns into the same error text. With `exact=True` (strict mode) the next day is
+    the true calendar day and the second leg shows its own day's seats and prices, i.e. the
+    prices a booking will be charged.
     """
     flights = list(db.flights.values())
     pairs = []
@@ -169,7 +181,11 @@ def search_onestop_flight(db: AirlineDB, origin: str, destination: str, date: st
         for second in flights:
             if second["destination"] != destination or first["destination"] != second["origin"]:
                 continue
-            second_date = _next_day_text(date) if "+1" in arrival else date
+            overnight = "+1" in arrival
+            if exact:
+                second_date = _calendar_next_day(date) if overnight else date
+            else:
+                second_date = _next_day_text(date) if overnight else date
             if arrival > second["scheduled_departure_time_est"]:
                 continue
             first_day = first["dates"].get(date)
@@ -180,7 +196,7 @@ def search_onestop_flight(db: AirlineDB, origin: str, destination: str, date: st
                 continue
             leg1 = _flight_on(first, date)
             leg1["date"] = date
-            leg2 = _flight_on(second, date)
+            leg2 = _flight_on(second, second_date if exact else date)
             leg2["date"] = second_date
             pairs.append([leg1, leg2])
     return _dump(pairs)

@@ -42,8 +42,10 @@ class ReplayResult:
     """The reward the benchmark recorded."""
     result: RewardResult
     """The reward computed from the replayed run's events and final database."""
-    run: hk.Run = field(repr=False, compare=False)
-    """The harness run (its `log` holds every event)."""
+    log: hk.EventLog = field(repr=False, compare=False)
+    """The run's event log (the run itself is not kept: it holds the whole database)."""
+    finish_reason: str | None = None
+    """The harness run's finish reason (`cancelled` when the recording simply ended)."""
     steps: int = 0
     """Model turns replayed."""
     tool_calls: int = 0
@@ -69,6 +71,7 @@ def replay_harness(
     data_dir: str | Path | None = None,
     address_key: AddressKey = "state",
     log_dir: str | Path | None = None,
+    redact: bool = True,
 ) -> tuple[hk.Harness, Any]:
     """Build the harness that replays `run`: tau_bench-mode tools over a fresh database.
 
@@ -77,6 +80,8 @@ def replay_harness(
         data_dir: the database folder (`None`: the shipped one).
         address_key: `"province"` reproduces the data as recorded (see `load_database`).
         log_dir: folder for the JSONL event log; `None` keeps it in memory.
+        redact: keep the harness's default secret redaction of events (e-mail addresses in
+            user profiles become `[REDACTED:email]` in the log); False logs them verbatim.
 
     Returns:
         `(harness, db)`: the harness (its model is a `ReplayModel` of the recorded assistant
@@ -96,6 +101,7 @@ def replay_harness(
         log_dir=log_dir,
         system_prompt=system,
         gate=hk.Gate(policy={"destructive": "allow"}),  # the recorded agent cancelled unasked
+        **({} if redact else {"redactor": None}),
     )
     return harness, db
 
@@ -106,6 +112,7 @@ def replay_run(
     data_dir: str | Path | None = None,
     address_key: AddressKey = "state",
     log_dir: str | Path | None = None,
+    redact: bool = True,
 ) -> ReplayResult:
     """Replay one recorded run through the harness and score it like τ-bench.
 
@@ -119,12 +126,16 @@ def replay_run(
         data_dir: the database folder (`None`: the shipped one).
         address_key: `"province"` reproduces the data as recorded.
         log_dir: folder for the event log (`<run_id>.jsonl`); `None` keeps it in memory.
+        redact: see `replay_harness`; recorded outputs are redacted the same way before they
+            are compared with the logged results.
 
     Returns:
         The `ReplayResult`.
     """
     started = time.perf_counter()
-    harness, db = replay_harness(run, data_dir=data_dir, address_key=address_key, log_dir=log_dir)
+    harness, db = replay_harness(
+        run, data_dir=data_dir, address_key=address_key, log_dir=log_dir, redact=redact
+    )
     conversation = [m for m in run.messages if m.get("role") in ("user", "assistant")]
     opening = []
     while conversation and conversation[0].get("role") == "user":
@@ -145,16 +156,21 @@ def replay_run(
     log = live.log
     results = log.of_type("tool.result")
     calls = log.of_type("tool.call")
+    redactor = harness.redactor
     divergences = []
     for number, (recorded, event) in enumerate(zip(run.calls, results, strict=False)):
         content = event.payload.get("content")
-        if recorded.output is not None and content != recorded.output:
+        # the log holds results after redaction (R-S1): compare like with like
+        expected = recorded.output
+        if expected is not None and redactor is not None and redactor.needs(expected):
+            expected = redactor.redact(expected)[0]
+        if expected is not None and content != expected:
             divergences.append(
                 OutputDivergence(
                     call_index=number,
                     call_id=recorded.call_id,
                     tool=recorded.name,
-                    cause=_cause(recorded.output, event.payload),
+                    cause=_cause(expected, event.payload),
                     recorded=recorded.output,
                     recomputed=content,
                 )
@@ -184,7 +200,8 @@ def replay_run(
         trial=run.trial,
         recorded_reward=run.reward,
         result=result,
-        run=live,
+        log=log,
+        finish_reason=live.finish_reason,
         steps=live.state.step,
         tool_calls=len(calls),
         divergences=tuple(divergences),

@@ -19,10 +19,10 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
+import harnesskit as hk
 from harnesskit.domains.airline.data import AddressKey, load_database
 from harnesskit.domains.airline.ops import dispatch
 from harnesskit.domains.airline.trajectories import TERMINATING_TOOLS, ExpectedAction
-import harnesskit as hk
 
 __all__ = [
     "RewardResult",

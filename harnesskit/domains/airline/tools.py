@@ -15,7 +15,8 @@ Two modes:
   (`expected_cabin_class`, `expected_has_insurance`) are checked and every differing claim is
   logged as an `alert.mismatch` event without changing the decision. Failures raise
   `hk.ToolError`s, so the model gets structured errors. New bookings are stamped with the
-  clock's time and a changed cabin is stored.
+  clock's time, a changed cabin is stored, and one-stop searches show each leg's own day's
+  prices (the benchmark showed the first day's prices for next-day connections).
 - `tau_bench`: the benchmark's tools reproduced byte for byte, for replaying recorded runs. No
   policy is checked (the decision is still computed and claims still checked, for audit), and
   outputs are the benchmark's texts, `"Error: ..."` strings included. The cancellation reason
@@ -251,9 +252,16 @@ def tools(
 
         Returns:
             A JSON list of `[first_flight, second_flight]` pairs, each flight with its own
-            `date`, schedule, seats left and prices per cabin.
+            `date`, schedule, seats left and prices per cabin for that date.
         """
-        return run("search_onestop_flight", ops.search_onestop_flight, origin, destination, str(date))
+        return run(
+            "search_onestop_flight",
+            ops.search_onestop_flight,
+            origin,
+            destination,
+            str(date),
+            **({"exact": True} if strict else {}),
+        )
 
     @hk.tool(group="flights", timeout_seconds=None)
     def list_all_airports() -> str:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
+import harnesskit as hk
 from harnesskit.domains.airline import ops
 from harnesskit.domains.airline.data import AirlineDB
-import harnesskit as hk
 
 __all__ = [
     "BENCHMARK_NOW",
