@@ -318,7 +318,7 @@ class Run:
         extra = (Message(role="system", content=note),) if note else ()
         prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
         tools = () if final else self._tool_specs()
-        self.log.append(
+        injected = self.log.append(
             "context.injected",
             {
                 "step": st.step,
@@ -336,7 +336,7 @@ class Run:
         request = ModelRequest(
             messages=prompt.messages,
             tools=tools,
-            settings=h.settings,
+            settings={**h.settings, **self._model_hooks(injected.event_id)},
             run_id=st.run_id,
             step=st.step,
             final=final,
@@ -389,6 +389,31 @@ class Run:
             model=response.model,
             raw=response.raw,
         )
+
+    def _model_hooks(self, context_event_id: int) -> dict[str, Any]:
+        """Per-request settings, never logged: retries and switches become events (R-M3, R-M5).
+
+        `model.retry` and `model.switch` carry the context.injected event that was (re-)sent;
+        `deadline_monotonic` keeps a provider's retries inside the `max_seconds` brake.
+        """
+        st, limit = self.state, self.harness.limits.max_seconds
+
+        def note(kind: str, item: Any) -> None:  # item: models' Attempt or Switch
+            data = item.to_dict()
+            self.log.append(
+                kind,
+                {"step": st.step, "context_event_id": context_event_id, **data},
+                branch_id=st.branch_id,
+                summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
+            )
+
+        hooks: dict[str, Any] = {
+            "on_attempt": lambda a: note("model.retry", a),
+            "on_switch": lambda s: note("model.switch", s),
+        }
+        if limit is not None:
+            hooks["deadline_monotonic"] = st.started + limit
+        return hooks
 
     def _unique_ids(self, message: Message) -> Message:
         """Replace missing or already-used tool_call ids so results match calls by id (R-E2)."""

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import harnesskit as hk
 from harnesskit.domains.airline.agent import DEMO_TASKS, DemoTask, agent_model
@@ -156,6 +157,8 @@ class DemoRow:
     """`alert.mismatch` events logged."""
     reason: str = ""
     """Why it failed (or `pass`)."""
+    error: str | None = None
+    """The model error that ended the run, if any."""
     tokens_per_step: tuple[int, ...] = ()
     """Prompt tokens of each step's request, in step order."""
     log_path: str | None = None
@@ -191,6 +194,7 @@ class DemoReport:
                 f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
             )
         lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
+        lines += [f"error in {r.task}: {r.error}" for r in self.rows if r.error]
         logs = {str(Path(r.log_path).parent) for r in self.rows if r.log_path}
         if logs:
             lines.append(f"logs: {', '.join(sorted(logs))}")
@@ -202,11 +206,11 @@ class DemoReport:
         return f"DemoReport(tasks={len(self.rows)}, passed={self.passed})"
 
 
-def _run_task(task: DemoTask, log_dir: Path | None) -> DemoRow:
+def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRow:
     db = load_database()
     harness = hk.Harness(
         tools=tools(db, mode="strict"),
-        model=agent_model(),
+        model=model if model is not None else agent_model(),
         system_prompt=POLICY,
         limits=hk.Limits(max_steps=12),
         log_dir=log_dir,
@@ -242,6 +246,7 @@ def _run_task(task: DemoTask, log_dir: Path | None) -> DemoRow:
         passed=result.reward == 1.0 and mismatches == task.expect_mismatches,
         mismatches=mismatches,
         reason=reason,
+        error=f"{type(run.error).__name__}: {run.error}" if run.error is not None else None,
         tokens_per_step=per_step,
         log_path=str(log.path) if log.path is not None else None,
     )
@@ -272,6 +277,7 @@ def run_demo(
     out_dir: str | Path = "runs/",
     *,
     tasks: tuple[DemoTask, ...] = DEMO_TASKS,
+    model: Any | None = None,
     echo: Callable[[str], None] | None = print,
 ) -> DemoReport:
     """Run the embedded offline airline agent on the demo tasks (no network, no keys).
@@ -283,6 +289,8 @@ def run_demo(
     Args:
         out_dir: folder for logs and the chart (created if missing).
         tasks: the tasks to run (default `DEMO_TASKS`).
+        model: a model to run instead of the embedded offline agent (e.g. `get_model(
+            "ollama:qwen2.5")`); `None` uses `agent_model()`.
         echo: where the table goes (`print` by default; `None` prints nothing).
 
     Returns:
@@ -290,7 +298,7 @@ def run_demo(
     """
     started = time.perf_counter()
     root = Path(out_dir)
-    rows = tuple(_run_task(task, root / "demo") for task in tasks)
+    rows = tuple(_run_task(task, root / "demo", model) for task in tasks)
     chart = _draw_chart(rows, root / "demo_tokens_per_step.png")
     report = DemoReport(rows=rows, chart=chart, seconds=time.perf_counter() - started)
     if echo is not None:
