@@ -173,6 +173,8 @@ class DemoReport:
     """One row per task, in task order."""
     chart: Path | None = None
     """The tokens-per-step PNG, when matplotlib could draw it."""
+    skipped: tuple[str, ...] = ()
+    """Tasks not run because an earlier run ended with a model error."""
     seconds: float = 0.0
     """Wall-clock time of the demo."""
 
@@ -194,7 +196,9 @@ class DemoReport:
                 f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
             )
         lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
-        lines += [f"error in {r.task}: {r.error}" for r in self.rows if r.error]
+        lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
+        if self.skipped:
+            lines.append(f"not run after the model error: {', '.join(self.skipped)}")
         logs = {str(Path(r.log_path).parent) for r in self.rows if r.log_path}
         if logs:
             lines.append(f"logs: {', '.join(sorted(logs))}")
@@ -284,7 +288,8 @@ def run_demo(
 
     Each task gets a fresh database and a strict-mode harness; the run's events go to
     `<out_dir>/demo/<run_id>.jsonl` and a tokens-per-step chart to
-    `<out_dir>/demo_tokens_per_step.png`.
+    `<out_dir>/demo_tokens_per_step.png`. A run ending with a model error (e.g. an
+    unreachable server) stops the demo; the remaining tasks are listed as not run.
 
     Args:
         out_dir: folder for logs and the chart (created if missing).
@@ -298,9 +303,16 @@ def run_demo(
     """
     started = time.perf_counter()
     root = Path(out_dir)
-    rows = tuple(_run_task(task, root / "demo", model) for task in tasks)
-    chart = _draw_chart(rows, root / "demo_tokens_per_step.png")
-    report = DemoReport(rows=rows, chart=chart, seconds=time.perf_counter() - started)
+    rows: list[DemoRow] = []
+    for task in tasks:
+        rows.append(_run_task(task, root / "demo", model))
+        if rows[-1].error is not None:  # a model that cannot answer will not answer the next
+            break
+    skipped = tuple(t.name for t in tasks[len(rows) :])
+    chart = _draw_chart(tuple(rows), root / "demo_tokens_per_step.png")
+    report = DemoReport(
+        rows=tuple(rows), chart=chart, skipped=skipped, seconds=time.perf_counter() - started
+    )
     if echo is not None:
         echo(report.to_text())
     return report
