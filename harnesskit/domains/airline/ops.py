@@ -19,7 +19,7 @@ import datetime as _dt
 import inspect
 import json
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harnesskit.domains.airline.data import AirlineDB
@@ -206,7 +206,7 @@ def search_onestop_flight(
 
 
 def _priced_segments(
-    db: AirlineDB, segments: list[Mapping[str, Any]], cabin: str, seats_needed: int
+    db: AirlineDB, segments: Sequence[Mapping[str, Any]], cabin: str, seats_needed: int
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Copy `segments` adding price, origin and destination; or return the first error text."""
     priced = []
@@ -469,6 +469,7 @@ def _same_segment(
 ) -> Mapping[str, Any] | None:
     if cabin != reservation["cabin"]:
         return None
+    current: Mapping[str, Any]
     for current in reservation["flights"]:
         if (
             current["flight_number"] == segment["flight_number"]

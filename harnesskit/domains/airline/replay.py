@@ -101,7 +101,7 @@ def replay_harness(
         log_dir=log_dir,
         system_prompt=system,
         gate=hk.Gate(policy={"destructive": "allow"}),  # the recorded agent cancelled unasked
-        **({} if redact else {"redactor": None}),
+        redactor="default" if redact else None,
     )
     return harness, db
 
@@ -156,7 +156,7 @@ def replay_run(
     log = live.log
     results = log.of_type("tool.result")
     calls = log.of_type("tool.call")
-    redactor = harness.redactor
+    redactor = harness.redactor if not isinstance(harness.redactor, str) else None
     divergences = []
     for number, (recorded, event) in enumerate(zip(run.calls, results, strict=False)):
         content = event.payload.get("content")

@@ -176,7 +176,7 @@ def tools(
     strict = mode == "strict"
     lock = threading.Lock()
 
-    def run(name: str, fn: Callable[..., str | None], *args: Any, **kwargs: Any) -> Any:
+    def run(name: str, fn: Callable[..., str | None], *args: Any, **kwargs: Any) -> str | None:
         with lock:
             text = fn(db, *args, **kwargs)
         return _strict_result(name, text) if strict else text
@@ -186,8 +186,7 @@ def tools(
 
     # ------------------------------------------------------------------ reads
 
-    @hk.tool(group="lookup", timeout_seconds=None)
-    def get_user_details(user_id: str) -> str:
+    def get_user_details(user_id: str) -> str | None:
         """Look up a customer's profile.
 
         Use this when you need the customer's saved payment methods (ids, gift-card and
@@ -204,8 +203,7 @@ def tools(
         """
         return run("get_user_details", ops.get_user_details, user_id)
 
-    @hk.tool(group="lookup", timeout_seconds=None)
-    def get_reservation_details(reservation_id: str) -> str:
+    def get_reservation_details(reservation_id: str) -> str | None:
         """Look up one reservation.
 
         Use this when you need a reservation's flights (number, date, price paid), cabin,
@@ -220,8 +218,7 @@ def tools(
         """
         return run("get_reservation_details", ops.get_reservation_details, reservation_id)
 
-    @hk.tool(group="flights", timeout_seconds=None, max_result_chars=2_000_000)
-    def search_direct_flight(origin: str, destination: str, date: dt.date) -> str:
+    def search_direct_flight(origin: str, destination: str, date: dt.date) -> str | None:
         """Find the non-stop flights between two airports on one date that can still be booked.
 
         Use this when a customer wants to book or move to a non-stop flight. Do not use it for
@@ -238,8 +235,7 @@ def tools(
         """
         return run("search_direct_flight", ops.search_direct_flight, origin, destination, str(date))
 
-    @hk.tool(group="flights", timeout_seconds=None, max_result_chars=2_000_000)
-    def search_onestop_flight(origin: str, destination: str, date: dt.date) -> str:
+    def search_onestop_flight(origin: str, destination: str, date: dt.date) -> str | None:
         """Find itineraries with exactly one connection between two airports.
 
         Use this when a customer accepts a connection or no non-stop flight suits them.
@@ -263,8 +259,7 @@ def tools(
             **({"exact": True} if strict else {}),
         )
 
-    @hk.tool(group="flights", timeout_seconds=None)
-    def list_all_airports() -> str:
+    def list_all_airports() -> str | None:
         """List every airport the airline serves with its city.
 
         Use this when the customer names a city and you need its IATA code. Do not use it to
@@ -277,7 +272,6 @@ def tools(
 
     # ------------------------------------------------------------------ writes
 
-    @hk.tool(group="booking", risk="write", timeout_seconds=None)
     def book_reservation(
         user_id: str,
         origin: str,
@@ -290,7 +284,7 @@ def tools(
         total_baggages: int,
         nonfree_baggages: int,
         insurance: Literal["yes", "no"],
-    ) -> str:
+    ) -> str | None:
         """Book a new reservation and charge it.
 
         Use this when the customer has confirmed every detail of a new booking and its total.
@@ -333,10 +327,9 @@ def tools(
             **extra,
         )
 
-    @hk.tool(group="changes", risk="write", timeout_seconds=None)
     def update_reservation_flights(
         reservation_id: str, cabin: Cabin, flights: list[Flight], payment_id: str
-    ) -> str:
+    ) -> str | None:
         """Change a reservation's flights or cabin and settle the price difference.
 
         Use this when the customer has confirmed a new itinerary or a cabin change and the
@@ -364,10 +357,9 @@ def tools(
             **extra,
         )
 
-    @hk.tool(group="changes", risk="write", timeout_seconds=None)
     def update_reservation_baggages(
         reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str
-    ) -> str:
+    ) -> str | None:
         """Set a reservation's checked bags; each added non-free bag costs $50.
 
         Use this when the customer has confirmed adding bags and the payment method. Do not use
@@ -391,8 +383,9 @@ def tools(
             payment_id,
         )
 
-    @hk.tool(group="changes", risk="write", timeout_seconds=None)
-    def update_reservation_passengers(reservation_id: str, passengers: list[Passenger]) -> str:
+    def update_reservation_passengers(
+        reservation_id: str, passengers: list[Passenger]
+    ) -> str | None:
         """Replace the names and birth dates of a reservation's passengers.
 
         Use this when the customer has confirmed corrected passenger details. Do not use it to
@@ -418,7 +411,7 @@ def tools(
         expected_cabin_class: Cabin | None,
         expected_has_insurance: bool | None,
         ctx: hk.ToolContext,
-    ) -> str:
+    ) -> str | None:
         with lock:
             outcome = truth.cancel(
                 db,
@@ -467,7 +460,7 @@ def tools(
             ctx: hk.ToolContext,
             expected_cabin_class: Cabin | None = None,
             expected_has_insurance: bool | None = None,
-        ) -> str:
+        ) -> str | None:
             return cancel(reservation_id, reason, expected_cabin_class, expected_has_insurance, ctx)
 
     else:
@@ -478,7 +471,7 @@ def tools(
             reason: Reason | None = None,
             expected_cabin_class: Cabin | None = None,
             expected_has_insurance: bool | None = None,
-        ) -> str:
+        ) -> str | None:
             return cancel(reservation_id, reason, expected_cabin_class, expected_has_insurance, ctx)
 
     cancel_reservation.__doc__ = cancel_doc
@@ -486,8 +479,7 @@ def tools(
         cancel_reservation, group="changes", risk="destructive", timeout_seconds=None
     )
 
-    @hk.tool(group="support", risk="write", timeout_seconds=None)
-    def send_certificate(user_id: str, amount: float) -> str:
+    def send_certificate(user_id: str, amount: float) -> str | None:
         """Give a customer a travel certificate as compensation.
 
         Use this only when the compensation rules apply and the customer asked for
@@ -504,8 +496,7 @@ def tools(
 
     # ------------------------------------------------------------------ no database effect
 
-    @hk.tool(group="support", timeout_seconds=None)
-    def calculate(expression: str) -> str:
+    def calculate(expression: str) -> str | None:
         """Evaluate an arithmetic expression exactly as written.
 
         Use this when you need a total, a difference or a split of prices. Do not use it for
@@ -519,8 +510,7 @@ def tools(
         """
         return run("calculate", ops.calculate, expression)
 
-    @hk.tool(group="support", timeout_seconds=None)
-    def think(thought: str) -> str:
+    def think(thought: str) -> str | None:
         """Write down a reasoning step; nothing is looked up or changed.
 
         Use this when you want to plan several steps or check a rule before acting. Do not use
@@ -534,8 +524,7 @@ def tools(
         """
         return run("think", ops.think, thought)
 
-    @hk.tool(group="support", timeout_seconds=None)
-    def transfer_to_human_agents(summary: str) -> str:
+    def transfer_to_human_agents(summary: str) -> str | None:
         """Hand the conversation over to a human agent.
 
         Use this when the customer explicitly asks for a human, or the request cannot be handled
@@ -552,20 +541,36 @@ def tools(
 
     registry = hk.ToolRegistry(
         [
-            get_user_details,
-            get_reservation_details,
-            search_direct_flight,
-            search_onestop_flight,
-            list_all_airports,
-            book_reservation,
+            hk.tool(get_user_details, group="lookup", timeout_seconds=None),
+            hk.tool(get_reservation_details, group="lookup", timeout_seconds=None),
+            hk.tool(
+                search_direct_flight,
+                group="flights",
+                timeout_seconds=None,
+                max_result_chars=2_000_000,
+            ),
+            hk.tool(
+                search_onestop_flight,
+                group="flights",
+                timeout_seconds=None,
+                max_result_chars=2_000_000,
+            ),
+            hk.tool(list_all_airports, group="flights", timeout_seconds=None),
+            hk.tool(book_reservation, group="booking", risk="write", timeout_seconds=None),
             cancel_tool,
-            update_reservation_flights,
-            update_reservation_baggages,
-            update_reservation_passengers,
-            send_certificate,
-            calculate,
-            think,
-            transfer_to_human_agents,
+            hk.tool(
+                update_reservation_flights, group="changes", risk="write", timeout_seconds=None
+            ),
+            hk.tool(
+                update_reservation_baggages, group="changes", risk="write", timeout_seconds=None
+            ),
+            hk.tool(
+                update_reservation_passengers, group="changes", risk="write", timeout_seconds=None
+            ),
+            hk.tool(send_certificate, group="support", risk="write", timeout_seconds=None),
+            hk.tool(calculate, group="support", timeout_seconds=None),
+            hk.tool(think, group="support", timeout_seconds=None),
+            hk.tool(transfer_to_human_agents, group="support", timeout_seconds=None),
         ]
     )
     return _finished(registry, relax=not strict)
