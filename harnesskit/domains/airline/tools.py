@@ -16,7 +16,9 @@ Two modes:
   logged as an `alert.mismatch` event without changing the decision. Failures raise
   `hk.ToolError`s, so the model gets structured errors. New bookings are stamped with the
   clock's time, a changed cabin is stored, and one-stop searches show each leg's own day's
-  prices (the benchmark showed the first day's prices for next-day connections).
+  prices (the benchmark showed the first day's prices for next-day connections). Bookings and
+  changes are checked against the rules the server can decide (`rules.py`: passenger count,
+  payment mix, basic economy flights, same trip, bags only added).
 - `tau_bench`: the benchmark's tools reproduced byte for byte, for replaying recorded runs. No
   policy is checked (the decision is still computed and claims still checked, for audit), and
   outputs are the benchmark's texts, `"Error: ..."` strings included. The cancellation reason
@@ -36,7 +38,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 import harnesskit as hk
-from harnesskit.domains.airline import ops, truth
+from harnesskit.domains.airline import ops, rules, truth
 from harnesskit.domains.airline.data import AirlineDB
 
 __all__ = ["POLICY", "Flight", "Passenger", "Payment", "tools"]
@@ -181,6 +183,12 @@ def tools(
             text = fn(db, *args, **kwargs)
         return _strict_result(name, text) if strict else text
 
+    def refuse(problem: str | None) -> None:
+        if problem is not None:
+            raise hk.ToolError(
+                problem, hint="explain the rule to the customer; do not retry the same request"
+            )
+
     def args_of(values: dict[str, Any]) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, dt.date) else v) for k, v in values.items()}
 
@@ -309,6 +317,8 @@ def tools(
         Returns:
             The new reservation as JSON, including its `reservation_id`.
         """
+        if strict:
+            refuse(rules.check_booking(db, user_id, passengers, payment_methods))
         extra = {"extend_ids": True, "created_at": _est_text(now())} if strict else {}
         return run(
             "book_reservation",
@@ -346,6 +356,8 @@ def tools(
         Returns:
             The updated reservation as JSON.
         """
+        if strict:
+            refuse(rules.check_flight_change(db, reservation_id, cabin, flights))
         extra = {"update_cabin": True} if strict else {}
         return run(
             "update_reservation_flights",
@@ -374,6 +386,8 @@ def tools(
         Returns:
             The updated reservation as JSON.
         """
+        if strict:
+            refuse(rules.check_baggage_change(db, reservation_id, total_baggages, nonfree_baggages))
         return run(
             "update_reservation_baggages",
             ops.update_reservation_baggages,
