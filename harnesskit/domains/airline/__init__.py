@@ -32,7 +32,7 @@ harness, with events), `agent` (the offline agent and demo tasks) and `jobs` (`r
 `run_replay`).
 """
 
-from harnesskit.domains.airline import ops
+from harnesskit.domains.airline import ops, rules
 from harnesskit.domains.airline.agent import DEMO_TASKS, DemoTask, agent_model, agent_policy
 from harnesskit.domains.airline.data import (
     AirlineDB,
@@ -130,6 +130,7 @@ __all__ = [
     "recompute_run",
     "replay_harness",
     "replay_run",
+    "rules",
     "run_demo",
     "run_replay",
     "score",
