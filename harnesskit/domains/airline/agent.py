@@ -137,9 +137,18 @@ class _Done:
     value: Any
 
 
+@dataclass(frozen=True, slots=True)
+class _Unread:
+    """A large result the harness stored as an artifact (R-A1), not yet read in full."""
+
+    ref: str
+    next_index: int
+
+
 def _history(messages: Sequence[hk.Message]) -> list[_Done]:
     results = {m.tool_call_id: m.content or "" for m in messages if m.role == "tool"}
     done = []
+    pages: dict[str, dict[int, Any]] = {}  # items read back with artifact_slice, per artifact
     for message in messages:
         for call in message.tool_calls if message.role == "assistant" else ():
             if call.id not in results:
@@ -150,8 +159,24 @@ def _history(messages: Sequence[hk.Message]) -> list[_Done]:
             except json.JSONDecodeError:
                 value = text
             ok = not (isinstance(value, dict) and value.get("ok") is False)
+            if call.name == "artifact_slice" and ok:
+                got = pages.setdefault(value["artifact_ref"], {})
+                got.update(enumerate(value["items"], start=value["start"]))
+                continue
             done.append(_Done(call.name, call.arguments or {}, ok, value))
-    return done
+    return [_whole(d, pages) for d in done]
+
+
+def _whole(done: _Done, pages: Mapping[str, Mapping[int, Any]]) -> _Done:
+    """A result externalized as an artifact: its items once all were read, else `_Unread`."""
+    value = done.value
+    if not (isinstance(value, dict) and value.get("form") == "summary" and "" in value["arrays"]):
+        return done
+    got, total = pages.get(value["artifact_ref"], {}), value["items"]
+    if len(got) < total:
+        missing = next(i for i in range(total) if i not in got)
+        return _Done(done.name, done.arguments, done.ok, _Unread(value["artifact_ref"], missing))
+    return _Done(done.name, done.arguments, done.ok, [got[i] for i in range(total)])
 
 
 def _last(history: list[_Done], name: str) -> _Done | None:
@@ -176,6 +201,9 @@ def agent_policy(messages: tuple[hk.Message, ...], info: hk.ModelRequest) -> Any
     first = next((m.content or "" for m in messages if m.role == "user"), "")
     request = parse_request(first)
     history = _history(messages)
+    unread = next((d.value for d in history if isinstance(d.value, _Unread)), None)
+    if unread is not None:  # read a stored result page by page (each answer says which part)
+        return _call("artifact_slice", ref=unread.ref, pointer="", start=unread.next_index)
     if request.intent == "book":
         return _book(request, history)
     if request.intent == "cancel":

@@ -216,7 +216,8 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
         tools=tools(db, mode="strict"),
         model=model if model is not None else agent_model(),
         system_prompt=POLICY,
-        limits=hk.Limits(max_steps=12),
+        # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
+        limits=hk.Limits(max_steps=20),
         log_dir=log_dir,
         # the customer's opening message already says yes; a notebook would ask a human here
         gate=hk.Gate(confirm=hk.allow_all),
