@@ -253,17 +253,19 @@ def oversize_reason(text: str, value: Any, *, max_chars: int, max_items: int) ->
         max_items: inline limit on the length of any array anywhere in `value`.
 
     Returns:
-        A sentence naming the limit crossed, e.g. "an array of 30 items at /flights (limit 10)".
+        A sentence naming every limit crossed, e.g. "it holds an array of 30 items at
+        /flights (inline limit 10)".
     """
+    reasons = []
     if len(text) > max_chars:
-        return f"its text is {len(text)} chars (inline limit {max_chars})"
+        reasons.append(f"its text is {len(text)} chars (inline limit {max_chars})")
     if value is not None and not isinstance(value, str):
         arrays = jt.largest_arrays(value, limit=1)
         if arrays and arrays[0][1] > max_items:
             ptr, n = arrays[0]
             where = ptr or "the top level"
-            return f"it holds an array of {n} items at {where} (inline limit {max_items})"
-    return None
+            reasons.append(f"it holds an array of {n} items at {where} (inline limit {max_items})")
+    return " and ".join(reasons) or None
 
 
 def summarize(ref: ArtifactRef, *, reason: str, max_chars: int = 2000) -> dict[str, Any]:

@@ -160,6 +160,8 @@ def replay_run(
     divergences = []
     for number, (recorded, event) in enumerate(zip(run.calls, results, strict=False)):
         content = event.payload.get("content")
+        if event.payload.get("artifact"):  # stored as an artifact (R-A1): compare the whole
+            content = live.transport.store.read(event.payload["artifact"])
         # the log holds results after redaction (R-S1): compare like with like
         expected = recorded.output
         if expected is not None and redactor is not None and redactor.needs(expected):
@@ -170,7 +172,7 @@ def replay_run(
                     call_index=number,
                     call_id=recorded.call_id,
                     tool=recorded.name,
-                    cause=_cause(expected, event.payload),
+                    cause=_cause(expected, {**event.payload, "content": content}),
                     recorded=recorded.output,
                     recomputed=content,
                 )
