@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import harnesskit as hk
+from harnesskit.bindings import _conversation
 from harnesskit.domains import airline
 from harnesskit.representation import RepresentationChecker
 
@@ -64,12 +65,11 @@ def main() -> None:
         restating = 0
         for log in logs:
             events = [e for e in log.events if e.branch_id == "main"]
-            from harnesskit.bindings import _conversation
-
             found = RepresentationChecker(restate_chars=n).check(_conversation(events))
             restating += any("restatement" in (v.first.form, v.second.form) for v in found)
         print(
-            f"runs whose assistant text restates >= {n} chars of a tool result verbatim: {restating}"
+            f"runs whose assistant text restates >= {n} chars of a tool result verbatim: "
+            f"{restating}"
         )
 
 
