@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 
 import harnesskit as hk
-from harnesskit.bindings import _conversation
 from harnesskit.domains import airline
-from harnesskit.representation import RepresentationChecker
 
 DEFAULT = (
     Path(__file__).resolve().parents[2]
@@ -62,15 +60,10 @@ def main() -> None:
         f"tool results externalized under R-A1 (8000 chars / 10 items): {externalized} of {results}"
     )
     for n in (200, 100, 50):
-        restating = 0
-        for log in logs:
-            events = [e for e in log.events if e.branch_id == "main"]
-            found = RepresentationChecker(restate_chars=n).check(_conversation(events))
-            restating += any("restatement" in (v.first.form, v.second.form) for v in found)
-        print(
-            f"runs whose assistant text restates >= {n} chars of a tool result verbatim: "
-            f"{restating}"
+        restating = sum(
+            hk.transport_audit(log, restate_chars=n).counts["runs_restating"] for log in logs
         )
+        print(f"runs whose assistant text restates >= {n} chars of a result verbatim: {restating}")
 
 
 if __name__ == "__main__":
