@@ -11,8 +11,8 @@ cells = [
         """# Data transport: let the system move the bytes
 
 The model understands intent; the runtime carries identifiers, arrays and previews exactly.
-This notebook shows harnesskit's data transport (DESIGN.md R-A1–R-A8) on a small flight-search
-domain, offline with scripted models:
+This notebook shows harnesskit's data transport (DESIGN.md R-A1–R-A8) on the airline domain
+(τ-bench's database, harnesskit's tools), offline with scripted models:
 
 1. **forced externalization** — a result over 8000 chars or with an array over 10 items goes to
    an `ArtifactStore`; the prompt gets a ref and a bounded summary;
@@ -21,96 +21,68 @@ domain, offline with scripted models:
 4. **bindings** — `{"$bind": "<ref or call id>#/pointer"}` passes a value without retyping it;
 5. **single representation** — a prompt holding one source in two forms is refused before
    the model is called;
-6. **the transport audit** — which ids the model typed, where they came from, what got altered;
+6. **the transport audit** — which ids the model typed, where they came from, what got
+   altered — on our runs and on the 200 recorded GPT-4o runs;
 7. **lifecycle** — expiry and archival.""",
     ),
     (
         "code",
         """import hashlib, json
+from pathlib import Path
 import harnesskit as hk
+from harnesskit.domains import airline
 from harnesskit.testing import reply
 
-CLOCK = lambda: 1_716_200_000.0  # a fixed clock: timestamps in this notebook never change
+CLOCK = lambda: 1_715_800_000.0  # a fixed clock: timestamps in this notebook never change
+ROUTE = {"origin": "ATL", "destination": "PHX", "date": "2024-05-20"}
 
-FLIGHTS = [
-    {"flight_number": f"HAT{i:03d}", "origin": "JFK", "destination": "SEA",
-     "departure": f"2024-05-20T{6 + i // 3:02d}:{(i % 3) * 20:02d}:00",
-     "seats_left": {"economy": (7 * i) % 11, "business": i % 4},
-     "price": {"economy": 110 + (37 * i) % 90, "business": 420 + (53 * i) % 300}}
-    for i in range(30)
-]
+def harness(model, **kw):
+    \"\"\"A harness over a fresh copy of the airline database.\"\"\"
+    return hk.Harness(airline.tools(airline.load_database()), model, system_prompt=airline.POLICY,
+                      gate=hk.Gate(confirm=hk.allow_all), clock=CLOCK, **kw)
 
-@hk.tool
-def search_flights(origin: str, destination: str) -> list:
-    \"\"\"Search direct flights between two airports on 2024-05-20.
-
-    Use this when the user wants to fly. Do not use it to book.
-
-    Args:
-        origin: IATA code of the departure airport, e.g. JFK.
-        destination: IATA code of the arrival airport, e.g. SEA.
-
-    Returns:
-        The flights as a JSON array.
-    \"\"\"
-    return FLIGHTS
-
-BOOKED = []
-
-@hk.tool(risk="write")
-def book_flight(flight: dict, cabin: str) -> dict:
-    \"\"\"Book one flight for the user.
-
-    Use this when the user chose a flight. Do not use it to search.
-
-    Args:
-        flight: the flight object exactly as search_flights returned it.
-        cabin: economy or business.
-
-    Returns:
-        The booking.
-    \"\"\"
-    BOOKED.append(flight)
-    return {"booking": "BK" + flight["flight_number"][3:], "flight": flight["flight_number"],
-            "cabin": cabin, "price": flight["price"][cabin]}
-
-tools = hk.ToolRegistry([search_flights, book_flight])
-len(json.dumps(FLIGHTS)), len(FLIGHTS)""",
+# what the one-stop search returns, called directly (no harness): 37 itineraries, 25 kB
+FULL = json.loads(airline.tools(airline.load_database())["search_onestop_flight"].fn(**ROUTE))
+len(FULL), len(json.dumps(FULL))""",
     ),
     (
         "md",
         """## 1. Forced externalization
 
-A scripted model searches once. The search returns 30 flights: more than 10 items, so the
-result never enters the prompt. We read the *exact* request the model received from the event
-log (`request_messages`) — it holds the ref and a bounded summary, not the array.""",
+A scripted model searches one-stop flights from ATL to PHX. The result has 37 itineraries —
+more than 10 items and more than 8000 characters — so it never enters the prompt. We read the
+*exact* request the model received next from the event log (`request_messages`): it holds the
+ref and a bounded summary, not the array.""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-model = hk.ScriptedModel([reply.tool_call("search_flights", id="call_search", origin="JFK", destination="SEA"),
-                          reply.text("There are 30 flights.")])
-h = hk.Harness(tools, model, clock=CLOCK)
-run = h.run("Which flights go from JFK to SEA on May 20?", run_id="externalize")
+model = hk.ScriptedModel([reply.tool_call("search_onestop_flight", id="call_search", **ROUTE),
+                          reply.text("There are 37 itineraries.")])
+run = harness(model).run("One-stop flights from ATL to PHX on May 20, please.", run_id="externalize")
 second = run.log.of_type("model.request")[1]
 sent = run.log.request_messages(second.event_id)
 tool_message = sent[-1]
 summary = json.loads(tool_message["content"])
-print(len(tool_message["content"]), "chars sent instead of", len(json.dumps(FLIGHTS)))
-print("flights in the request:", sum(f["flight_number"] in run.log.request_text(second.event_id) for f in FLIGHTS))
+print(len(tool_message["content"]), "chars sent instead of", len(json.dumps(FULL)))
+text = run.log.request_text(second.event_id)
+print("itineraries in the request:", sum(json.dumps(pair) in text for pair in FULL))
 print(json.dumps({k: summary[k] for k in ("artifact_ref", "form", "complete", "why", "items")}, indent=1))""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-print(json.dumps(summary["preview"], indent=1))
+print(json.dumps(summary["shape"])[:300])
+print(json.dumps({k: v for k, v in summary["preview"].items() if k != "text"}))
+print(summary["preview"]["text"][:160], "…")
 print(*summary["read_more"], sep="\\n")
 print(summary["bind"])""",
     ),
     (
         "md",
         """The store keeps the whole text, content-addressed (`art_` + sha256 prefix), with the R-A2
-metadata; an `artifact.created` event records it in the log.""",
+metadata; an `artifact.created` event records it in the log. By default the store lives in
+`<log_dir>/artifacts/` (in memory without a `log_dir`); pass `artifacts=` to choose.""",
     ),
     (
         "code",
@@ -119,7 +91,9 @@ store = run.transport.store
 ref = store.ref(summary["artifact_ref"])
 created = run.log.last("artifact.created").payload
 print(ref)
-print({k: created[k] for k in ("sha256", "size_chars", "items", "source", "data_class", "truncated", "summary", "incomplete")})""",
+print({k: created[k] for k in ("sha256", "size_chars", "items", "source", "data_class",
+                               "truncated", "summary", "incomplete")})
+print("the store holds exactly what the tool returned:", store.value(ref.id) == FULL)""",
     ),
     ("code", "ref  # renders as a table in Jupyter"),
     (
@@ -133,7 +107,7 @@ changed character fails.""",
         "code",
         """# NBVAL_CHECK_OUTPUT
 p = summary["preview"]
-tampered = {**p, "text": p["text"].replace("HAT000", "HAT00O")}
+tampered = {**p, "text": p["text"].replace("HAT010", "HAT01O")}
 print("preview verifies:", store.verify_preview(ref.id, p))
 print("tampered verifies:", store.verify_preview(ref.id, tampered))""",
     ),
@@ -143,81 +117,89 @@ print("tampered verifies:", store.verify_preview(ref.id, tampered))""",
 
 Once a run holds an artifact, six read-only tools join the tool list: `artifact_outline`,
 `artifact_search`, `artifact_context`, `artifact_head`, `artifact_tail`, `artifact_slice`.
-Every answer is bounded and names its part of the whole. Reading the 30 flights back in pages of
-seven loses nothing and reorders nothing:""",
+Every answer is bounded (4000 chars) and names its part of the whole. Reading the 37
+itineraries back page by page loses nothing and reorders nothing:""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-print("tools before:", model.requests[0].tool_names)
-print("tools after: ", model.requests[1].tool_names)
+print("tools before:", model.requests[0].tool_names[-3:])
+print("tools after: ", model.requests[1].tool_names[-6:])
 pages, items, start = [], [], 0
 while True:
-    answer = store.slice(ref.id, "", start, start + 7)
+    answer = store.slice(ref.id, "", start)
     pages.append(answer["part"]); items += answer["items"]
     if "next" not in answer:
         break
     start = answer["stop"]
 digest = lambda v: hashlib.sha256(json.dumps(v, sort_keys=True).encode()).hexdigest()[:16]
 print(pages)
-print("hash-equal to the original:", digest(items) == digest(FLIGHTS))""",
+print("hash-equal to the tool's own output:", digest(items) == digest(FULL))""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-hit = store.search(ref.id, "HAT023")
-print(hit["part"], hit["hits"][0]["pointer"], hit["hits"][0]["offset"])
-print(json.dumps(store.outline(ref.id)["shape"]["item"]["keys"]["price"]))""",
+hit = store.search(ref.id, "HAT102")
+print(hit["part"], [h["pointer"] for h in hit["hits"]])
+print(json.dumps(store.outline(ref.id, "/6")["shape"])[:200])""",
     ),
     (
         "md",
         """## 4. Bindings
 
-The model says *which* value; the runtime supplies it. The argument
-`{"$bind": "<ref>#/23"}` is resolved from the store before validation, so `book_flight`
-receives the stored object exactly. A pointer that does not resolve is an `invalid_argument`
-result naming the pointer and what exists there. The bindings note is in the system prompt.""",
+The model says *which* value; the runtime supplies it. Every id in this booking is bound:
+flights from the stored search (`art_…#/6/0/flight_number`), the passenger and the payment
+ids from the profile call (`u1#/name/first_name`, …). Bindings are resolved before the
+arguments are validated, so `book_reservation` receives the stored values exactly. The
+bindings note is in the system prompt of every run with tools.""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-def binding_model(messages, info):
-    last = json.loads(messages[-1].content) if messages[-1].role == "tool" else {}
-    if info.step == 1:
-        return reply.tool_call("search_flights", origin="JFK", destination="SEA")
-    if last.get("form") == "summary":
-        return reply.tool_call("artifact_search", ref=last["artifact_ref"], query="HAT023")
-    if last.get("op") == "search":
-        item = last["hits"][0]["pointer"].rsplit("/", 1)[0]
-        return reply.tool_calls(
-            reply.call("book_flight", flight={"$bind": f"{last['artifact_ref']}#{item}"}, cabin="economy"),
-            reply.call("book_flight", flight={"$bind": f"{last['artifact_ref']}#{item}/flightnumber"}, cabin="economy"))
-    return reply.text("Booked HAT023 in economy.")
-
-BOOKED.clear()
-bound = hk.Harness(tools, hk.FunctionModel(binding_model), clock=CLOCK).run("Book HAT023, JFK to SEA.", run_id="bind")
-print("tool received the exact stored object:", BOOKED == [FLIGHTS[23]])
-bad = json.loads(bound.log.of_type("tool.result")[-1].payload["content"])
+art, u = ref.id, "u1"
+leg = lambda i: {"flight_number": {"$bind": f"{art}#/6/{i}/flight_number"}, "date": {"$bind": f"{art}#/6/{i}/date"}}
+booking = hk.ScriptedModel([
+    reply.tool_call("get_user_details", id=u, user_id="mei_hernandez_8984"),
+    reply.tool_call("search_onestop_flight", id="s1", **ROUTE),
+    reply.tool_call("artifact_slice", ref=art, pointer="", start=6, stop=7),
+    reply.tool_call("book_reservation", user_id="mei_hernandez_8984", origin="ATL", destination="PHX",
+        flight_type="one_way", cabin="economy", flights=[leg(0), leg(1)],
+        passengers=[{"first_name": {"$bind": f"{u}#/name/first_name"}, "last_name": {"$bind": f"{u}#/name/last_name"},
+                     "dob": {"$bind": f"{u}#/dob"}}],
+        payment_methods=[{"payment_id": {"$bind": f"{u}#/payment_methods/gift_card_5309492/id"}, "amount": 98},
+                         {"payment_id": {"$bind": f"{u}#/payment_methods/credit_card_2140654/id"}, "amount": 113}],
+        total_baggages=2, nonfree_baggages=0, insurance="no"),
+    reply.tool_call("get_reservation_details", reservation_id={"$bind": f"{art}#/6/9/flight_number"}),
+    reply.text("Booked."),
+])
+bound = harness(booking).run("I'm mei_hernandez_8984: the cheapest one-stop ATL to PHX on 2024-05-20.", run_id="bind")
+results = bound.log.of_type("tool.result")
+print(json.loads(results[2].payload["content"])["part"])
+booked = json.loads(results[3].payload["content"])
+print(booked["reservation_id"], [(f["flight_number"], f["date"]) for f in booked["flights"]], booked["passengers"])
+bad = json.loads(results[4].payload["content"])
 print(bad["error_type"]); print(bad["message"])
-print(bound.log[1].payload["system_prompt"][:120], "…")""",
+system_prompt = bound.log[1].payload["system_prompt"]
+print(system_prompt[system_prompt.index("Data transport:"):])""",
     ),
     (
         "md",
         """## 5. Single representation
 
-Within one prompt a source appears in exactly one form. Here the user pastes the whole result
-back while its summary is already in the prompt: assembly fails with `RepresentationError`
-naming the ref and both forms, an `alert.representation` event is logged, and the model is
-**not** called. Other pairs are refused the same way: summary + preview, two different
-truncations, an assistant message restating ≥ 200 characters of a result.""",
+Within one prompt a source appears in exactly one form. Here the customer pastes the whole
+search result back while its summary is already in the prompt: assembly fails with
+`RepresentationError` naming the ref and both forms, an `alert.representation` event is
+logged, and the model is **not** called. Other pairs are refused the same way: summary +
+preview, two different truncations, an assistant message restating ≥ 200 characters of a
+result.""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-model = hk.ScriptedModel([reply.tool_call("search_flights", origin="JFK", destination="SEA"), reply.text("ok")])
-run = hk.Harness(tools, model, clock=CLOCK).start("Flights JFK to SEA?", run_id="two-forms")
+model = hk.ScriptedModel([reply.tool_call("search_onestop_flight", **ROUTE), reply.text("ok")])
+run = harness(model).start("One-stop flights ATL to PHX on May 20?", run_id="two-forms")
 run.step()
-run.send("Here is the list again: " + json.dumps(FLIGHTS))
+run.send("Here is the list again: " + store.read(ref.id))
 try:
     run.step()
 except hk.RepresentationError as err:
@@ -234,15 +216,14 @@ happened). This recorded model restated part of an inspection answer in its repl
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-text = json.dumps(FLIGHTS)
-ref_id = "art_" + hashlib.sha256(text.encode()).hexdigest()[:12]
-s = text.index('{"flight_number": "HAT012"')
-recorded = [reply.tool_call("search_flights", origin="JFK", destination="SEA"),
-            reply.tool_call("artifact_slice", ref=ref_id, pointer="", start=10, stop=15),
-            reply.tool_calls(reply.call("book_flight", flight={"$bind": f"{ref_id}#/12"}, cabin="economy"),
-                             content="Options: " + text[s:s + 260]),
-            reply.text("Booked HAT012.")]
-replayed = hk.Harness(tools, hk.ReplayModel(recorded), clock=CLOCK).run("Book me something", run_id="replay")
+stored = store.read(ref.id)
+s = stored.index('"flight_number": "HAT102"')
+recorded = [reply.tool_call("search_onestop_flight", **ROUTE),
+            reply.tool_call("artifact_slice", ref=ref.id, pointer="", start=5, stop=8),
+            reply.tool_calls(reply.call("get_reservation_details", reservation_id="H8Q05L"),
+                             content="Your options: " + stored[s:s + 260]),
+            reply.text("Done.")]
+replayed = harness(hk.ReplayModel(recorded)).run("Options ATL to PHX?", run_id="replay")
 print(replayed.finish_reason, [(e.payload["forms"][0]["form"], e.payload["forms"][1]["form"], e.payload["refused"])
                                for e in replayed.log.of_type("alert.representation")])""",
     ),
@@ -252,45 +233,50 @@ print(replayed.finish_reason, [(e.payload["forms"][0]["form"], e.payload["forms"
 
 `hk.transport_audit(run)` lists every identifier-like value and array the model typed into
 tool arguments: where it first appeared (system prompt, which user message, which tool result;
-nowhere = invented) and whether it arrived altered. Compare a model that copies ids by hand
-with one that binds them.""",
+nowhere = invented) and whether it arrived altered. The embedded offline agent reads the stored
+search page by page and *types* the ids it found into `book_reservation`; the bound booking
+above typed only the user id the customer gave.""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-@hk.tool
-def flight_status(flight_number: str) -> dict:
-    \"\"\"Status of one flight.
-
-    Use this when the user asks whether a flight is on time. Do not use it to book.
-
-    Args:
-        flight_number: e.g. HAT001.
-
-    Returns:
-        The status.
-    \"\"\"
-    return {"flight_number": flight_number, "status": "on time"}
-
-few = [reply.tool_call("search_flights", id="s1", origin="JFK", destination="SEA")]
-copying = few + [reply.tool_call("artifact_slice", ref=ref_id, pointer="", start=0, stop=5),
-                 reply.tool_call("flight_status", flight_number="HAT003"),   # copied from the slice
-                 reply.tool_call("flight_status", flight_number="HAT0O4"),   # mixed up
-                 reply.tool_call("flight_status", flight_number="HAT777"),   # invented
-                 reply.text("done")]
-binding = few + [reply.tool_call("flight_status", flight_number={"$bind": f"{ref_id}#/3/flight_number"}),
-                 reply.tool_call("flight_status", flight_number={"$bind": "s1#/4/flight_number"}),
-                 reply.text("done")]
-audits = {}
-for name, turns in {"copying": copying, "binding": binding}.items():
-    r = hk.Harness([search_flights, flight_status], hk.ScriptedModel(turns), clock=CLOCK).run("Status of the early flights?", run_id=name)
-    audits[name] = hk.transport_audit(r)
-    print(name, "->", audits[name].verdict)""",
+task = next(t for t in airline.DEMO_TASKS if t.name == "book-cheapest-one-stop")
+typed = harness(airline.agent_model(), limits=hk.Limits(max_steps=20)).run(task.user_message, run_id="agent")
+audits = {"offline agent (types)": hk.transport_audit(typed), "scripted (binds)": hk.transport_audit(bound)}
+for name, audit in audits.items():
+    print(f"{name}: {audit.verdict}")""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-audits["copying"].frame()[["step", "tool", "path", "value", "transport", "status", "source", "closest", "how"]]""",
+df = audits["offline agent (types)"].frame()
+df[df.tool == "book_reservation"][["path", "kind", "value", "status", "source"]]""",
+    ),
+    (
+        "md",
+        """### The 200 recorded GPT-4o runs
+
+The τ-bench airline recording (`../shared`) is replayed through the harness
+(`airline.replay_run`, with redaction off so the audit sees what the model saw: GPT-4o derived
+user ids from e-mail addresses). `LIMIT` runs are audited here;
+`scripts/audit_recorded_runs.py` runs all 200 (≈ 1 minute). On all 200: 1346 ids typed
+(361 from user messages, 983 from tool results that could have been bound), 2 altered (a gift
+card's number typed as a credit card), 2 invented (a card id composed from "ending in 7334"),
+0 bound; 0 runs restate a tool result verbatim (not even 50 characters: GPT-4o reformats rather
+than copies, which a verbatim check cannot see).""",
+    ),
+    ("parameters", "LIMIT = 40"),
+    (
+        "code",
+        """# NBVAL_IGNORE_OUTPUT
+RECORDED = Path("..").resolve().parent / "shared/datasets/sierra-research__tau-bench/historical_trajectories/gpt-4o-airline.json"
+recorded = airline.load_recorded_runs(RECORDED, limit=LIMIT)
+gpt4o = hk.TransportAudit.merge(hk.transport_audit(airline.replay_run(r, redact=False).log) for r in recorded)
+c = gpt4o.counts
+assert c["runs"] == LIMIT and c["ids_bound"] == 0 and c["ids_typed"] == c["from_user"] + c["from_tool"] + c["invented"] + c["from_system"]
+print(gpt4o.verdict)
+g = gpt4o.frame()
+g[g.status.isin(["altered", "invented"]) & ~g.in_text][["run_id", "tool", "path", "value", "status", "closest", "how"]]""",
     ),
     (
         "md",
@@ -302,17 +288,17 @@ why — to the model through the inspection tools and bindings, to you through t
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-now = [1_716_200_000.0]
-store = hk.ArtifactStore(ttl_seconds=3600, clock=lambda: now[0])
-a = store.put(FLIGHTS)
+now = [1_715_800_000.0]
+short = hk.ArtifactStore(ttl_seconds=3600, clock=lambda: now[0])
+a = short.put(FULL)
 now[0] += 2 * 3600
 try:
-    store.slice(a.id, "", 0)
+    short.slice(a.id, "", 0)
 except hk.ArtifactNotFoundError as err:
     print(err)
-b = store.put(FLIGHTS[:20], ttl_seconds=10 * 3600)
-store.archive(b.id)
-print(store.status(b.id), "->", store.restore(b.id).status, store.value(b.id, "/19/flight_number"))""",
+b = short.put(FULL[:20], ttl_seconds=10 * 3600)
+short.archive(b.id)
+print(short.status(b.id), "->", short.restore(b.id).status, short.value(b.id, "/19/0/flight_number"))""",
     ),
 ]
 
