@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the cells are notebook code inside strings)
 """Regenerate notebooks/03_data_transport.ipynb (executed, outputs stored).
 
 Run from the repository root: `PYTHONPATH=$PWD python scripts/nb_data_transport.py`.
