@@ -99,6 +99,17 @@ class RunState:
         """`prompt_tokens + completion_tokens`."""
         return self.prompt_tokens + self.completion_tokens
 
+    def __repr__(self) -> str:
+        return (
+            f"<RunState {self.run_id} step={self.step} finish_reason={self.finish_reason} "
+            f"tokens={self.total_tokens}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
+
 
 class Harness:
     """The runtime around a model: tools, gate, context policy, limits and the log folder.
