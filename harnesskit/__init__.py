@@ -47,12 +47,24 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.progress import TqdmProgress
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trace import (
+    budget_frame,
+    comparison_frame,
+    composition_frame,
+    frame,
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+)
+from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ArtifactError",
     "ArtifactIntegrityError",
@@ -85,6 +97,7 @@ __all__ = [
     "RunState",
     "SchemaVersionError",
     "ScriptedModel",
+    "StepControls",
     "StopRun",
     "TokenEstimator",
     "Tool",
@@ -96,13 +109,22 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "TqdmProgress",
+    "TraceExplorer",
     "Usage",
     "UsageError",
     "allow_all",
+    "budget_frame",
+    "comparison_frame",
+    "composition_frame",
     "deny_all",
     "estimate_tokens",
+    "frame",
     "get_model",
     "lint",
+    "plot_budget",
+    "plot_comparison",
+    "plot_composition",
     "register_provider",
     "set_display",
     "tool",
