@@ -595,15 +595,12 @@ def request_view(
     """
     rows = []
     for i, m in enumerate(messages):
-        calls = []
+        parts = [f"[answers {m['tool_call_id']}] "] if m.get("tool_call_id") else []
+        parts.append(m.get("content") or "")
         for call in m.get("tool_calls") or ():
             fn = call.get("function") or {}
-            calls.append(f"{fn.get('name', '')}({fn.get('arguments', '')}) [{call.get('id', '')}]")
-        extra = m.get("tool_call_id") or ""
-        rows.append(
-            [i, m.get("role", ""), text_block(m.get("content") or "", inline=400),
-             text_block("\n".join(calls), inline=400) if calls else extra]
-        )  # fmt: skip
+            parts.append(f"\n→ {fn.get('name', '')}({fn.get('arguments', '')}) [{call.get('id')}]")
+        rows.append([i, m.get("role", ""), text_block("".join(parts).strip(), inline=400)])
     names = ", ".join((t.get("function") or {}).get("name", "?") for t in tools) or "none"
     p = event.payload if event is not None else {}
     step = badge(f"step {p.get('step', '?')}", "info")
@@ -616,7 +613,7 @@ def request_view(
     body = json_block({"messages": list(messages), "tools": list(tools)}, inline=0)
     return card(
         title,
-        table(["#", "role", "content", "tool calls / call id"], rows),
+        table(["#", "role", "content and tool calls"], rows),
         f"<details><summary style='cursor:pointer'>raw JSON</summary>{body}</details>",
         tone="info",
     )

@@ -307,6 +307,10 @@ def _pyplot() -> Any:
     return plt
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _done(plt: Any, fig: Any) -> Any:
     fig.tight_layout()
     plt.close(fig)
@@ -378,7 +382,8 @@ def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, floa
         n = int(df["step"].max())
         label = f"max_steps = {max_steps}"
         if _near(max_steps, n, 2) or max_steps <= n + 3:
-            pos = float(df.loc[df["step"] <= max_steps, "request"].max()) + 0.5
+            before = df.loc[(df["step"] <= max_steps) & ~df["final"], "request"]
+            pos = float(before.max()) + 0.5  # after the last step the brake allowed
             for ax in (top, bottom):
                 ax.axvline(pos, color="#e45756", linestyle=":", label=label if ax is top else None)
         else:
@@ -388,7 +393,7 @@ def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, floa
     finished = _log_of(run).last("run.finished", branch_id=branch_id)
     reason = finished.payload.get("finish_reason") if finished else "running"
     top.set_title(
-        f"{df.attrs['run_id']}: {int(df['step'].max())} steps, {used_total:,} tokens, "
+        f"{df.attrs['run_id']}: {_plural(int(df['step'].max()), 'step')}, {used_total:,} tokens, "
         f"finish_reason={reason}",
         fontsize=10,
     )

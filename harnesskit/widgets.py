@@ -42,7 +42,7 @@ from harnesskit.events import Event, EventLog
 from harnesskit.gate import ApprovalRequest, deny_all
 from harnesskit.loop import Run
 
-__all__ = ["ApprovalDecision", "ApprovalPrompt", "StepControls", "TraceExplorer"]
+__all__ = ["ApprovalDecision", "ApprovalPrompt", "Snapshot", "StepControls", "TraceExplorer"]
 
 _SHOWN_TYPES = ("user.message", "model.response", "tool.result", "brake")
 
@@ -53,6 +53,25 @@ def _widgets() -> Any:
     return ipywidgets
 
 
+class Snapshot:
+    """A static HTML copy of a widget's current view, for readers without a kernel.
+
+    Exported notebooks (nbconvert HTML, GitHub) cannot run widgets; a snapshot cell shows what
+    the widget showed when the notebook ran.
+    """
+
+    def __init__(self, html: str, text: str) -> None:
+        """Wrap `html` (built by `harnesskit.display`, already escaped) and a plain `text`."""
+        self.html = html
+        self.text = text
+
+    def _repr_html_(self) -> str | None:
+        return self.html if display.get_display() == "html" else None
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 class _WidgetBox:
     """Shared display plumbing: the object shows as its `widget` (with a static HTML copy)."""
 
@@ -60,6 +79,14 @@ class _WidgetBox:
 
     def _static_html(self) -> str:
         return ""
+
+    def snapshot(self) -> Snapshot:
+        """A static HTML copy of the current view (shown where widgets cannot run).
+
+        Returns:
+            A `Snapshot` that renders as HTML in a notebook cell.
+        """
+        return Snapshot(self._static_html(), repr(self))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})

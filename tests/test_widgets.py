@@ -232,3 +232,25 @@ def test_widgets_display_as_widgets_with_a_static_html_copy():
         assert "application/vnd.jupyter.widget-view+json" in bundle
         assert bundle["text/plain"] == repr(obj) and "\n" not in repr(obj)
         assert "text/html" in bundle
+
+
+def test_snapshots_keep_a_static_copy_of_the_view():
+    orders, prompt, _, run = cancel_run()
+    controls = hk.StepControls(run)
+    controls.run_to_end()
+    assert controls.wait() == "approval"
+    snap = prompt.snapshot()
+    assert (
+        "approve <b>cancel_order</b>?" in snap._repr_html_()
+        and "would_cancel" in snap._repr_html_()
+    )
+    assert repr(snap) == repr(prompt)
+    with hk.set_display("plain"):
+        assert snap._repr_html_() is None
+    prompt.approve()
+    controls.wait()
+    explorer = hk.TraceExplorer(run)
+    explorer.slider.value = 1
+    html = explorer.snapshot()._repr_html_()
+    assert "step 1: " in html and "request sent" in html and "Please cancel B2" in html
+    assert "Run w-1" in controls.snapshot()._repr_html_()
