@@ -146,6 +146,11 @@ def get_display() -> str:
 # -- text --------------------------------------------------------------------------------------
 
 
+def _esc(value: Any) -> str:
+    """Escape a short value (a number from a payload: logs read from disk are untrusted too)."""
+    return escape_bounded(value, 80)
+
+
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -496,8 +501,8 @@ def _event_body(e: Any) -> str:
         if usage:
             est = " (estimated)" if usage.get("estimated") else ""
             parts.append(
-                f"<div style='opacity:.7'>{usage.get('prompt_tokens', 0)} prompt + "
-                f"{usage.get('completion_tokens', 0)} completion tokens{est}</div>"
+                f"<div style='opacity:.7'>{_esc(usage.get('prompt_tokens', 0))} prompt + "
+                f"{_esc(usage.get('completion_tokens', 0))} completion tokens{est}</div>"
             )
         return "".join(parts)
     if e.type == "tool.call":
@@ -507,7 +512,8 @@ def _event_body(e: Any) -> str:
         return text_block(p.get("content", ""))
     if e.type == "model.request":
         return Safe(
-            f"<div>{p.get('n_messages', '?')} messages, ~{p.get('token_estimate', '?')} tokens"
+            f"<div>{_esc(p.get('n_messages', '?'))} messages, "
+            f"~{_esc(p.get('token_estimate', '?'))} tokens"
             f"{' (closing, tool-less)' if p.get('final') else ''}</div>"
         )
     return json_block(p, inline=200)
@@ -530,7 +536,7 @@ def event_card(e: Any) -> Safe:
 def _event(e: Any) -> str:
     title = Safe(
         f"<b>{html.escape(e.label)}</b> {badge(e.type, _event_tone(e))} "
-        f"<span style='opacity:.7'>step {e.step if e.step is not None else '–'} · "
+        f"<span style='opacity:.7'>step {_esc(e.step if e.step is not None else '–')} · "
         f"{escape_bounded(e.source, 40)} · {escape_bounded(e.branch_id, 40)}"
         f"{' · ' + escape_bounded(e.status, 20) if e.status != 'active' else ''}</span>"
     )
@@ -606,7 +612,7 @@ def request_view(
     step = badge(f"step {p.get('step', '?')}", "info")
     title = Safe(
         f"<b>request sent</b> {step} "
-        f"{len(messages)} messages · ~{p.get('token_estimate', '?')} tokens (estimate, "
+        f"{len(messages)} messages · ~{_esc(p.get('token_estimate', '?'))} tokens (estimate, "
         f"messages only) · tools: {escape_bounded(names, 400)}"
         + (f" {badge('closing request, tool-less', 'warn')}" if p.get("final") else "")
     )

@@ -1,4 +1,5 @@
 import dataclasses
+import json
 import re
 
 import pytest
@@ -225,3 +226,60 @@ def test_tool_and_registry_views_show_the_spec():
     assert "group orders" in html and "order_id</b> *" in html
     reg = hk.ToolRegistry([set_status, fetch_page])._repr_html_()
     assert "set_status" in reg and "fetch_page" in reg and "destructive" not in reg
+
+
+def test_a_hostile_log_read_from_disk_renders_escaped(tmp_path):
+    evil = "<script>x()</script>"
+    lines = [
+        {
+            "v": 2,
+            "event_id": 1,
+            "type": "task.contract",
+            "payload": {"run_id": evil},
+            "summary": evil,
+        },
+        {
+            "v": 2,
+            "event_id": 2,
+            "type": "model.request",
+            "source": evil,
+            "branch_id": evil,
+            "payload": {
+                "step": evil,
+                "n_messages": evil,
+                "token_estimate": evil,
+                "messages": [{"role": "user", "content": evil}],
+                "tools": [{"function": {"name": evil}}],
+            },
+        },
+        {
+            "v": 2,
+            "event_id": 3,
+            "type": "model.response",
+            "status": evil,
+            "payload": {
+                "step": evil,
+                "usage": {"prompt_tokens": evil, "completion_tokens": evil},
+                "message": {
+                    "role": "assistant",
+                    "content": evil,
+                    "tool_calls": [{"id": evil, "function": {"name": evil, "arguments": evil}}],
+                },
+            },
+        },
+        {
+            "v": 2,
+            "event_id": 4,
+            "type": "tool.call",
+            "payload": {"tool": evil, "arguments": {evil: evil}},
+        },
+    ]
+    path = tmp_path / "evil.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    log = hk.EventLog.read(path)
+    for html in [log._repr_html_(), *(e._repr_html_() for e in log)]:
+        assert_safe(html, max_chars=20_000)
+    explorer = hk.TraceExplorer(log)
+    explorer.select(2)
+    assert_safe(explorer.detail.value, max_chars=20_000) and "request sent" in explorer.detail.value
+    assert_safe(explorer.table.value, max_chars=20_000)
