@@ -490,7 +490,7 @@ def _event_body(e: Any) -> str:
         return text_block(p.get("content", ""))
     if e.type == "model.response":
         msg = p.get("message") or {}
-        parts = [text_block(msg["content"])] if msg.get("content") else []
+        parts: list[str] = [text_block(msg["content"])] if msg.get("content") else []
         for call in msg.get("tool_calls") or ():
             fn = call.get("function") or {}
             parts.append(
@@ -768,7 +768,7 @@ def _schema_type(schema: Mapping[str, Any]) -> str:
 
 @renderer("ApprovalRequest")
 def _approval(req: Any) -> str:
-    parts = [fields_table([("risk", req.risk), ("call id", req.tool_call_id)])]
+    parts: list[str] = [fields_table([("risk", req.risk), ("call id", req.tool_call_id)])]
     parts.append(f"<div><b>arguments</b>{json_block(req.arguments, inline=600)}</div>")
     if req.preview is not None:
         parts.append(f"<div><b>dry-run preview</b>{json_block(req.preview, inline=600)}</div>")

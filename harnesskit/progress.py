@@ -45,7 +45,9 @@ class TqdmProgress:
     def _new_bar(self, item: Progress) -> Any:
         cls = self.tqdm_class
         if cls is None:
-            from tqdm.auto import tqdm as cls
+            from tqdm.auto import tqdm
+
+            cls = tqdm
         self.tool_calls = self.tool_errors = 0
         self.finish_reason = None
         return cls(

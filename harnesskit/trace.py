@@ -225,7 +225,7 @@ def composition_frame(
     log = _log_of(run)
     harness = getattr(run, "harness", None)
     est = estimator or getattr(harness, "estimator", None) or TokenEstimator()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for e in log.of_type("model.request", branch_id=branch_id):
         counts = dict.fromkeys(COMPOSITION_CATEGORIES, 0)
         for i, raw in enumerate(log.request_messages(e.event_id)):
