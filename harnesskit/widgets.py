@@ -73,7 +73,7 @@ class Snapshot:
 
 
 class _WidgetBox:
-    """Shared display plumbing: the object shows as its `widget` (with a static HTML copy)."""
+    """Shared display plumbing: the object shows as its `widget`; `snapshot()` is static."""
 
     widget: Any
 
@@ -89,11 +89,10 @@ class _WidgetBox:
         return Snapshot(self._static_html(), repr(self))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # Only the widget view and a short text: a text/html copy here would risk a frontend
+        # preferring it over the live widget. Static copies come from `snapshot()`.
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/plain"] = repr(self)
-        static = self._static_html()
-        if static:  # shown where widgets cannot run (nbviewer, GitHub, exported HTML)
-            bundle["text/html"] = static
         return bundle
 
 
