@@ -473,6 +473,9 @@ def plot_comparison(
     for label, run in runs.items():
         df = budget_frame(run, branch_id=branch_id)
         ax.plot(df["request"], df[metric], marker="o", label=str(label))
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("request (step)")
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_title(f"{metric.replace('_', ' ')} per request", fontsize=10)
