@@ -49,6 +49,7 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 
@@ -84,6 +85,7 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "Run",
     "RunState",
