@@ -50,6 +50,7 @@ from harnesskit.models import (
     register_provider,
 )
 from harnesskit.progress import TqdmProgress
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 from harnesskit.trace import (
@@ -96,6 +97,7 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "Run",
     "RunState",
