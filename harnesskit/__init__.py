@@ -12,6 +12,7 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
+from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
@@ -32,6 +33,22 @@ from harnesskit.errors import (
     ToolNotFoundError,
     ToolTimeoutError,
     UsageError,
+)
+from harnesskit.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
 )
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
@@ -57,15 +74,24 @@ __all__ = [
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditReport",
     "BrakeTripped",
+    "CallSpec",
+    "Case",
+    "CheckResult",
     "ContextBuilder",
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Domain",
     "Event",
     "EventLog",
     "EventLogError",
     "Executor",
+    "Experiment",
+    "ExperimentAudit",
+    "ExperimentResult",
+    "Fact",
     "FunctionModel",
     "Gate",
     "Harness",
@@ -84,6 +110,7 @@ __all__ = [
     "Run",
     "RunState",
     "SchemaVersionError",
+    "Score",
     "ScriptedModel",
     "StopRun",
     "TokenEstimator",
@@ -96,14 +123,21 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "Trial",
     "Usage",
     "UsageError",
     "allow_all",
+    "audit",
     "deny_all",
     "estimate_tokens",
     "get_model",
     "lint",
+    "load_cases",
+    "pass_hat_k",
+    "register_domain",
     "register_provider",
+    "save_cases",
+    "score",
     "set_display",
     "tool",
 ]

@@ -1,0 +1,732 @@
+"""Experiments: every case × policy × model × repeat, run in parallel, scored, saved (R-P3).
+
+```python
+exp = hk.Experiment(
+    hk.load_cases("datasets/cases/shop.jsonl"),
+    policies=["full-history", "window"],
+    models=["shop:careful", "shop:hasty"],
+    repeats=4,
+    seed=0,
+)
+result = exp.run()                  # a run directory under runs/experiments/
+result.frame                         # one row per trial
+result.summary()                     # pass rate, pass^1..k, tokens per pass, per policy × model
+hk.ExperimentResult.load(result.path).frame.equals(result.frame)   # True
+```
+
+Trials run on threads; a per-endpoint semaphore bounds the requests in flight to one model
+endpoint. Each trial gets its own environment (a fresh database) and its own model, built
+from a seed derived from `(seed, case id, repeat)` — the same for every policy and model, so
+comparisons use common random numbers — which makes parallel and serial runs give the same
+results.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harnesskit.context import ContextPolicy
+from harnesskit.errors import UsageError
+from harnesskit.evals.cases import Case, save_cases
+from harnesskit.evals.scoring import CheckResult, Score, pass_hat_k, score
+from harnesskit.events import EventLog
+from harnesskit.gate import Gate
+from harnesskit.loop import Harness, Limits, Run
+from harnesskit.messages import ModelResponse
+from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.tools import ToolRegistry
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "Domain",
+    "Experiment",
+    "ExperimentResult",
+    "Trial",
+    "derive_seed",
+    "endpoint_of",
+    "get_domain",
+    "register_domain",
+]
+
+EXPERIMENT_SCHEMA_VERSION = 1
+
+#: Columns of `ExperimentResult.frame`, in order.
+RESULT_COLUMNS = (
+    "case", "policy", "model", "repeat", "seed", "pass", "steps", "prompt_tokens",
+    "completion_tokens", "tool_calls", "finish_reason", "failed_checks", "error", "run_id",
+)  # fmt: skip
+
+
+# -- domains ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Domain:
+    """Where cases run: a fresh environment per trial, plus the domain's offline agents.
+
+    The environment is any object with `tools` (a `ToolRegistry` or list of tools) and
+    optionally `system_prompt` (str), `gate` (`Gate`), `state` and
+    `checks(case, log) -> list[CheckResult]` (domain checks such as a final-database check).
+    """
+
+    name: str
+    """The name cases use in their `domain` field."""
+    environment: Callable[[Case], Any]
+    """Builds a fresh environment for one trial of a case."""
+    agents: Mapping[str, Callable[..., Model]] = field(default_factory=dict)
+    """`{style: factory(seed=...)}`: offline agents, named in experiments as `domain:style`."""
+
+
+_DOMAINS: dict[str, Domain] = {}
+_DOMAINS_LOCK = threading.Lock()
+
+
+def register_domain(domain: Domain) -> None:
+    """Make cases with `domain: <name>` runnable, and its agents nameable as `name:style`."""
+    with _DOMAINS_LOCK:
+        _DOMAINS[domain.name] = domain
+
+
+def get_domain(name: str) -> Domain:
+    """The registered domain `name` (the built-in `shop` and `airline` load on first use).
+
+    Raises:
+        UsageError: no such domain (the message lists the known ones).
+    """
+    with _DOMAINS_LOCK:
+        if name not in _DOMAINS and name in _BUILTIN_DOMAINS:
+            _DOMAINS[name] = _BUILTIN_DOMAINS[name]()
+        found = _DOMAINS.get(name)
+    if found is None:
+        known = sorted(set(_DOMAINS) | set(_BUILTIN_DOMAINS))
+        raise UsageError(f"unknown eval domain {name!r}; known: {known} (see register_domain)")
+    return found
+
+
+def _shop_domain() -> Domain:
+    from harnesskit.domains import shop
+
+    agents = {style: _style_factory(shop.agent, style) for style in shop.AGENTS}
+    return Domain(name="shop", environment=shop.environment, agents=agents)
+
+
+def _style_factory(make: Callable[..., Model], style: str) -> Callable[..., Model]:
+    def factory(*, seed: int = 0) -> Model:
+        return make(style, seed=seed)
+
+    factory.__name__ = style
+    return factory
+
+
+_BUILTIN_DOMAINS: dict[str, Callable[[], Domain]] = {"shop": _shop_domain}
+
+
+# -- trials -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trial:
+    """One cell of an experiment: a case under one policy and model, one repeat."""
+
+    index: int
+    """Position in the experiment's trial order (case, policy, model, repeat)."""
+    case: Case
+    """The case."""
+    policy: str
+    """The context policy's label."""
+    model: str
+    """The model's label."""
+    repeat: int
+    """Repeat number, 0-based."""
+    seed: int
+    """Derived from `(experiment seed, case id, repeat)`; equal across policies and models."""
+
+    @property
+    def run_id(self) -> str:
+        """A unique, filesystem-safe run id: `t0007-<case>-<policy>-<model>-r1`."""
+        raw = f"t{self.index:04d}-{self.case.id}-{self.policy}-{self.model}-r{self.repeat}"
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)[:180]
+
+
+def derive_seed(seed: int, case_id: str, repeat: int) -> int:
+    """The trial seed: 31 bits of sha256 over `seed:case_id:repeat`."""
+    digest = hashlib.sha256(f"{seed}:{case_id}:{repeat}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+ModelSpec = str | Model | Callable[[Trial], Model | str]
+PolicySpec = str | dict[str, Any] | ContextPolicy
+
+
+class _Throttled:
+    """A model proxy holding its endpoint's semaphore for the duration of each request."""
+
+    def __init__(self, model: Model, semaphore: threading.Semaphore | None) -> None:
+        self.model = model
+        self.name = model.name
+        self._sem = semaphore
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        if self._sem is None:
+            return self.model.request(request)
+        with self._sem:
+            return self.model.request(request)
+
+
+def endpoint_of(model: Any) -> str:
+    """The key of a model's concurrency limit: its `endpoint` or `base_url`, else its name."""
+    for attr in ("endpoint", "base_url"):
+        value = getattr(model, attr, None)
+        if value:
+            return str(value)
+    return str(getattr(model, "name", type(model).__name__))
+
+
+# -- the experiment ---------------------------------------------------------------------------
+
+
+class Experiment:
+    """Cases × policies × models × repeats, run in parallel with a per-endpoint limit.
+
+    Args:
+        cases: the cases (see `load_cases`).
+        policies: context policies (names, dicts or `ContextPolicy`), or `{label: policy}`.
+        models: model specs, or `{label: spec}`. A spec is a string (`"shop:careful"` names a
+            domain's offline agent, built per trial with the trial's seed; anything else goes
+            to `get_model`), a factory `fn(trial) -> Model`, or a `Model` instance shared by
+            all trials (not allowed for the stateful offline models).
+        repeats: trials per (case, policy, model); pass^k needs `repeats >= k`.
+        seed: the experiment seed; each trial's seed is derived from it, the case id and the
+            repeat, and is sent in the request settings (`seed`) and to agent factories.
+        name: the experiment's name (run folder prefix).
+        domains: `{name: Domain}` overriding the registry for this experiment.
+        limits: default brakes; a case's `limits` override them.
+        gate: the gate for environments that bring none; default `Gate()`.
+        max_workers: threads running trials at once.
+        per_endpoint: requests in flight per model endpoint (`endpoint_of`): one number for
+            all, or `{endpoint: n}` (endpoints not listed are unlimited); `None` = unlimited.
+        settings: sampling settings sent with every request (the trial seed is added).
+
+    Raises:
+        UsageError: no cases, policies or models; duplicate labels or case ids;
+            `repeats < 1`.
+    """
+
+    def __init__(
+        self,
+        cases: Sequence[Case],
+        policies: Sequence[PolicySpec] | Mapping[str, PolicySpec] = ("full-history",),
+        models: Sequence[ModelSpec] | Mapping[str, ModelSpec] = ("shop:careful",),
+        *,
+        repeats: int = 1,
+        seed: int = 0,
+        name: str = "experiment",
+        domains: Mapping[str, Domain] | None = None,
+        limits: Limits | None = None,
+        gate: Gate | None = None,
+        max_workers: int = 4,
+        per_endpoint: int | Mapping[str, int] | None = 4,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not cases:
+            raise UsageError("an experiment needs at least one case")
+        ids = [c.id for c in cases]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise UsageError(f"duplicate case ids in the experiment: {dupes}")
+        if repeats < 1:
+            raise UsageError(f"repeats must be >= 1, got {repeats}")
+        if max_workers < 1:
+            raise UsageError(f"max_workers must be >= 1, got {max_workers}")
+        self.cases = list(cases)
+        self.policies = _labelled(policies, lambda p: ContextPolicy.resolve(p).name, "policy")
+        for p in self.policies.values():
+            ContextPolicy.resolve(p)  # fail early on an unknown policy
+        self.models = _labelled(models, _model_label, "model")
+        for label, spec in self.models.items():
+            if type(spec).__name__ in ("ScriptedModel", "FunctionModel", "ReplayModel"):
+                raise UsageError(
+                    f"model {label!r}: a {type(spec).__name__} instance keeps state between "
+                    "requests, so trials cannot share it; pass a factory `lambda trial: ...` "
+                    "that builds one per trial (use trial.seed)"
+                )
+        self.repeats = repeats
+        self.seed = seed
+        self.name = name
+        self.domains = dict(domains or {})
+        self.limits = limits or Limits()
+        self.gate = gate
+        self.max_workers = max_workers
+        self.per_endpoint = per_endpoint
+        self.settings = dict(settings or {})
+        self._semaphores: dict[str, threading.Semaphore | None] = {}
+        self._sem_lock = threading.Lock()
+
+    def trials(self) -> list[Trial]:
+        """Every trial, in order: case, then policy, then model, then repeat."""
+        out = []
+        for case in self.cases:
+            for policy in self.policies:
+                for model in self.models:
+                    for r in range(self.repeats):
+                        out.append(
+                            Trial(
+                                index=len(out),
+                                case=case,
+                                policy=policy,
+                                model=model,
+                                repeat=r,
+                                seed=derive_seed(self.seed, case.id, r),
+                            )
+                        )
+        return out
+
+    def run(
+        self,
+        out_dir: str | os.PathLike[str] | None = None,
+        *,
+        parallel: bool = True,
+        progress: bool = True,
+    ) -> ExperimentResult:
+        """Run every trial, score it, and write the run directory.
+
+        Args:
+            out_dir: the run directory (must be absent or empty); default
+                `runs/experiments/<name>-<UTC time>-<6 hex>`.
+            parallel: False runs the trials one after another on this thread.
+            progress: show a tqdm progress bar (one tick per finished trial).
+
+        Returns:
+            The `ExperimentResult`, rows in trial order.
+
+        Raises:
+            UsageError: `out_dir` exists and is not empty, or a case names an unknown domain.
+        """
+        path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
+        if path.exists() and any(path.iterdir()):
+            raise UsageError(f"run directory {path} is not empty; pick a new one")
+        (path / "logs").mkdir(parents=True, exist_ok=True)
+        trials = self.trials()
+        for case in self.cases:
+            self._domain(case)  # fail before starting on an unknown domain
+        save_cases(self.cases, path / "cases.jsonl")
+        _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(trials), desc=self.name, unit="trial", disable=not progress)
+        rows: list[dict[str, Any]] = [{}] * len(trials)
+        try:
+            if parallel and self.max_workers > 1:
+                with cf.ThreadPoolExecutor(self.max_workers, thread_name_prefix="hk-eval") as pool:
+                    futures = {pool.submit(self._run_trial, t, path / "logs"): t for t in trials}
+                    for fut in cf.as_completed(futures):
+                        rows[futures[fut].index] = fut.result()
+                        bar.update(1)
+            else:
+                for t in trials:
+                    rows[t.index] = self._run_trial(t, path / "logs")
+                    bar.update(1)
+        finally:
+            bar.close()
+        with open(path / "results.jsonl", "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        _write_json(path / "experiment.json", self._manifest(len(trials), finished=True))
+        return ExperimentResult(rows, path=path, repeats=self.repeats)
+
+    # -- internals ----------------------------------------------------------------------------
+    def _domain(self, case: Case) -> Domain:
+        name = case.domain or "shop"
+        return self.domains.get(name) or get_domain(name)
+
+    def _model(self, trial: Trial) -> Model:
+        spec: Any = self.models[trial.model]
+        if not isinstance(spec, str) and not hasattr(spec, "request") and callable(spec):
+            spec = spec(trial)
+        if isinstance(spec, str):
+            prefix, _, style = spec.partition(":")
+            domain = self.domains.get(prefix)
+            if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+                domain = get_domain(prefix)
+            if domain is not None and style in domain.agents:
+                return domain.agents[style](seed=trial.seed)
+            if domain is not None:
+                raise UsageError(
+                    f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
+                )
+            return get_model(spec)
+        return spec  # type: ignore[no-any-return]
+
+    def _semaphore(self, model: Model) -> threading.Semaphore | None:
+        key = endpoint_of(model)
+        with self._sem_lock:
+            if key not in self._semaphores:
+                limit = self.per_endpoint
+                n = limit.get(key) if isinstance(limit, Mapping) else limit
+                self._semaphores[key] = threading.Semaphore(n) if n else None
+            return self._semaphores[key]
+
+    def _run_trial(self, trial: Trial, log_dir: Path) -> dict[str, Any]:
+        case, run, error = trial.case, None, None
+        risks: dict[str, str] = {}
+        env: Any = None
+        try:
+            env = self._domain(case).environment(case)
+            registry = env.tools if isinstance(env.tools, ToolRegistry) else ToolRegistry(env.tools)
+            risks = {t.name: t.risk for t in registry}
+            model = self._model(trial)
+            limits = Limits(**{**_limits_dict(self.limits), **case.limits})
+            harness = Harness(
+                registry,
+                _Throttled(model, self._semaphore(model)),
+                policy=self.policies[trial.policy],
+                limits=limits,
+                log_dir=log_dir,
+                system_prompt=getattr(env, "system_prompt", "") or "",
+                gate=getattr(env, "gate", None) or self.gate,
+                settings={**self.settings, "seed": trial.seed},
+            )
+            task = {
+                "case": case.id,
+                "policy": trial.policy,
+                "model": trial.model,
+                "repeat": trial.repeat,
+                "seed": trial.seed,
+            }
+            run = harness.start(case.input[0], run_id=trial.run_id, task=task).run()
+            for text in case.input[1:]:
+                if run.finish_reason != "stop":
+                    break
+                run.send(text).run()
+        except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
+            error = f"{type(exc).__name__}: {exc}"
+        return _row(trial, run, error, risks, env)
+
+    def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
+        return {
+            "schema_version": EXPERIMENT_SCHEMA_VERSION,
+            "name": self.name,
+            "seed": self.seed,
+            "repeats": self.repeats,
+            "cases": [c.id for c in self.cases],
+            "policies": {k: ContextPolicy.resolve(v).to_dict() for k, v in self.policies.items()},
+            "models": {k: _model_label(v) for k, v in self.models.items()},
+            "trials": n_trials,
+            "max_workers": self.max_workers,
+            "finished": finished,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Experiment {self.name}: {len(self.cases)} cases × {len(self.policies)} policies × "
+            f"{len(self.models)} models × {self.repeats} repeats>"
+        )
+
+
+def _row(
+    trial: Trial, run: Run | None, error: str | None, risks: Mapping[str, str], env: Any
+) -> dict[str, Any]:
+    case = trial.case
+    if run is not None:
+        extra: list[CheckResult] = []
+        domain_checks = getattr(env, "checks", None)
+        if callable(domain_checks):
+            extra = list(domain_checks(case, run.log))
+        s = score(case, run.log, risks=risks, extra=extra)
+        st = run.state
+        steps, prompt, completion = st.step, st.prompt_tokens, st.completion_tokens
+        calls = len(st.tool_history)
+    else:
+        s, steps, prompt, completion, calls = Score(case_id=case.id, checks=()), 0, 0, 0, 0
+    if error is not None:
+        failed = CheckResult(name="run completes", kind="run", passed=False, detail=error)
+        s = Score(case_id=case.id, checks=(*s.checks, failed))
+    return {
+        "case": case.id,
+        "policy": trial.policy,
+        "model": trial.model,
+        "repeat": trial.repeat,
+        "seed": trial.seed,
+        "pass": s.passed,
+        "steps": steps,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "tool_calls": calls,
+        "finish_reason": "error" if error else (run.finish_reason if run else None),
+        "failed_checks": s.failed,
+        "error": error,
+        "run_id": trial.run_id,
+        "checks": [c.to_dict() for c in s.checks],
+    }
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+class ExperimentResult:
+    """The rows of a finished experiment and its run directory.
+
+    Layout of the directory: `experiment.json` (configuration), `cases.jsonl` (the cases as
+    run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
+    event log per trial). `ExperimentResult.load(path)` rebuilds the same `frame`.
+    """
+
+    def __init__(
+        self, rows: Sequence[Mapping[str, Any]], *, path: Path | None = None, repeats: int = 1
+    ) -> None:
+        """Wrap result rows (as written to `results.jsonl`).
+
+        Args:
+            rows: one dict per trial.
+            path: the run directory.
+            repeats: the experiment's repeats (the largest k for pass^k).
+        """
+        self.rows = [dict(r) for r in rows]
+        self.path = path
+        self.repeats = repeats
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> ExperimentResult:
+        """Read a run directory written by `Experiment.run`.
+
+        Raises:
+            UsageError: the folder has no `results.jsonl` (not a finished experiment).
+        """
+        p = Path(path)
+        results = p / "results.jsonl"
+        if not results.is_file():
+            raise UsageError(f"{p} holds no results.jsonl: not a finished experiment directory")
+        manifest = json.loads((p / "experiment.json").read_text(encoding="utf-8"))
+        rows = [
+            json.loads(line)
+            for line in results.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+        return cls(rows, path=p, repeats=int(manifest.get("repeats", 1)))
+
+    @property
+    def frame(self) -> Any:
+        """A pandas DataFrame, one row per trial, columns `RESULT_COLUMNS`, in trial order."""
+        import pandas as pd
+
+        df = pd.DataFrame(
+            [[r.get(c) for c in RESULT_COLUMNS] for r in self.rows], columns=list(RESULT_COLUMNS)
+        )
+        return df.astype(
+            {
+                "repeat": "int64",
+                "seed": "int64",
+                "pass": "bool",
+                "steps": "int64",
+                "prompt_tokens": "int64",
+                "completion_tokens": "int64",
+                "tool_calls": "int64",
+            }
+        )
+
+    def checks(self) -> Any:
+        """A long DataFrame, one row per check of every trial.
+
+        Returns:
+            Columns case, policy, model, repeat, check, kind, passed, detail, event_ids.
+        """
+        import pandas as pd
+
+        keys = ("case", "policy", "model", "repeat")
+        rows = [
+            {
+                **{k: r[k] for k in keys},
+                **{("check" if k == "name" else k): v for k, v in c.items()},
+            }
+            for r in self.rows
+            for c in r.get("checks", ())
+        ]
+        cols = [*keys, "check", "kind", "passed", "detail", "event_ids"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def scores(self) -> list[Score]:
+        """One `Score` per trial, in trial order."""
+        return [
+            Score(
+                case_id=r["case"],
+                checks=tuple(CheckResult.from_dict(c) for c in r.get("checks", ())),
+            )
+            for r in self.rows
+        ]
+
+    def pass_hat_k(self, k: int, *, by: Sequence[str] = ("policy", "model")) -> Any:
+        """pass^k (τ-bench) per group: a pandas Series indexed by `by`.
+
+        Raises:
+            UsageError: a case has fewer than `k` trials in a group.
+        """
+        df = self.frame
+        out = {}
+        for key, g in df.groupby(list(by), sort=False):
+            per_case = g.groupby("case", sort=False)["pass"].agg(["count", "sum"])
+            out[key] = pass_hat_k(zip(per_case["count"], per_case["sum"], strict=True), k)
+        import pandas as pd
+
+        series = pd.Series(out, name=f"pass^{k}", dtype="float64")
+        series.index.names = list(by)
+        return series
+
+    def summary(self, *, by: Sequence[str] = ("policy", "model"), k: int | None = None) -> Any:
+        """The summary table: one row per group (default policy × model).
+
+        Columns: cases, trials, pass_rate, pass^1..pass^k, mean_steps, mean_prompt_tokens,
+        tokens_per_pass, errors.
+
+        Args:
+            by: grouping columns.
+            k: the largest k for pass^k; default the experiment's repeats.
+
+        Returns:
+            A pandas DataFrame indexed by `by`. `tokens_per_pass` is all prompt + completion
+            tokens of the group divided by its passing trials (`inf` when none passed).
+        """
+        import pandas as pd
+
+        df = self.frame
+        kmax = k or self.repeats
+        rows = []
+        for key, g in df.groupby(list(by), sort=False):
+            passes = int(g["pass"].sum())
+            tokens = int(g["prompt_tokens"].sum() + g["completion_tokens"].sum())
+            per_case = g.groupby("case", sort=False)["pass"].agg(["count", "sum"])
+            row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+            row.update(cases=len(per_case), trials=len(g), pass_rate=passes / len(g))
+            for j in range(1, kmax + 1):
+                ok = bool((per_case["count"] >= j).all())
+                pairs = zip(per_case["count"], per_case["sum"], strict=True)
+                row[f"pass^{j}"] = pass_hat_k(pairs, j) if ok else math.nan
+            row.update(
+                mean_steps=float(g["steps"].mean()),
+                mean_prompt_tokens=float(g["prompt_tokens"].mean()),
+                tokens_per_pass=tokens / passes if passes else math.inf,
+                errors=int(g["error"].notna().sum()),
+            )
+            rows.append(row)
+        return pd.DataFrame(rows).set_index(list(by))
+
+    def failures(self) -> Any:
+        """The failed trials: case, policy, model, repeat, failed_checks, run_id."""
+        df = self.frame
+        return df.loc[~df["pass"], ["case", "policy", "model", "repeat", "failed_checks", "run_id"]]
+
+    def log(self, run_id: str) -> EventLog:
+        """The event log of one trial (read-only).
+
+        Raises:
+            UsageError: the result has no run directory or no such log.
+        """
+        if self.path is None:
+            raise UsageError("this result has no run directory")
+        return EventLog.read(self.path / "logs" / f"{run_id}.jsonl")
+
+    def chart(self, *, by: str = "policy", hue: str = "model") -> Any:
+        """A matplotlib Figure: pass rate and tokens per pass, bars per `by`, one colour per `hue`.
+
+        Returns:
+            The `Figure` (two axes side by side).
+        """
+        import matplotlib.pyplot as plt
+
+        summ = self.summary(by=(by, hue)).reset_index()
+        groups = list(dict.fromkeys(summ[by]))
+        hues = list(dict.fromkeys(summ[hue]))
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        width = 0.8 / max(len(hues), 1)
+        for j, h in enumerate(hues):
+            sub = summ[summ[hue] == h].set_index(by).reindex(groups)
+            xs = [i + (j - (len(hues) - 1) / 2) * width for i in range(len(groups))]
+            axes[0].bar(xs, sub["pass_rate"], width, label=str(h))
+            tpp = sub["tokens_per_pass"].replace(math.inf, math.nan)
+            axes[1].bar(xs, tpp, width, label=str(h))
+        for ax, title in zip(
+            axes, ("pass rate", "tokens per pass (prompt + completion)"), strict=True
+        ):
+            ax.set_xticks(range(len(groups)), [str(g) for g in groups])
+            ax.set_title(title)
+            ax.set_xlabel(by)
+        axes[0].set_ylim(0, 1.05)
+        axes[0].legend(title=hue, fontsize=8)
+        fig.tight_layout()
+        return fig
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        passed = sum(1 for r in self.rows if r.get("pass"))
+        return f"<ExperimentResult {len(self.rows)} trials, {passed} passed, at {self.path}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        summ = self.summary().reset_index()
+        rows = [[_fmt(v) for v in row] for row in summ.itertuples(index=False)]
+        return display.table(list(summ.columns), rows, caption=repr(self))
+
+
+def _fmt(v: Any) -> Any:
+    return round(v, 3) if isinstance(v, float) else v
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _labelled(items: Any, label: Callable[[Any], str], what: str) -> dict[str, Any]:
+    if isinstance(items, Mapping):
+        out = dict(items)
+    else:
+        out = {}
+        for item in items:
+            key = label(item)
+            if key in out:
+                raise UsageError(f"two {what} specs share the label {key!r}; pass a dict of labels")
+            out[key] = item
+    if not out:
+        raise UsageError(f"an experiment needs at least one {what}")
+    return out
+
+
+def _model_label(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    if hasattr(spec, "request"):
+        return str(spec.name)
+    return str(getattr(spec, "__name__", type(spec).__name__))
+
+
+def _limits_dict(limits: Limits) -> dict[str, Any]:
+    return {k: getattr(limits, k) for k in Limits.__slots__}
+
+
+def _default_dir(name: str) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    return Path("runs") / "experiments" / f"{safe}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(
+        json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+
+
+def load_results(rows: Iterable[Mapping[str, Any]]) -> ExperimentResult:
+    """Wrap rows (e.g. from several `results.jsonl`) in an `ExperimentResult` without a folder."""
+    return ExperimentResult(list(rows))
