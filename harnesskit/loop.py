@@ -22,6 +22,7 @@ from harnesskit.executor import Executor
 from harnesskit.gate import Gate
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
 
@@ -115,6 +116,8 @@ class Harness:
         progress: callback receiving `Progress` items.
         estimator: token estimator used when a model reports no usage.
         clock: wall clock (seconds since epoch) for event timestamps.
+        redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
+            passwords, private keys, e-mails); `None` turns it off.
     """
 
     def __init__(
@@ -131,6 +134,7 @@ class Harness:
         progress: Callable[[Progress], None] | None = None,
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.time,
+        redactor: Redactor | None | str = "default",
     ) -> None:
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.model = get_model(model)
@@ -143,6 +147,7 @@ class Harness:
         self.progress = progress
         self.estimator = estimator or TokenEstimator()
         self.clock = clock
+        self.redactor = Redactor() if redactor == "default" else redactor
 
     def start(
         self,
@@ -175,7 +180,7 @@ class Run:
         self.state = RunState(run_id=run_id)
         self.error: BaseException | None = None
         path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
-        self.log = EventLog(path, run_id=run_id, clock=harness.clock)
+        self.log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
         self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
         self.executor = Executor(harness.tools, harness.gate)
         self._tools_key: tuple[str, ...] | None = None
