@@ -40,8 +40,8 @@ POLICY = (
 )
 
 _CUSTOMERS = {
-    "cust_4821": {"customer_id": "cust_4821", "name": "Ana Ruiz", "email": "ana@example.com"},
-    "cust_7316": {"customer_id": "cust_7316", "name": "Bo Chen", "email": "bo@example.com"},
+    "cust_4821": {"customer_id": "cust_4821", "name": "Ana Ruiz", "postcode": "10115"},
+    "cust_7316": {"customer_id": "cust_7316", "name": "Bo Chen", "postcode": "20095"},
 }
 _ORDERS = [
     ("A1001", "cust_4821", "shipped", 42.50, ["kettle"]),
@@ -56,7 +56,7 @@ class ShopDB:
     """The shop's data: `customers` by id and `orders` by id (a private copy per run)."""
 
     customers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """`{customer_id: {"customer_id", "name", "email"}}`."""
+    """`{customer_id: {"customer_id", "name", "postcode"}}`."""
     orders: dict[str, dict[str, Any]] = field(default_factory=dict)
     """`{order_id: {"order_id", "customer_id", "status", "total", "items"}}`."""
 
@@ -74,22 +74,23 @@ def tools(db: ShopDB) -> hk.ToolRegistry:
     """The help desk's four tools over `db` (three reads and one write)."""
 
     @hk.tool
-    def find_customer(email: str) -> dict[str, str]:
-        """Find a customer by e-mail address.
+    def find_customer(name: str, postcode: str) -> dict[str, str]:
+        """Find a customer by full name and postcode.
 
-        Use this when the customer gives an e-mail address and you need their customer id.
-        Do not use it to look up orders.
+        Use this when the customer gives their name and postcode and you need their customer
+        id. Do not use it to look up orders.
 
         Args:
-            email: the customer's e-mail address, e.g. "ana@example.com".
+            name: the customer's full name, e.g. "Ana Ruiz".
+            postcode: the customer's postcode, e.g. "10115".
 
         Returns:
             `{"customer_id", "name"}`.
         """
         for c in db.customers.values():
-            if c["email"] == email.strip().lower():
+            if c["name"].casefold() == name.strip().casefold() and c["postcode"] == postcode:
                 return {"customer_id": c["customer_id"], "name": c["name"]}
-        raise hk.ToolNotFoundError(f"no customer with e-mail {email!r}", hint="ask the customer")
+        raise hk.ToolNotFoundError(f"no customer {name!r} at {postcode}", hint="ask again")
 
     @hk.tool
     def list_orders(customer_id: str) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def environment(case: Any = None) -> _Env:
 # -- offline agents ---------------------------------------------------------------------------
 
 _ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_WHO = re.compile(r"\bI'?m ([A-Z][a-z]+ [A-Z][a-z]+)\b.*?\bpostcode (\d{5})\b", re.S)
 _YES = re.compile(r"^\s*(yes|yep|yeah|sure|ok|okay|please do|go ahead|confirm)\b", re.I)
 _ASK = "Shall I cancel it? Please confirm with yes."
 
@@ -241,7 +242,7 @@ def agent(style: str = "careful", *, seed: int = 0) -> hk.FunctionModel:
                 args = {"order_id": pending, "reason": "changed_mind", "expected_status": "pending"}
                 return hk.ToolCall(id="", name="cancel_order", arguments=args)
             return f"Order {last['order_id']} is cancelled; ${last['refund']:.2f} will be refunded."
-        ids, email = _ORDER_ID.findall(user), _EMAIL.search(user)
+        ids, who = _ORDER_ID.findall(user), _WHO.search(user)
         if "cancel" in user.lower() and ids:
             if last is None:
                 return hk.ToolCall(id="", name="get_order", arguments={"order_id": typo(ids[0])})
@@ -257,9 +258,10 @@ def agent(style: str = "careful", *, seed: int = 0) -> hk.FunctionModel:
             if last is None:
                 return hk.ToolCall(id="", name="get_order", arguments={"order_id": typo(ids[0])})
             return f"Order {last['order_id']} is {last['status']} (total ${last['total']:.2f})."
-        if email:
+        if who:
             if last is None:
-                return hk.ToolCall(id="", name="find_customer", arguments={"email": email[0]})
+                args = {"name": who[1], "postcode": who[2]}
+                return hk.ToolCall(id="", name="find_customer", arguments=args)
             if "orders" not in last:
                 args = {"customer_id": last["customer_id"]}
                 return hk.ToolCall(id="", name="list_orders", arguments=args)

@@ -405,13 +405,18 @@ class Experiment:
                 "repeat": trial.repeat,
                 "seed": trial.seed,
             }
-            run = harness.start(case.input[0], run_id=trial.run_id, task=task).run()
+            run = harness.start(case.input[0], run_id=trial.run_id, task=task)
+            run.run()
             for text in case.input[1:]:
                 if run.finish_reason != "stop":
                     break
                 run.send(text).run()
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
             error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if run is not None:  # a crashed run did not reach its own close
+                run.executor.close()
+                run.log.close()
         return _row(trial, run, error, risks, env)
 
     def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
