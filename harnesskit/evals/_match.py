@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 OPERATORS = (
-    "$eq", "$ne", "$in", "$contains", "$regex", "$exists", "$unordered", "$gte", "$lte",
+    "$eq", "$ne", "$in", "$nin", "$contains", "$regex", "$exists", "$unordered", "$gte", "$lte",
     "$icase", "$len",
 )  # fmt: skip
 """The operators a constraint object may use."""
@@ -73,6 +73,7 @@ _OPS: dict[str, Any] = {
     "$eq": equal,
     "$ne": lambda w, a: not equal(w, a),
     "$in": lambda w, a: any(equal(x, a) for x in w),
+    "$nin": lambda w, a: not any(equal(x, a) for x in w),
     "$contains": lambda w, a: (
         (isinstance(a, str) and isinstance(w, str) and w in a)
         or (isinstance(a, list) and any(equal(w, x) for x in a))

@@ -488,7 +488,7 @@ def _operator_problems(constraint: Any) -> list[str]:
             close = difflib.get_close_matches(op, OPERATORS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             out.append(f"unknown operator {op!r}{hint}; use one of {', '.join(OPERATORS)}")
-        elif op in ("$in", "$unordered") and not isinstance(value, list):
+        elif op in ("$in", "$nin", "$unordered") and not isinstance(value, list):
             out.append(f"{op} needs an array, received {json.dumps(value)}")
         elif op == "$regex":
             try:
