@@ -219,3 +219,15 @@ def test_cli_eval_prints_the_summary_table(tmp_path, capsys):
     assert "audit (flagged findings per point):" in out
     assert f"run directory: {tmp_path / 'cli'}" in out
     assert len(hk.ExperimentResult.load(tmp_path / "cli")) == 8 * 2 * 2
+
+
+def test_notebook_06_has_a_papermill_parameters_cell():
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    nb = load_notebook_node(str(ROOT / "notebooks" / "06_experiments.ipynb"))
+    [params] = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert "REPEATS = 4" in params.source and "POLICIES = " in params.source
+    injected = parameterize_notebook(nb, {"REPEATS": 2, "MODELS": ["shop:careful"]})
+    [new] = [c for c in injected.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert "REPEATS = 2" in new.source and 'MODELS = ["shop:careful"]' in new.source
