@@ -52,6 +52,9 @@ def test_every_task_becomes_a_valid_case_with_its_write_actions(tasks_json):
             args = {k: v for k, v in action["arguments"].items() if k != "summary"}
             assert spec.mismatches(action["name"], action["arguments"]) == [] and spec.args == args
         assert case.forbid_write_without_confirmation and case.domain == "airline"
+        assert [a["tool"] for a in case.setup["db_actions"]] == [
+            a["name"] for a in task["evaluation_criteria"]["actions"] or []
+        ]
         read_names = [a["tool"] for a in case.setup["read_actions"]]
         assert len(read_names) + len(case.calls) == len(
             task["evaluation_criteria"]["actions"] or []

@@ -130,7 +130,53 @@ def _style_factory(make: Callable[..., Model], style: str) -> Callable[..., Mode
     return factory
 
 
-_BUILTIN_DOMAINS: dict[str, Callable[[], Domain]] = {"shop": _shop_domain}
+@dataclass(slots=True, kw_only=True)
+class _AirlineEnv:
+    tools: Any
+    system_prompt: str
+    state: Any
+
+    def checks(self, case: Case, log: EventLog) -> list[CheckResult]:
+        """τ-bench's database check when the case lists `setup.db_actions`."""
+        actions = case.setup.get("db_actions")
+        if actions is None:
+            return []
+        from harnesskit.domains import airline
+
+        expected = airline.expected_state_hash(
+            [airline.ExpectedAction(name=a["tool"], kwargs=a.get("args") or {}) for a in actions]
+        )
+        final = self.state.state_hash()
+        what = f"after the task's {len(actions)} actions" if actions else "unchanged"
+        return [
+            CheckResult(
+                name="final database equals the expected one",
+                kind="state",
+                passed=final == expected,
+                detail=f"expected the fresh database {what}; "
+                + ("equal" if final == expected else f"hash {final[:12]} ≠ {expected[:12]}"),
+            )
+        ]
+
+
+def _airline_domain() -> Domain:
+    from harnesskit.domains import airline
+
+    def environment(case: Case) -> _AirlineEnv:
+        db = airline.load_database()
+        return _AirlineEnv(tools=airline.tools(db), system_prompt=airline.POLICY, state=db)
+
+    def embedded(*, seed: int = 0) -> Model:
+        return airline.agent_model()  # deterministic: the seed has nothing to vary
+
+    embedded.__name__ = "embedded"
+    return Domain(name="airline", environment=environment, agents={"embedded": embedded})
+
+
+_BUILTIN_DOMAINS: dict[str, Callable[[], Domain]] = {
+    "airline": _airline_domain,
+    "shop": _shop_domain,
+}
 
 
 # -- trials -----------------------------------------------------------------------------------
