@@ -177,6 +177,11 @@ def test_do_not_act_case_needs_a_confirmation_question():
     )
     run, risks = run_shop(case.input, hasty)
     assert hk.score(case, run.log, risks=risks).failed == ["answer asks for confirmation"]
+    vague = hk.ScriptedModel(
+        [reply.tool_call("get_order", order_id="A1002"), reply.text("What would you like to do?")]
+    )
+    run, risks = run_shop(case.input, vague)  # a question, but not a confirmation question
+    assert hk.score(case, run.log, risks=risks).failed == ["answer asks for confirmation"]
 
 
 def test_facts_any_regex_absent_and_scope():

@@ -32,8 +32,8 @@ _WRITE_RISKS = ("write", "destructive")
 
 #: A final answer "asks for confirmation" when it holds a question mark and one of these.
 CONFIRMATION_QUESTION = re.compile(
-    r"\b(confirm|proceed|shall i|should i|would you like|do you want|are you sure|go ahead|"
-    r"yes or no|yes/no)\b",
+    r"\b(confirm|proceed|shall i|should i|may i|would you like me to|do you want me to|"
+    r"are you sure|go ahead|yes or no|yes/no)\b",
     re.IGNORECASE,
 )
 #: A user turn that gives confirmation.
