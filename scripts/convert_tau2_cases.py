@@ -10,7 +10,8 @@ writes two JSONL case files:
   arguments as equality constraints; every other write is forbidden (a write tool the task
   never uses, or one of its tools on another reservation / user); writes need confirmation.
   `communicate_info` becomes facts that some assistant message must hold (as in tau-bench);
-  `nl_assertions` of the forms "does not cancel X", "does not book", "does not offer a
+  `nl_assertions` naming only ids of expected calls ("Agent cancels Z7GOZK") are covered by
+  those calls; `nl_assertions` of the forms "does not cancel X", "does not book", "does not offer a
   refund / compensation", "does not change the flight", "should not make any changes",
   "refuse to proceed with the cancellation" become forbidden calls. Everything that cannot be
   checked from behaviour is kept under `setup` (`unchecked_assertions`, the read actions, the
@@ -146,7 +147,12 @@ def convert(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None
             forbid_calls.append({"tool": tool, "args": {key: {"$nin": mine}}, "ok": None})
     forbid_tools = sorted(t for t in WRITE_TOOLS if not any(c["tool"] == t for c in writes))
     unchecked = []
+    expected_text = json.dumps(expected)
     for assertion in crit.get("nl_assertions") or []:
+        ids = _ids_in(assertion)
+        positive = not re.search(r"\b(not|n't|never|refuse)\b", assertion.lower())
+        if positive and ids and all(i in expected_text for i in ids):
+            continue  # "Agent cancels Z7GOZK": the expected call checks it
         rules = [r for r in assertion_rules(assertion, expected) if not _conflicts(r, expected)]
         rules = [r for r in rules if not (set(r) == {"tool", "ok"} and r["tool"] in forbid_tools)]
         if rules:
@@ -229,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = sum(len(c["expect"].get("calls", ())) for c in cases)
     print(
         f"{len(cases)} cases ({calls} expected calls), {len(ask_first)} do-not-act cases; "
-        f"nl_assertions: {total - unchecked} of {total} checked as forbidden calls, "
+        f"nl_assertions: {total - unchecked} of {total} checked (expected or forbidden calls), "
         f"{unchecked} kept unchecked in setup",
         file=sys.stderr,
     )

@@ -259,7 +259,10 @@ class Experiment:
         name: the experiment's name (run folder prefix).
         domains: `{name: Domain}` overriding the registry for this experiment.
         limits: default brakes; a case's `limits` override them.
-        gate: the gate for environments that bring none; default `Gate()`.
+        gate: the gate for environments that bring none. The default allows every risk level
+            (destructive too): the cases judge whether the agent asked before acting, so the
+            gate must not refuse on its behalf. Pass `Gate()` to evaluate under the
+            interactive default (destructive → confirm → refused in batch).
         max_workers: threads running trials at once.
         per_endpoint: requests in flight per model endpoint (`endpoint_of`): one number for
             all, or `{endpoint: n}` (endpoints not listed are unlimited); `None` = unlimited.
@@ -441,7 +444,9 @@ class Experiment:
                 limits=limits,
                 log_dir=log_dir,
                 system_prompt=getattr(env, "system_prompt", "") or "",
-                gate=getattr(env, "gate", None) or self.gate,
+                gate=getattr(env, "gate", None)
+                or self.gate
+                or Gate(policy={"destructive": "allow"}),
                 settings={**self.settings, "seed": trial.seed},
             )
             task = {
