@@ -266,12 +266,16 @@ def audit(
     Raises:
         UsageError: `target` is none of those.
     """
-    opts = {
-        "min_restatement_chars": min_restatement_chars,
-        "policy_fact_args": tuple(policy_fact_args),
-        "resolve": resolve,
-        "branch_id": branch_id,
-    }
+
+    def run_audit(log: EventLog) -> AuditReport:
+        return _audit_log(
+            log,
+            min_restatement_chars=min_restatement_chars,
+            policy_fact_args=tuple(policy_fact_args),
+            resolve=resolve,
+            branch_id=branch_id,
+        )
+
     if isinstance(target, str | os.PathLike):
         path = Path(target)
         if path.is_dir():
@@ -284,7 +288,7 @@ def audit(
         reports = {}
         for row in target.rows:
             try:
-                reports[row["run_id"]] = _audit_log(target.log(row["run_id"]), **opts)
+                reports[row["run_id"]] = run_audit(target.log(row["run_id"]))
             except UsageError:
                 continue  # a trial that crashed before its log was written
         return ExperimentAudit(target.rows, reports)
@@ -294,7 +298,7 @@ def audit(
             f"cannot audit a {type(target).__name__}; give a Run, an EventLog, a log path, an "
             "ExperimentResult or an experiment directory"
         )
-    return _audit_log(log, **opts)
+    return run_audit(log)
 
 
 def _audit_log(

@@ -11,7 +11,8 @@ hk.score(cases[0], result.log(result.rows[0]["run_id"])).failed
 ```
 
 Modules: `cases` (the `Case` value, JSON Schema, JSONL I/O), `scoring` (checks on the
-trajectory, pass^k), `experiment` (parallel runs, run directories, summaries, charts).
+trajectory, pass^k), `experiment` (parallel runs, domains), `results` (frames, summaries,
+charts, run directories).
 """
 
 from harnesskit.evals.cases import (
@@ -25,16 +26,15 @@ from harnesskit.evals.cases import (
     validate_case,
 )
 from harnesskit.evals.experiment import (
-    RESULT_COLUMNS,
     Domain,
     Experiment,
-    ExperimentResult,
     Trial,
     derive_seed,
     endpoint_of,
     get_domain,
     register_domain,
 )
+from harnesskit.evals.results import RESULT_COLUMNS, ExperimentResult, load_results
 from harnesskit.evals.scoring import (
     AFFIRMATIVE,
     CONFIRMATION_QUESTION,
@@ -64,6 +64,7 @@ __all__ = [
     "endpoint_of",
     "get_domain",
     "load_cases",
+    "load_results",
     "pass_hat_k",
     "register_domain",
     "save_cases",

@@ -549,7 +549,9 @@ def load_cases(
                     ) from exc
     else:
         entries = [(f"case #{i + 1}", d) for i, d in enumerate(source)]
-    cases, errors, seen = [], [], {}
+    cases: list[Case] = []
+    errors: list[str] = []
+    seen: dict[str, str] = {}
     for where, data in entries:
         try:
             case = Case.from_dict(data, where=where)
