@@ -3,7 +3,7 @@
 ```python
 exp = hk.Experiment(
     hk.load_cases("datasets/cases/shop.jsonl"),
-    policies=["full-history", "window"],
+    policies=["full-history", "default"],
     models=["shop:careful", "shop:hasty"],
     repeats=4,
     seed=0,
