@@ -56,6 +56,8 @@ from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
+    FallbackModel,
+    FallbackNode,
     FunctionModel,
     Model,
     ModelRequest,
@@ -92,6 +94,8 @@ __all__ = [
     "ExperimentAudit",
     "ExperimentResult",
     "Fact",
+    "FallbackModel",
+    "FallbackNode",
     "FunctionModel",
     "Gate",
     "Harness",
