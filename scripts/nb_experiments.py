@@ -27,7 +27,9 @@ POLICIES = ["full-history", "default"]
 MODELS = ["shop:careful", "shop:hasty"]
 REPEATS = 4
 SEED = 0
-MAX_WORKERS = 4""",
+MAX_WORKERS = 4
+AIRLINE_CASES = "../datasets/cases"
+AIRLINE_TASKS = ["0", "1", "7", "9", "19", "28", "37", "45", "47"]  # tau2 task ids""",
     ),
     (
         "code",
@@ -150,6 +152,88 @@ audit.summary().round(3)""",
 flagged = audit.runs().query("not clean").iloc[0]
 columns = ["point", "flag", "tool", "argument", "value", "source", "detail"]
 hk.audit(result.log(flagged.run_id)).frame()[columns]""",
+    ),
+    (
+        "md",
+        """## The airline domain: tasks converted from τ2-bench
+
+`scripts/convert_tau2_cases.py` turns each tau2 airline task into a case: its expected write
+actions become expected calls (argument constraints, in order), every other write is forbidden,
+writes need the user's yes, checkable assertions ("does not cancel X") become forbidden calls,
+and the final database must equal τ-bench's expected one. For every task with a write there is
+also a **do-not-act** case: the opening request alone must end in a confirmation question.""",
+    ),
+    (
+        "code",
+        """# NBVAL_CHECK_OUTPUT
+airline_cases = [
+    c for c in hk.load_cases(AIRLINE_CASES, domain="airline")
+    if c.setup["tau2_task_id"] in AIRLINE_TASKS
+]
+pd.DataFrame(
+    [
+        {"case": c.id, "turns": len(c.input), "expected calls": [s.tool for s in c.calls],
+         "forbidden calls": len(c.forbid_tools) + len(c.forbid_calls) + len(c.forbid_risks),
+         "asks first": c.asks_confirmation}
+        for c in airline_cases
+    ]
+)""",
+    ),
+    (
+        "md",
+        """The embedded airline agent acts on the first message. A thin wrapper around its policy
+asks before any write and acts only after a yes — the do-not-act cases tell the two apart.""",
+    ),
+    (
+        "code",
+        """import json
+
+from harnesskit.domains import airline
+from harnesskit.evals import AFFIRMATIVE
+
+WRITES = {"book_reservation", "cancel_reservation", "update_reservation_flights",
+          "update_reservation_baggages", "update_reservation_passengers", "send_certificate"}
+ASK = "Shall I go ahead? Please confirm with yes."
+
+
+def confirming(trial):
+    \"\"\"The embedded agent, but it asks before any write (a model factory: one per trial).\"\"\"
+
+    def policy(messages, info):
+        turn = airline.agent_policy(messages, info)
+        if isinstance(turn, hk.ToolCall) and turn.name in WRITES:
+            last_user = [m for m in messages if m.role == "user"][-1]
+            asked = any(m.role == "assistant" and m.text.endswith(ASK) for m in messages)
+            if not (asked and AFFIRMATIVE.match(last_user.text)):
+                return f"I can call {turn.name} with {json.dumps(turn.arguments)}. {ASK}"
+        return turn
+
+    return hk.FunctionModel(policy, name="airline-confirming")""",
+    ),
+    (
+        "code",
+        """# NBVAL_CHECK_OUTPUT
+models = {"embedded": "airline:embedded", "confirming": confirming}
+air = hk.Experiment(airline_cases, POLICIES, models, seed=SEED, max_workers=MAX_WORKERS).run(
+    f"{out_dir}/airline", progress=False
+)
+air.summary().round(3)""",
+    ),
+    (
+        "code",
+        """fig = air.chart(by="policy", hue="model")""",
+    ),
+    (
+        "code",
+        """# NBVAL_CHECK_OUTPUT
+df = air.frame[air.frame.policy == POLICIES[0]]
+df.pivot(index="case", columns="model", values="pass")""",
+    ),
+    (
+        "code",
+        """# NBVAL_CHECK_OUTPUT
+row = air.frame.query("model == 'embedded' and case == 'tau2-airline/45'").iloc[0]
+air.scores()[row.name].frame()[["passed", "kind", "name", "detail"]]""",
     ),
     ("md", "## The run directory reloads into the same table"),
     (
