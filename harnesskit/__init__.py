@@ -66,6 +66,7 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 
@@ -110,6 +111,7 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "Run",
     "RunState",

@@ -8,6 +8,7 @@ marked incomplete. The loop renders nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -482,8 +483,9 @@ class Run:
                 branch_id=st.branch_id,
                 step=st.step,
                 tool_call_id=call.id,
-                workspace=self.harness.gate.workspace,
-            )  # type: ignore[arg-type]
+                workspace=self.harness.gate.workspace,  # type: ignore[arg-type]
+                now=lambda: dt.datetime.fromtimestamp(self.harness.clock(), dt.UTC),
+            )
 
         executed = self.executor.execute(calls, make_context)
         for ex in executed:
