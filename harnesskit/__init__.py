@@ -20,6 +20,7 @@ from harnesskit.artifacts import (
     check_representation,
     verify_preview,
 )
+from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.bindings import TransportAudit, transport_audit
 from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
 from harnesskit.display import set_display
@@ -43,6 +44,22 @@ from harnesskit.errors import (
     ToolTimeoutError,
     UsageError,
 )
+from harnesskit.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
+)
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
@@ -59,28 +76,50 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.progress import TqdmProgress
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trace import (
+    budget_frame,
+    comparison_frame,
+    composition_frame,
+    frame,
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+)
 from harnesskit.transport import Transport, TransportPolicy
+from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
     "ArtifactRef",
     "ArtifactStore",
+    "AuditReport",
     "BrakeTripped",
+    "CallSpec",
+    "Case",
+    "CheckResult",
     "ContextBuilder",
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Domain",
     "Event",
     "EventLog",
     "EventLogError",
     "Executor",
+    "Experiment",
+    "ExperimentAudit",
+    "ExperimentResult",
+    "Fact",
     "FallbackModel",
     "FallbackNode",
     "FunctionModel",
@@ -98,13 +137,16 @@ __all__ = [
     "Preview",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "RepresentationError",
     "RepresentationViolation",
     "Run",
     "RunState",
     "SchemaVersionError",
+    "Score",
     "ScriptedModel",
+    "StepControls",
     "StopRun",
     "TokenEstimator",
     "Tool",
@@ -116,18 +158,34 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "TqdmProgress",
+    "TraceExplorer",
     "Transport",
     "TransportAudit",
     "TransportPolicy",
+    "Trial",
     "Usage",
     "UsageError",
     "allow_all",
+    "audit",
+    "budget_frame",
     "check_representation",
+    "comparison_frame",
+    "composition_frame",
     "deny_all",
     "estimate_tokens",
+    "frame",
     "get_model",
     "lint",
+    "load_cases",
+    "pass_hat_k",
+    "plot_budget",
+    "plot_comparison",
+    "plot_composition",
+    "register_domain",
     "register_provider",
+    "save_cases",
+    "score",
     "set_display",
     "tool",
     "transport_audit",

@@ -300,16 +300,21 @@ class InspectionMixin:
         start: int = 0,
         stop: int | None = None,
         *,
+        fields: list[str] | None = None,
         max_items: int = 10,
         max_chars: int = 4000,
     ) -> dict[str, Any]:
         """Items `start..stop-1` of the array at `pointer`, exact, at most `max_items` per answer.
+
+        With `fields`, each item is projected to `{field: value}` for those JSON pointers
+        (relative to the item, e.g. `/prices/economy`): read only what a decision needs.
 
         Args:
             ref: the artifact id.
             pointer: JSON pointer of the array (`""` = the root).
             start: first index (0-based).
             stop: one past the last index; `None` = as many as fit.
+            fields: JSON pointers read from each item (a projection); `None` = whole items.
             max_items: items per answer.
             max_chars: bound on the answer's JSON text (characters); fewer items are returned
                 when they would not fit, and `next` says where to go on.
@@ -320,7 +325,8 @@ class InspectionMixin:
 
         Raises:
             ArtifactNotFoundError: unknown, expired, archived or deleted artifact.
-            ToolArgumentsError: not an array there, or a range outside it.
+            ToolArgumentsError: not an array there, a range outside it, or a field that an
+                item does not have (the message names the item and what it holds there).
         """
         text = self.read(ref)
         spans = self._items(ref, text, pointer)
@@ -336,8 +342,10 @@ class InspectionMixin:
         items: list[Any] = []
         offsets: list[list[int]] = []
         used = OVERHEAD
-        for s, e in spans[start:stop]:
+        for index, (s, e) in enumerate(spans[start:stop], start):
             item = json.loads(text[s:e])
+            if fields:
+                item = {f: self._field(ref, item, f, f"{pointer}/{index}") for f in fields}
             size = len(json.dumps(item, ensure_ascii=False)) + 20  # the item and its offsets
             if items and used + size > max_chars:
                 break
@@ -373,6 +381,18 @@ class InspectionMixin:
             items=items,
             offsets=offsets,
         )
+        if fields:
+            out["fields"] = list(fields)
         if last < n:
-            out["next"] = _call("artifact_slice", ref=ref, pointer=pointer, start=last)
+            more = {"fields": list(fields)} if fields else {}
+            out["next"] = _call("artifact_slice", ref=ref, pointer=pointer, start=last, **more)
         return out
+
+    def _field(self, ref: str, item: Any, field: str, at: str) -> Any:
+        try:
+            return jt.resolve(item, field)
+        except jt.PointerError as exc:
+            raise ToolArgumentsError(
+                f"{ref}: item {at} has no field {field!r}: {exc}",
+                hint="give fields as JSON pointers inside one item, e.g. /prices/economy",
+            ) from None

@@ -308,7 +308,10 @@ class RepresentationChecker:
         k = min(32, n)
         return k, max(1, n - k + 1)
 
-    def _grams_of(self, content: str) -> frozenset[str]:
+    def _grams_of(self, content: str) -> frozenset[str] | None:
+        """Every k-gram of `content`, or `None` for a very long message (scanned with find)."""
+        if len(content) > LONG_MESSAGE_CHARS:
+            return None
         k, _ = self._k()
         return frozenset(content[j : j + k] for j in range(len(content) - k + 1))
 
@@ -319,7 +322,8 @@ class RepresentationChecker:
 
         The source is sampled every `n - k + 1` chars (k = 32), so any shared run of `n` chars
         holds one sampled k-gram whole; a set lookup per sample finds candidates, which are
-        then extended both ways to the full run.
+        then extended both ways to the full run. A message over `LONG_MESSAGE_CHARS` is searched
+        with `str.find` for at most `LONG_MESSAGE_SAMPLES` samples spread over the source.
         """
         n = self.restate_chars
         if n is None or len(content) < n:
@@ -330,25 +334,55 @@ class RepresentationChecker:
             for p in range(0, len(src.text) - k + 1, step):
                 sampled.setdefault(src.text[p : p + k], []).append(p)
             src.grams = sampled
-        mine = grams_of_content if grams_of_content is not None else self._grams_of(content)
-        text, best = src.text, None
-        for gram, positions in src.grams.items():
-            if gram not in mine:
+        mine = grams_of_content
+        items: Any = src.grams.items()
+        if mine is None and len(content) > LONG_MESSAGE_CHARS:
+            every = list(items)
+            items = every[:: max(1, len(every) // LONG_MESSAGE_SAMPLES)]
+        elif mine is None:
+            mine = self._grams_of(content)
+        text = src.text
+        for gram, positions in items:
+            if mine is not None and gram not in mine:
                 continue
-            j = content.find(gram)
-            while j >= 0:
-                for p in positions:
-                    a, sa, b, sb = j, p, j + k, p + k
-                    while a > 0 and sa > 0 and content[a - 1] == text[sa - 1]:
-                        a, sa = a - 1, sa - 1
-                    while b < len(content) and sb < len(text) and content[b] == text[sb]:
-                        b, sb = b + 1, sb + 1
-                    if b - a >= n and (best is None or sb - sa > best[1] - best[0]):
-                        best = (sa, sb)
-                j = content.find(gram, j + 1)
-            if best is not None:
-                return "restatement", best
+            j, tries = content.find(gram), 0
+            while j >= 0 and tries < 8:  # bounded: periodic text repeats a gram many times
+                for p in positions[:8]:
+                    back = _common(content, j, text, p, -1)
+                    ahead = _common(content, j, text, p, 1)
+                    if back + ahead >= n:
+                        return "restatement", (p - back, p + ahead)
+                j, tries = content.find(gram, j + 1), tries + 1
         return None
+
+
+#: Assistant messages longer than this (chars) are not indexed whole for restatement checks.
+LONG_MESSAGE_CHARS = 100_000
+#: How many source samples are searched in such a message (spread over the source).
+LONG_MESSAGE_SAMPLES = 256
+
+
+def _common(x: str, i: int, y: str, j: int, direction: int) -> int:
+    """Length of the equal run of `x` at `i` and `y` at `j`, forwards (1) or backwards (-1).
+
+    Compares growing, then shrinking, slices (galloping), so a long run costs few comparisons.
+    """
+    n, step = 0, 64
+    while step >= 1:
+        if direction > 0:
+            m = min(step, len(x) - i - n, len(y) - j - n)
+            same = m > 0 and x[i + n : i + n + m] == y[j + n : j + n + m]
+        else:
+            m = min(step, i - n, j - n)
+            same = m > 0 and x[i - n - m : i - n] == y[j - n - m : j - n]
+        if same:
+            n += m
+            if m < step:  # one of the texts ended
+                return n
+            step *= 2
+        else:
+            step //= 2
+    return n
 
 
 def check_representation(

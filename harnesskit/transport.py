@@ -312,8 +312,14 @@ class Transport:
         def tail(ref: str, chars: int = 1000) -> dict[str, Any]:
             return guard(store.tail, ref, chars)  # type: ignore[no-any-return]
 
-        def slice_(ref: str, pointer: str = "", start: int = 0, stop: int | None = None) -> Any:
-            return guard(store.slice, ref, pointer, start, stop)
+        def slice_(
+            ref: str,
+            pointer: str = "",
+            start: int = 0,
+            stop: int | None = None,
+            fields: list[str] | None = None,
+        ) -> Any:
+            return guard(store.slice, ref, pointer, start, stop, fields=fields)
 
         n = {"type": "integer", "minimum": 0}
         defs: list[tuple[Callable[..., Any], str, str, dict[str, Any]]] = [
@@ -372,14 +378,21 @@ class Transport:
                 slice_,
                 "artifact_slice",
                 "Read items start..stop-1 of an array inside a stored artifact (at most 10 per "
-                "call)." + common + " Returns: the items exactly, their offsets, and which part of"
-                " the whole they are (e.g. items 10–19 of 30), with the call that reads on.",
+                "call); give fields to read only some values of each item." + common + " Returns:"
+                " the items exactly (or {field: value} per item), their offsets, and which part"
+                " of the whole they are (e.g. items 10–19 of 30), with the call that reads on.",
                 spec(
                     {
                         "ref": ref_p,
                         "pointer": ptr_p,
                         "start": {**n, "description": "first index (0-based)"},
                         "stop": {**n, "description": "one past the last index"},
+                        "fields": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "JSON pointers inside each item, e.g. "
+                            "/prices/economy; only these values are returned",
+                        },
                     },
                     ["ref"],
                 ),

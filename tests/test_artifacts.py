@@ -291,3 +291,16 @@ def test_store_is_a_context_manager(tmp_path):
     with hk.ArtifactStore(tmp_path) as store:
         ref = store.put(list(range(20)))
     assert hk.ArtifactStore(tmp_path).value(ref.id, "/19") == 19
+
+
+def test_slice_projects_fields_of_each_item():
+    store = hk.ArtifactStore()
+    ref = store.put({"flights": FLIGHTS})
+    ans = store.slice(ref.id, "/flights", 15, fields=["/flight_number", "/seats/economy"])
+    assert ans["items"] == [
+        {"/flight_number": f["flight_number"], "/seats/economy": f["seats"]["economy"]}
+        for f in FLIGHTS[15:25]
+    ]
+    assert ans["fields"] == ["/flight_number", "/seats/economy"] and "fields=" in ans["next"]
+    with pytest.raises(hk.ToolArgumentsError, match=r"item /flights/15 has no field '/seat'"):
+        store.slice(ref.id, "/flights", 15, fields=["/seat"])

@@ -302,7 +302,7 @@ def test_audit_renders_as_escaped_html():
     h, _ = harness([reply.tool_call("use", value="<b>4WQ150</b> x"), reply.text("done")])
     audit = hk.transport_audit(h.run("cancel 4WQ150"))
     html = audit._repr_html_()
-    assert html.startswith("<div><b>clean — ") and "<td" in html  # the id inside the text
+    assert ">clean — 0 ids typed" in html and "<td" in html  # a row: the id inside the text
     assert "4WQ150" in html and "<b>4WQ150" not in html
     assert repr(audit).startswith("<TransportAudit clean — 0 ids typed")
 

@@ -143,6 +143,7 @@ class _Unread:
 
     ref: str
     next_index: int
+    tool: str
 
 
 def _history(messages: Sequence[hk.Message]) -> list[_Done]:
@@ -161,10 +162,45 @@ def _history(messages: Sequence[hk.Message]) -> list[_Done]:
             ok = not (isinstance(value, dict) and value.get("ok") is False)
             if call.name == "artifact_slice" and ok:
                 got = pages.setdefault(value["artifact_ref"], {})
-                got.update(enumerate(value["items"], start=value["start"]))
+                items = value["items"]
+                if value.get("fields"):  # a projection: {pointer: value} back into an object
+                    items = [_unflatten(item) for item in items]
+                got.update(enumerate(items, start=value["start"]))
                 continue
             done.append(_Done(call.name, call.arguments or {}, ok, value))
     return [_whole(d, pages) for d in done]
+
+
+def _fields(tool: str, cabin: str) -> dict[str, list[str]]:
+    """What the booking decision needs from each search result item (a projection)."""
+    leg = ["flight_number", "date", f"prices/{cabin}", f"available_seats/{cabin}"]
+    if tool == "search_onestop_flight":
+        return {"fields": [f"/{i}/{key}" for i in (0, 1) for key in leg]}
+    if tool == "search_direct_flight":
+        return {"fields": [f"/{key}" for key in leg if key != "date"]}
+    return {}
+
+
+def _unflatten(item: Mapping[str, Any]) -> Any:
+    """`{"/0/prices/economy": 120, ...}` back into `[{"prices": {"economy": 120}}, ...]`."""
+    root: Any = None
+    for pointer, value in item.items():
+        root = _put(root, pointer.strip("/").split("/"), value)
+    return root
+
+
+def _put(node: Any, tokens: list[str], value: Any) -> Any:
+    if not tokens:
+        return value
+    key, rest = tokens[0], tokens[1:]
+    if key.isdigit():
+        node = node if isinstance(node, list) else []
+        node.extend([None] * (int(key) + 1 - len(node)))
+        node[int(key)] = _put(node[int(key)], rest, value)
+        return node
+    node = node if isinstance(node, dict) else {}
+    node[key] = _put(node.get(key), rest, value)
+    return node
 
 
 def _whole(done: _Done, pages: Mapping[str, Mapping[int, Any]]) -> _Done:
@@ -175,7 +211,8 @@ def _whole(done: _Done, pages: Mapping[str, Mapping[int, Any]]) -> _Done:
     got, total = pages.get(value["artifact_ref"], {}), value["items"]
     if len(got) < total:
         missing = next(i for i in range(total) if i not in got)
-        return _Done(done.name, done.arguments, done.ok, _Unread(value["artifact_ref"], missing))
+        unread = _Unread(value["artifact_ref"], missing, done.name)
+        return _Done(done.name, done.arguments, done.ok, unread)
     return _Done(done.name, done.arguments, done.ok, [got[i] for i in range(total)])
 
 
@@ -192,23 +229,43 @@ def agent_policy(messages: tuple[hk.Message, ...], info: hk.ModelRequest) -> Any
 
     Args:
         messages: the prompt (system, user, assistant and tool messages).
-        info: the request (unused: the policy needs only the messages).
+        info: the request; on a brake's closing request (`info.final`) the policy answers
+            in text with what was done and what is still open, and calls no tool.
 
     Returns:
         A `hk.ToolCall` or the text of a reply.
     """
-    del info
     first = next((m.content or "" for m in messages if m.role == "user"), "")
     request = parse_request(first)
     history = _history(messages)
+    if info.final:
+        return _best_effort(request, history)
     unread = next((d.value for d in history if isinstance(d.value, _Unread)), None)
-    if unread is not None:  # read a stored result page by page (each answer says which part)
-        return _call("artifact_slice", ref=unread.ref, pointer="", start=unread.next_index)
+    if unread is not None:  # read a stored result page by page, only the fields that matter
+        return _call(
+            "artifact_slice",
+            ref=unread.ref,
+            pointer="",
+            start=unread.next_index,
+            **_fields(unread.tool, request.cabin),
+        )
     if request.intent == "book":
         return _book(request, history)
     if request.intent == "cancel":
         return _cancel(request, history)
     return "I can help you book or cancel a reservation. What would you like to do?"
+
+
+def _best_effort(request: Request, history: list[_Done]) -> str:
+    """The closing answer after a brake: facts from tool results only, nothing invented."""
+    done = [d.name for d in history if d.ok]
+    failed = [d.name for d in history if not d.ok]
+    parts = [f"I could not finish your {request.intent or 'request'} within this session's limits."]
+    parts.append(f"Done so far: {', '.join(done) if done else 'nothing'}.")
+    if failed:
+        parts.append(f"Failed: {', '.join(failed)}.")
+    parts.append("Nothing else was changed; please contact us again to complete it.")
+    return " ".join(parts)
 
 
 def _book(request: Request, history: list[_Done]) -> Any:
