@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnesskit.artifacts import INSPECTION_TOOLS
 from harnesskit.errors import UsageError
 from harnesskit.events import Event, EventLog
 
@@ -372,6 +373,8 @@ def _transport(call: Event, before: Sequence[Event], fact_args: tuple[str, ...])
     if not isinstance(args, Mapping):
         return []
     tool = call.payload.get("tool", "")
+    if tool in INSPECTION_TOOLS:  # reading a stored artifact (R-A4) moves no data into an action
+        return []
     texts = _source_texts(before)
     out = []
     for pointer, value in _walk(args):
@@ -522,6 +525,9 @@ def _array_source(items: list[Any], texts: list[tuple[Event, str]]) -> _Partial 
 
 def _two_forms(log: EventLog, request: Event, min_chars: int) -> list[Finding]:
     messages = log.request_messages(request.event_id)
+    # inspection answers (`{"artifact_ref": ..., "form": "excerpt"}`) are labelled parts of a
+    # stored whole that the model asked for; pages of one artifact share structure, not forms
+    messages = [m for m in messages if not _excerpt(m)]
     sources = [
         (m.get("tool_call_id"), m.get("content") or "") for m in messages if m.get("role") == "tool"
     ]
@@ -548,6 +554,15 @@ def _two_forms(log: EventLog, request: Event, min_chars: int) -> list[Finding]:
                     )
                 )
     return out
+
+
+def _excerpt(message: Mapping[str, Any]) -> bool:
+    content = message.get("content") or ""
+    return (
+        message.get("role") == "tool"
+        and content.startswith('{"artifact_ref"')
+        and '"form": "excerpt"' in content[:80]
+    )
 
 
 def _shared_run(text: str, source: str, min_chars: int) -> int:
