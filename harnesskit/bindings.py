@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _jsontext as jt
-from harnesskit.artifacts import ArtifactStore, RepresentationChecker, _decode
+from harnesskit.artifacts import INSPECTION_TOOLS, ArtifactStore, RepresentationChecker, _decode
 from harnesskit.errors import (
     ArtifactNotFoundError,
     ToolArgumentsError,
@@ -361,7 +361,12 @@ def transport_audit(
     rows: list[dict[str, Any]] = []
     for e in events:
         p = e.payload
-        if e.type == "tool.call" and e.source == "model" and isinstance(p.get("arguments"), dict):
+        if (
+            e.type == "tool.call"
+            and e.source == "model"
+            and isinstance(p.get("arguments"), dict)
+            and p.get("tool") not in INSPECTION_TOOLS  # reads of an artifact move no data on
+        ):
             base = {
                 "run_id": run_id,
                 "event_id": e.event_id,

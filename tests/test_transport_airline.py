@@ -139,3 +139,19 @@ def test_audit_of_recorded_gpt4o_runs_finds_the_mixed_up_and_the_invented_paymen
         c = audit.counts
         assert c["ids_bound"] == 0 and c["from_tool"] > 0 and c["from_user"] > 0
         assert audit.verdict.startswith("leaky — ")
+
+
+def test_reading_an_artifact_page_by_page_is_not_flagged_as_transport():
+    task = next(t for t in airline.DEMO_TASKS if t.name == "book-cheapest-one-stop")
+    h = hk.Harness(airline.tools(airline.load_database()), airline.agent_model(),
+                   system_prompt=airline.POLICY, gate=hk.Gate(confirm=hk.allow_all),
+                   limits=hk.Limits(max_steps=20))  # fmt: skip
+    run = h.run(task.user_message)
+    slices = [e for e in run.log.of_type("tool.call") if e.payload["tool"] == "artifact_slice"]
+    assert len(slices) == 4 and run.final_text.startswith("Your reservation HATHAT is booked")
+    mine = hk.transport_audit(run)
+    assert not [r for r in mine.rows if r["tool"] == "artifact_slice"]
+    assert mine.counts["from_tool"] == 4  # flight numbers and payment ids, typed by the agent
+    report = hk.audit(run)  # the four-point audit agrees: reads are not transport
+    assert report.counts()["two_forms"] == 0
+    assert not [f for f in report.findings if f.tool == "artifact_slice"]
