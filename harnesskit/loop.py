@@ -9,6 +9,7 @@ marked incomplete. The loop renders nothing.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -49,6 +50,17 @@ class Limits:
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds",
+                     "max_consecutive_errors"):  # fmt: skip
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"Limits.{name} must be a number or None, got {value!r}")
+            if value < 0:
+                raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,8 +165,29 @@ class Harness:
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
     ) -> None:
+        if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
+            raise UsageError(
+                "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
+            )
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.model = get_model(model)
+        if not callable(getattr(self.model, "request", None)):
+            raise UsageError(
+                f"Harness(model=...) needs a model (e.g. hk.ScriptedModel([...]) or "
+                f"'ollama:qwen2.5'), got {model!r}"
+            )
+        if limits is not None and not isinstance(limits, Limits):
+            raise UsageError(
+                f"Harness(limits=...) takes hk.Limits(...), got {type(limits).__name__}"
+            )
+        if gate is not None and not isinstance(gate, Gate):
+            raise UsageError(f"Harness(gate=...) takes hk.Gate(...), got {type(gate).__name__}")
+        unknown = sorted(set((gate or Gate()).tools) - set(self.tools.names))
+        if unknown:
+            raise UsageError(
+                f"Gate(tools=...) names tools this harness does not have: {unknown}; "
+                f"known tools: {self.tools.names}"
+            )
         self.policy = ContextPolicy.resolve(policy)
         self.limits = limits or Limits()
         self.log_dir = Path(log_dir) if log_dir is not None else None
@@ -183,7 +216,15 @@ class Harness:
             run_id: the run's id; default a fresh `run-<12 hex>`.
             task: extra task facts recorded in the contract (e.g. a benchmark task id).
         """
-        return Run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", user_message, task or {})
+        if isinstance(user_message, str):
+            turns = [user_message]
+        elif isinstance(user_message, list | tuple) or user_message is None:
+            turns = list(user_message or ())
+        else:
+            turns = [user_message]
+        if not all(isinstance(t, str) for t in turns):
+            raise UsageError(f"user turns must be text, got {user_message!r:.80}")
+        return Run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`: the run, finished."""
@@ -317,6 +358,14 @@ class Run:
             else:
                 self.error = exc
                 self._finish("error", error=reason)
+        except BaseException as exc:  # a bug or Ctrl-C: record the end, then let it propagate
+            if st.finish_reason is None:
+                interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
+                self.error = exc
+                self._finish(
+                    "cancelled" if interrupted else "error", error=f"{type(exc).__name__}: {exc}"
+                )
+            raise
         finally:
             self.log.flush()
         return self
@@ -485,7 +534,7 @@ class Run:
                 branch_id=st.branch_id,
                 source="model",
                 input_hash=hash_json([c.name, c.arguments]),
-                summary=f"{c.name}({c.raw_arguments or c.arguments})"[:80],
+                summary=f"{c.name}({_args_text(c)})"[:80],
             ).event_id
 
         def make_context(call: ToolCall) -> ToolContext:
@@ -591,3 +640,9 @@ class Run:
         from harnesskit import display
 
         return display.render_html(self)
+
+
+def _args_text(call: ToolCall) -> str:
+    if call.arguments is None:
+        return call.raw_arguments or ""
+    return json.dumps(call.arguments, ensure_ascii=False, default=str)
