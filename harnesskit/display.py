@@ -144,3 +144,23 @@ def _tool(t: Any) -> str:
         f"{escape_bounded(t.description)}</pre><details><summary>schema</summary><pre>{spec}"
         "</pre></details></div>"
     )
+
+
+@renderer("InjectionRecord")
+def _injection_record(rec: Any) -> str:
+    caption = (
+        f"context.injected EV-{rec.event_id} · policy {rec.policy} v{rec.policy_version} · "
+        f"step {rec.step} · model {rec.model} · {len(rec.selected)} selected, "
+        f"{len(rec.excluded)} excluded, {len(rec.summarized)} summarized · "
+        f"~{rec.token_estimate} tokens · summary {rec.summary_hash or '—'}"
+    )
+    rows = [list(r) for r in rec.rows]
+    out = table(["event", "label", "type", "decision", "reason"], rows, caption=caption)
+    if rec.conflicts:
+        items = "".join(
+            f"<li>{escape_bounded(c.get('key'), 200)}: {escape_bounded(c.get('rule'), 200)}"
+            f" (winner {escape_bounded(c.get('winner') or 'none', 50)})</li>"
+            for c in rec.conflicts
+        )
+        out += f"<div><b>conflicts</b><ul>{items}</ul></div>"
+    return out
