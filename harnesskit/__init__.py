@@ -12,7 +12,7 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
-from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
+from harnesskit.context import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
     ArtifactError,
@@ -47,6 +47,7 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 
@@ -70,6 +71,7 @@ __all__ = [
     "Gate",
     "Harness",
     "HarnessError",
+    "InjectionRecord",
     "Limits",
     "LintIssue",
     "Message",
@@ -99,11 +101,15 @@ __all__ = [
     "Usage",
     "UsageError",
     "allow_all",
+    "compare_policies",
     "deny_all",
     "estimate_tokens",
     "get_model",
     "lint",
+    "plot_policy_tokens",
+    "probe_heatmap",
     "register_provider",
+    "run_probes",
     "set_display",
     "tool",
 ]
