@@ -39,6 +39,8 @@ from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
+    FallbackModel,
+    FallbackNode,
     FunctionModel,
     Model,
     ModelRequest,
@@ -67,6 +69,8 @@ __all__ = [
     "EventLog",
     "EventLogError",
     "Executor",
+    "FallbackModel",
+    "FallbackNode",
     "FunctionModel",
     "Gate",
     "Harness",
