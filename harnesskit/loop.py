@@ -343,6 +343,7 @@ class Run:
                 branch_id=st.branch_id,
                 summary=prompt.pause[:80],
             )
+            st.step -= 0 if final else 1  # the turn did not happen; step() tries it again
             raise StopRun("paused", prompt.pause)
         tools = () if final else self._tool_specs()
         injected = self.context.record(
