@@ -774,8 +774,9 @@ class ContextBuilder:
                     text = head(message.text, cap, e.label)
                     message = Message(role="tool", content=text, tool_call_id=message.tool_call_id)
                 view.selected.append(e.event_id)
-            view.messages.append(message)
-            view.tokens += self.estimator.count_message(message)
+            if message is not None:
+                view.messages.append(message)
+                view.tokens += self.estimator.count_message(message)
         view.lin_pos = len(view.seq)
         tokens = view.tokens + self.estimator.count_messages(extra)
         max_events, max_tokens = self._limits["max_events"], self._limits["max_prompt_tokens"]
@@ -820,7 +821,7 @@ class ContextBuilder:
                 turns.append([])
             reason = self._exclusion(view, e)
             if reason is None:
-                turns[-1].append((e, event_to_message(e) or stub(e, "empty"), True))
+                turns[-1].append((e, _labelled(e), True))
             else:  # a stub keeps the tool-call protocol intact
                 excluded[e.event_id] = reason
                 turns[-1].append((e, stub(e, reason), False))
@@ -1012,6 +1013,15 @@ class ContextBuilder:
             policy=self.policy.name,
             policy_version=self.policy.version,
         )
+
+
+def _labelled(e: Event) -> Message:
+    """The verbatim message of a window event; a tool result gets its label line first."""
+    message = event_to_message(e) or stub(e, "empty")
+    if message.role != "tool":
+        return message
+    text = f"[{e.label}] {e.payload.get('tool') or 'tool'} result (untrusted data):\n{message.text}"
+    return Message(role="tool", content=text, tool_call_id=message.tool_call_id)
 
 
 def _has_text(e: Event) -> bool:
