@@ -200,12 +200,40 @@ def test_a_linear_policy_with_status_rules_rebuilds_when_the_past_changes():
     builder = ContextBuilder(policy)
     assert "DROP-ME" in builder.build(log).messages[1].content
     log.append("status.reject", {"target": 2})
+    log.append("human.decision", {"note": "LATER"}, source="human")  # 4
+    log.append("status.reject", {"target": 4})
     prompt = builder.build(log)
     assert [m.content for m in prompt.messages] == [
         "KEEP",
         "[USER-2 withheld: status.rejected: rejected by EV-3]",
     ]
     assert prompt.selected == (1,) and prompt.excluded[2].startswith("status.rejected")
+    assert prompt.excluded[4] == "status.rejected: rejected by EV-5"
+
+
+def test_required_fields_exclude_events_that_lack_them():
+    doc = {**ContextPolicy.resolve("default").to_dict(), "name": "strict"}
+    doc["require"] = ["source", "workspace_revision"]
+    log = hk.EventLog()
+    log.append("user.message", {"content": "ask"}, source="user", workspace_revision="r1")
+    log.append("tool.result", {"content": "NO-REVISION", "tool_call_id": "a"})
+    log.append("tool.result", {"content": "AT-R1", "tool_call_id": "b"}, workspace_revision="r1")
+    log.append("user.message", {"content": "now"}, source="user", workspace_revision="r1")
+    prompt = ContextBuilder(doc).build(log)
+    text = json.dumps([m.content for m in prompt.messages])
+    assert "AT-R1" in text and "NO-REVISION" not in text
+    assert prompt.excluded == {2: "require.workspace_revision: the event lacks a required field"}
+
+
+def test_window_tool_results_carry_their_label_before_the_verbatim_bytes():
+    turns = [reply.tool_call("read", name="a"), reply.text("done")]
+    model = hk.ScriptedModel(turns)
+    run = hk.Harness([read], model, policy="default").start("go").run()
+    result = run.log.last("tool.result")
+    tool_message = model.requests[-1].messages[-1]
+    assert tool_message.content == (
+        f"[{result.label}] read result (untrusted data):\n{result.payload['content']}"
+    )
 
 
 # -- stages 3 and 4: rank and compress under pressure (R-C2, R-C4) -----------------------------
@@ -388,19 +416,22 @@ def test_two_conflicting_tool_facts_pause_the_run_until_a_human_decides():
     ]
     model = hk.ScriptedModel(turns)
     run = hk.Harness([probe_status], model, policy="default").start("is it up?").run()
-    assert run.finish_reason == "paused" and len(model.requests) == 2
+    assert run.finish_reason == "paused" and len(model.requests) == 2 and run.state.step == 2
     finished = run.log.last("run.finished").payload
     assert "conflicting tool facts for 'gateway.status'" in finished["reason"]
     assert re.search(r'EV-\d+ says "up", EV-\d+ says "down"', finished["reason"])
     alert = run.log.last("alert.conflict").payload
     assert alert["conflicts"][0]["pause"] and alert["reason"] == finished["reason"]
     assert len(run.log.of_type("context.injected")) == len(run.log.of_type("model.request")) == 2
+    run.run()  # trying again while nothing is resolved pauses again, without a request
+    assert run.finish_reason == "paused" and len(model.requests) == 2 and run.state.step == 2
     # a human decides; the run goes on and the decision wins over both tool facts
     run.log.append(
         "human.decision", {"facts": {"gateway.status": "down"}, "reason": "ops"}, source="human"
     )
-    run.send("go on").run()
+    run.run()  # a paused run tries again: the human decision resolves the conflict
     assert run.finish_reason == "stop" and run.final_text == "gateway is down"
+    assert run.state.step == 3 and len(run.log.of_type("alert.conflict")) == 2
     last = run.log.last("context.injected").payload
     assert last["conflicts"][0]["winner"].startswith("HUMAN-")
 
