@@ -618,7 +618,7 @@ class ContextBuilder:
                 turns.append([])
             reason = self._exclusion(view, e)
             if reason is None:
-                turns[-1].append((e, _labelled(e), True))
+                turns[-1].append((e, event_to_message(e) or stub(e, "empty"), True))
             else:  # a stub keeps the tool-call protocol intact
                 excluded[e.event_id] = reason
                 turns[-1].append((e, stub(e, reason), False))
@@ -746,25 +746,43 @@ class ContextBuilder:
             )
 
     def _system_text(self, view: _View) -> str:
+        """The trusted contract: the system prompt, the task record and the policy notice."""
         notice = NOTICE.format(name=self.policy.name, version=self.policy.version)
-        prompt = (view.contract.payload.get("system_prompt") or "") if view.contract else ""
-        return f"{prompt}\n\n{notice}" if prompt else notice
+        parts = [notice]
+        if view.contract is not None:
+            p, label = view.contract.payload, view.contract.label
+            if p.get("task"):
+                task = json.dumps(p["task"], ensure_ascii=False, default=str)
+                parts.insert(0, f"[{label}] task: {task}")
+            if p.get("system_prompt"):
+                parts.insert(0, p["system_prompt"])
+        return "\n\n".join(parts)
 
     def _messages(self, log: EventLog, view: _View, d: _Draft) -> tuple[list[Message], list[int]]:
-        """The messages of a draft and the ids whose content they carry, in order."""
+        """The messages of a draft and the ids whose content they carry, in order.
+
+        Layout: the system message (trusted contract); the user's own turns verbatim; one
+        user-role context block (human decisions, failure evidence, labelled facts, the latest
+        interpretation, conflicts, withheld labels, the summary); the recent assistant and
+        tool turns. The user's turns always come before the block.
+        """
         selected: list[int] = []
-        groups: dict[str, list[str]] = {k: [] for k in ("Task", "Human decisions", "Failures")}
-        contract = view.contract
-        if contract is not None:
-            selected.append(contract.event_id)
-            task = contract.payload.get("task")
-            if task:
-                text = json.dumps(task, ensure_ascii=False, default=str)
-                groups["Task"].append(f"[{contract.label}] task: {text}")
+        messages = [Message(role="system", content=self._system_text(view))]
+        if view.contract is not None:
+            selected.append(view.contract.event_id)
+        groups: dict[str, list[str]] = {
+            k: [] for k in ("Human decisions", "Failures (kept as evidence)", "Other records")
+        }
         for e in sorted(d.core, key=lambda e: e.event_id):
-            group = {"human.decision": "Human decisions", "tool.result": "Failures"}
-            groups[group.get(e.type, "Task")].append(self._piece(log, e)[0])
             selected.append(e.event_id)
+            if e.type == "user.message":
+                messages.append(Message(role="user", content=e.payload.get("content", "")))
+                continue
+            group = {"human.decision": "Human decisions", "tool.result": "Failures"}
+            key = group.get(e.type, "Other records")
+            groups["Failures (kept as evidence)" if key == "Failures" else key].append(
+                self._piece(log, e)[0]
+            )
         facts, interps = sorted(d.facts), sorted(d.interps)
         groups["Facts (newest last)"] = [self._piece(log, view.event(i))[0] for i in facts]
         groups["Latest interpretation (not a fact)"] = [
@@ -777,15 +795,18 @@ class ContextBuilder:
         body = [f"## {title}\n" + "\n".join(lines) for title, lines in groups.items() if lines]
         if d.summary is not None:
             body.append(d.summary)
-        messages = [Message(role="system", content=self._system_text(view))]
-        if body:
+        window = [(e, m, ok) for turn in d.turns for e, m, ok in turn]
+        lead = next((j for j, (_, m, _) in enumerate(window) if m.role != "user"), len(window))
+        for j, (e, m, ok) in enumerate(window):
+            if j == lead and body:  # the block follows the user's latest turn
+                title = f"# Context (policy {self.policy.name} v{self.policy.version})"
+                messages.append(Message(role="user", content="\n\n".join([title, *body])))
+            messages.append(m)
+            if ok:
+                selected.append(e.event_id)
+        if lead == len(window) and body:
             title = f"# Context (policy {self.policy.name} v{self.policy.version})"
             messages.append(Message(role="user", content="\n\n".join([title, *body])))
-        for turn in d.turns:
-            for e, m, ok in turn:
-                messages.append(m)
-                if ok:
-                    selected.append(e.event_id)
         messages += d.extra
         return messages, selected
 
@@ -810,15 +831,6 @@ class ContextBuilder:
             policy=self.policy.name,
             policy_version=self.policy.version,
         )
-
-
-def _labelled(e: Event) -> Message:
-    """The verbatim message of a window event; a tool result gets its label line first."""
-    message = event_to_message(e) or stub(e, "empty")
-    if message.role != "tool":
-        return message
-    text = f"[{e.label}] {e.payload.get('tool') or 'tool'} result (untrusted data):\n{message.text}"
-    return Message(role="tool", content=text, tool_call_id=message.tool_call_id)
 
 
 def _has_text(e: Event) -> bool:
