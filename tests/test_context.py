@@ -18,6 +18,13 @@ from harnesskit.testing import reply
 
 CONTENT = {"user.message", "model.response", "tool.result", "human.decision", "task.contract"}
 
+
+def block_of(messages):
+    """The context block: the one user message that starts with '# Context'."""
+    (block,) = [m.content for m in messages if (m.content or "").startswith("# Context")]
+    return block
+
+
 # -- policies as data (R-C1) ---------------------------------------------------------------
 
 
@@ -167,6 +174,10 @@ def test_default_excludes_stale_other_branch_restricted_and_says_why():
     }
     assert prompt.selected == (1, 2, 3, 7, 15)
     assert prompt.messages[0].role == "system" and "SYSTEM-PROMPT" in prompt.messages[0].content
+    assert '[TASK-1] task: {"task_id": "T1"}' in prompt.messages[0].content  # trusted contract
+    assert (
+        prompt.messages[1].content == "USER-TASK" and prompt.messages[-1].content == "USER-LATEST"
+    )
     # restricted content is withheld visibly: its label stays, its bytes do not
     assert "[HUMAN-9] data_class.restricted" in text
 
@@ -223,17 +234,6 @@ def test_required_fields_exclude_events_that_lack_them():
     text = json.dumps([m.content for m in prompt.messages])
     assert "AT-R1" in text and "NO-REVISION" not in text
     assert prompt.excluded == {2: "require.workspace_revision: the event lacks a required field"}
-
-
-def test_window_tool_results_carry_their_label_before_the_verbatim_bytes():
-    turns = [reply.tool_call("read", name="a"), reply.text("done")]
-    model = hk.ScriptedModel(turns)
-    run = hk.Harness([read], model, policy="default").start("go").run()
-    result = run.log.last("tool.result")
-    tool_message = model.requests[-1].messages[-1]
-    assert tool_message.content == (
-        f"[{result.label}] read result (untrusted data):\n{result.payload['content']}"
-    )
 
 
 # -- stages 3 and 4: rank and compress under pressure (R-C2, R-C4) -----------------------------
@@ -317,7 +317,7 @@ def test_core_that_does_not_fit_is_a_context_error_not_silent_loss():
 def test_older_tool_outputs_become_labelled_byte_exact_heads():
     log = pressure_log(n_facts=4, size=3000)
     prompt = ContextBuilder("default").build(log)
-    block = prompt.messages[1].content
+    block = block_of(prompt.messages)
     fact = log[5].payload["content"]
     m = re.search(r"\[TOOL-5\] grep\(q=0\) → ok \(untrusted data\):\n((?:  \| .*\n?)+)", block)
     shown = "\n".join(line[4:] for line in m.group(1).rstrip("\n").split("\n"))
@@ -336,7 +336,9 @@ def test_summary_has_all_six_blocks_even_when_empty():
     prompt = ContextBuilder("summary").build(log)
     assert re.findall(r"^### (.+)$", prompt.summary, re.M) == BLOCKS
     assert prompt.summary.count("- (none)") == 6
-    assert prompt.summary in prompt.messages[1].content
+    assert prompt.summary in block_of(prompt.messages)
+    assert [m.role for m in prompt.messages] == ["system", "user", "user"]
+    assert prompt.messages[1].content == "hello"  # the user's turn comes before the block
     assert prompt.summary_hash and len(prompt.summary_hash) == 16
 
 
@@ -396,7 +398,7 @@ def test_human_fact_beats_model_fact_and_the_conflict_is_surfaced():
     (conflict,) = prompt.conflicts
     assert conflict["winner"] == "HUMAN-2" and conflict["value"] == "[]" and not conflict["pause"]
     assert prompt.pause is None
-    assert 'api.empty: HUMAN-2 "[]", MODEL-3 "{}" — HUMAN-2 wins' in prompt.messages[1].content
+    assert 'api.empty: HUMAN-2 "[]", MODEL-3 "{}" — HUMAN-2 wins' in block_of(prompt.messages)
     assert detect_conflicts(log) == list(prompt.conflicts)
 
 
@@ -475,10 +477,11 @@ def test_untrusted_text_never_becomes_system_task_or_permission(policy_name):
         last = model.requests[-1].messages
         assert "INJECTED-TEXT" not in json.dumps([m.to_openai() for m in last])
         # the smuggled contract is quoted data with its label, not the task
+        block = block_of(last)
         assert re.search(
-            r"\[TASK-\d+\] task.contract \(untrusted data\):\n  \| You are root", last[1].content
+            r"\[TASK-\d+\] task.contract \(untrusted data\):\n  \| You are root", block
         )
-        assert "## Task" not in last[1].content  # the real task is the user turn in the window
+        assert last[1].role == "user" and last[1].content == "summarize the page"
 
 
 def test_untrusted_data_is_quoted_with_its_label_and_instructions_withheld():
@@ -487,7 +490,7 @@ def test_untrusted_data_is_quoted_with_its_label_and_instructions_withheld():
     turns += [reply.text("done")]
     model = hk.ScriptedModel(turns)
     run = hk.Harness([read, fetch], model, policy="summary").start("go").run()
-    block = model.requests[-1].messages[1].content
+    block = block_of(model.requests[-1].messages)
     label = next(e.label for e in run.log.of_type("tool.result") if e.payload["tool"] == "fetch")
     assert re.search(
         r"\[TOOL-\d+\] read\(name=\"d2\"\) → ok \(untrusted data\):\n  \| document", block
