@@ -112,18 +112,21 @@ print(record.frame().to_string(index=False))""",
     (
         "md",
         "The exact messages sent with that request, rebuilt byte for byte from the log: the "
-        "system prompt, the labelled context block, then the last two turns verbatim. The "
-        "page's tool message is replaced by a stub that keeps its label and call id.",
+        "trusted system message, the user's turn, the labelled context block, then the last "
+        "two turns verbatim. The page's tool message is replaced by a stub that keeps its "
+        "label and call id.",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
 sent = run.log.request_messages(record.request_id)
-print(sent[1]["content"])
-print("---- recent turns ----")
-for m in sent[2:]:
-    calls = [c["function"]["name"] for c in m.get("tool_calls", [])]
-    print(m["role"], calls or "", (m["content"] or "")[:90])""",
+for m in sent:
+    text = m["content"] or ""
+    if text.startswith("# Context"):
+        print(f"--- user (context block) ---\\n{text}\\n---")
+    else:
+        calls = [c["function"]["name"] for c in m.get("tool_calls", [])]
+        print(m["role"], calls or "", text[:90].replace("\\n", " "))""",
     ),
     (
         "md",
