@@ -50,12 +50,25 @@ from harnesskit.models import (
     register_provider,
 )
 from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
+from harnesskit.progress import TqdmProgress
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trace import (
+    budget_frame,
+    comparison_frame,
+    composition_frame,
+    frame,
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+)
+from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ArtifactError",
     "ArtifactIntegrityError",
@@ -86,11 +99,13 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "Run",
     "RunState",
     "SchemaVersionError",
     "ScriptedModel",
+    "StepControls",
     "StopRun",
     "TokenEstimator",
     "Tool",
@@ -102,14 +117,23 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "TqdmProgress",
+    "TraceExplorer",
     "Usage",
     "UsageError",
     "allow_all",
+    "budget_frame",
     "compare_policies",
+    "comparison_frame",
+    "composition_frame",
     "deny_all",
     "estimate_tokens",
+    "frame",
     "get_model",
     "lint",
+    "plot_budget",
+    "plot_comparison",
+    "plot_composition",
     "plot_policy_tokens",
     "probe_heatmap",
     "register_provider",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harnesskit.errors import ToolError
+from harnesskit.errors import StopRun, ToolError
 from harnesskit.gate import Gate
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
@@ -308,6 +308,8 @@ class Executor:
                     value, seconds = future.result(timeout=remaining)
                 except cf.TimeoutError:
                     return self._timed_out(tool, call, args, ctx)
+        except StopRun:  # a control-flow signal for the loop, not a tool failure
+            raise
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         except Exception as exc:

@@ -242,6 +242,11 @@ class Tool:
         """Call the underlying function directly (no validation, no gate)."""
         return self.fn(*args, **kwargs)
 
+    def __repr__(self) -> str:
+        group = f" group={self.group}" if self.group else ""
+        params = ",".join(self.parameters.get("properties") or {})
+        return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
+
     def _repr_html_(self) -> str | None:
         from harnesskit import display
 
