@@ -12,6 +12,7 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
+from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.context import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
@@ -32,6 +33,22 @@ from harnesskit.errors import (
     ToolNotFoundError,
     ToolTimeoutError,
     UsageError,
+)
+from harnesskit.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
 )
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
@@ -73,15 +90,24 @@ __all__ = [
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditReport",
     "BrakeTripped",
+    "CallSpec",
+    "Case",
+    "CheckResult",
     "ContextBuilder",
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Domain",
     "Event",
     "EventLog",
     "EventLogError",
     "Executor",
+    "Experiment",
+    "ExperimentAudit",
+    "ExperimentResult",
+    "Fact",
     "FallbackModel",
     "FallbackNode",
     "FunctionModel",
@@ -104,6 +130,7 @@ __all__ = [
     "Run",
     "RunState",
     "SchemaVersionError",
+    "Score",
     "ScriptedModel",
     "StepControls",
     "StopRun",
@@ -119,9 +146,11 @@ __all__ = [
     "ToolTimeoutError",
     "TqdmProgress",
     "TraceExplorer",
+    "Trial",
     "Usage",
     "UsageError",
     "allow_all",
+    "audit",
     "budget_frame",
     "compare_policies",
     "comparison_frame",
@@ -131,13 +160,18 @@ __all__ = [
     "frame",
     "get_model",
     "lint",
+    "load_cases",
+    "pass_hat_k",
     "plot_budget",
     "plot_comparison",
     "plot_composition",
     "plot_policy_tokens",
     "probe_heatmap",
+    "register_domain",
     "register_provider",
     "run_probes",
+    "save_cases",
+    "score",
     "set_display",
     "tool",
 ]

@@ -249,7 +249,7 @@ class Executor:
             preview = self._call(tool, args, ctx, dry_run=True)[0]
         decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
-            return none, self._fail(
+            failed = self._fail(
                 call,
                 tool,
                 "permission_denied",
@@ -257,7 +257,11 @@ class Executor:
                 "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
+            if decision.decision == "confirm":  # a human (callback) said no: keep the fact
+                failed.result = _replace_meta(failed.result, {"approval": "denied"})
+            return none, failed
         ctx.dry_run = dry_run
+        ctx.approval = "approved" if decision.approved_by == "callback" else None
         return (tool, call, args, ctx), None
 
     def _fail(
@@ -329,6 +333,8 @@ class Executor:
                 arguments=args,
                 result=_success(call, tool, value, seconds, dry_run=ctx.dry_run),
             )
+            if ctx.approval:
+                ex.result = _replace_meta(ex.result, {"approval": ctx.approval})
         ex.emitted = list(ctx.emitted)
         return ex
 

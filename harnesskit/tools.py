@@ -82,6 +82,8 @@ class ToolContext:
         self._now = now
         self.workspace = workspace
         self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self.approval: str | None = None
+        """`"approved"` when a confirmation callback approved this call (set by the executor)."""
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         """Append an event of `type` (e.g. `"alert.mismatch"`) with `payload` to the run's log."""
