@@ -136,7 +136,7 @@ class ContextPolicy:
             err.fields = [f for f, _ in problems]  # type: ignore[attr-defined]
             raise err
         spec = json.loads(json.dumps(dict(doc)))
-        spec["version"] = str(spec["version"])
+        spec["version"] = str(spec.get("version", "1"))
         return cls(name=str(spec["name"]), version=spec["version"], spec=spec)
 
     @classmethod
