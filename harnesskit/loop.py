@@ -277,7 +277,7 @@ class Run:
         return (last.payload["message"].get("content") or "") if last else ""
 
     def send(self, text: str, *, flush: bool = True) -> Run:
-        """Add a user turn; a run that had stopped (`stop`) may then go on. Returns `self`."""
+        """Add a user turn; a run that had stopped (`stop`, `paused`) may go on. Returns `self`."""
         self.log.append(
             "user.message",
             {"content": text},
@@ -285,7 +285,7 @@ class Run:
             branch_id=self.state.branch_id,
             summary=text[:80],
         )
-        if self.state.finish_reason == "stop":
+        if self.state.finish_reason in ("stop", "paused"):
             self.state.finish_reason = None
         if flush:
             self.log.flush()
@@ -349,7 +349,7 @@ class Run:
             if self._tripped() == "max_consecutive_errors":
                 return self._close_with_brake("max_consecutive_errors")
         except StopRun as stop:
-            self._finish(stop.finish_reason)
+            self._finish(stop.finish_reason, reason=str(stop))
         except ModelError as exc:
             reason = f"{type(exc).__name__}: {exc}"
             if self.harness.on_unavailable == "pause" and not isinstance(exc, ModelOutputError):
@@ -397,21 +397,18 @@ class Run:
         st, h = self.state, self.harness
         extra = (Message(role="system", content=note),) if note else ()
         prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
+        if prompt.pause:  # two tool facts disagree (R-C6): no request until it is resolved
+            self.log.append(
+                "alert.conflict",
+                {"step": st.step, "reason": prompt.pause, "conflicts": list(prompt.conflicts)},
+                branch_id=st.branch_id,
+                summary=prompt.pause[:80],
+            )
+            st.step -= 0 if final else 1  # the turn did not happen; step() tries it again
+            raise StopRun("paused", prompt.pause)
         tools = () if final else self._tool_specs()
-        injected = self.log.append(
-            "context.injected",
-            {
-                "step": st.step,
-                "policy": h.policy.name,
-                "policy_version": h.policy.version,
-                "selected": list(prompt.selected),
-                "excluded": {str(k): v for k, v in prompt.excluded.items()},
-                "summary_hash": prompt.summary_hash,
-                "model": h.model.name,
-                "token_estimate": prompt.token_estimate,
-            },
-            branch_id=st.branch_id,
-            summary=f"{len(prompt.selected)} events, ~{prompt.token_estimate} tokens",
+        injected = self.context.record(
+            self.log, prompt, branch_id=st.branch_id, step=st.step, model=h.model.name
         )
         request = ModelRequest(
             messages=prompt.messages,
@@ -596,15 +593,15 @@ class Run:
             self.error = exc
         return self._finish(brake)
 
-    def _finish(self, reason: str, **extra: Any) -> Run:
+    def _finish(self, finish_reason: str, **extra: Any) -> Run:
         st = self.state
-        st.finish_reason = reason
+        st.finish_reason = finish_reason
         self.executor.close()
         self.log.append(
             "run.finished",
             {
                 "step": st.step,
-                "finish_reason": reason,
+                "finish_reason": finish_reason,
                 "incomplete": st.incomplete,
                 "prompt_tokens": st.prompt_tokens,
                 "completion_tokens": st.completion_tokens,
@@ -612,9 +609,9 @@ class Run:
                 **extra,
             },
             branch_id=st.branch_id,
-            summary=f"finished: {reason}",
+            summary=f"finished: {finish_reason}",
         )
-        self._emit_progress("finished", finish_reason=reason)
+        self._emit_progress("finished", finish_reason=finish_reason)
         self.log.close()
         return self
 
