@@ -22,7 +22,7 @@ from harnesskit.artifacts import (
 )
 from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.bindings import TransportAudit, transport_audit
-from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
+from harnesskit.context import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
     ArtifactError,
@@ -76,6 +76,7 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
 from harnesskit.progress import TqdmProgress
 from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
@@ -126,6 +127,7 @@ __all__ = [
     "Gate",
     "Harness",
     "HarnessError",
+    "InjectionRecord",
     "Limits",
     "LintIssue",
     "Message",
@@ -170,6 +172,7 @@ __all__ = [
     "audit",
     "budget_frame",
     "check_representation",
+    "compare_policies",
     "comparison_frame",
     "composition_frame",
     "deny_all",
@@ -182,8 +185,11 @@ __all__ = [
     "plot_budget",
     "plot_comparison",
     "plot_composition",
+    "plot_policy_tokens",
+    "probe_heatmap",
     "register_domain",
     "register_provider",
+    "run_probes",
     "save_cases",
     "score",
     "set_display",

@@ -177,10 +177,16 @@ def assert_refused(run, model, ref_id, pair, tmp_path):
     alert = run.log.last("alert.representation")
     assert alert.payload["ref"] == ref_id and alert.payload["refused"] is True
     assert [f["form"] for f in alert.payload["forms"]] == list(pair)
-    assert run.log.events[-1] is alert  # nothing after it: no request event, no response
-    run.log.close()  # the run stays open (not finished); this test is done with it
+    assert not [
+        e for e in run.log.events if e.event_id > alert.event_id and e.type == "model.request"
+    ]
+    # nothing was sent after it: the run ends with the error (no request, no response)
+    assert [e.type for e in run.log.events[-2:]] == ["alert.representation", "run.finished"]
+    finished = run.log.events[-1].payload
+    assert finished["finish_reason"] == "error" and "RepresentationError" in finished["error"]
+    assert run.finish_reason == "error" and run.error is err
     on_disk = EventLog.read(tmp_path / "r1.jsonl")  # flushed before the error left step()
-    assert on_disk.events[-1].type == "alert.representation"
+    assert on_disk.events[-2].type == "alert.representation"
     return err
 
 
