@@ -19,6 +19,7 @@ from typing import Any
 
 from harnesskit.errors import ToolError
 from harnesskit.gate import Gate
+from harnesskit.idempotency import IdempotencyLedger
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
 
@@ -112,6 +113,8 @@ class Executor:
             (parameter bindings, R-A6); it raises `ToolError` for a bad binding.
         postprocess: optional hook `postprocess(executed) -> ToolResult` run on every result
             (e.g. forced externalization, R-A1).
+        idempotency: the run's write ledger (R-E5): write calls are admitted, recorded before
+            they run and after, and a repeated or unknown-outcome write does not act again.
     """
 
     def __init__(
@@ -123,8 +126,10 @@ class Executor:
         max_workers: int = 8,
         bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None = None,
         postprocess: Callable[[Executed], ToolResult] | None = None,
+        idempotency: IdempotencyLedger | None = None,
     ) -> None:
         self.registry = registry
+        self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
         self.bind = bind
@@ -166,7 +171,9 @@ class Executor:
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, tuple[cf.Future[Any], float] | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
-            tool, _, args, ctx = p[0]
+            tool, call, args, ctx = p[0]
+            if ctx.idempotency_key is not None and self.idempotency is not None:
+                self.idempotency.begin(tool, call, args, ctx)
             if len(runnable) == 1 and tool.timeout_seconds is None:
                 started[id(p)] = None
             else:
@@ -182,7 +189,12 @@ class Executor:
                 executed.result = _with_circuit_notice(
                     executed.result, self.breaker.open[executed.call.name]
                 )
+            key = p[0][3].idempotency_key if p[1] is None else None
+            if key is not None and self.idempotency is not None:
+                self.idempotency.finish(key, executed.result)
             out.append(executed)
+        if self.idempotency is not None:
+            self.idempotency.release()
         return out
 
     def _prepare(
@@ -257,6 +269,10 @@ class Executor:
                 "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
+        if self.idempotency is not None and not dry_run and tool.risk != "read":
+            recorded = self.idempotency.admit(tool, call, args, ctx)
+            if recorded is not None:
+                return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
         ctx.dry_run = dry_run
         return (tool, call, args, ctx), None
 

@@ -82,6 +82,9 @@ class ToolContext:
         self._now = now
         self.workspace = workspace
         self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self.idempotency_key: str | None = None
+        """For write calls: the key the ledger records the call under (R-E5); a tool may store
+        it with its effect so that a confirmer can later find out whether the effect happened."""
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         """Append an event of `type` (e.g. `"alert.mismatch"`) with `payload` to the run's log."""
