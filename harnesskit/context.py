@@ -19,6 +19,7 @@ from harnesskit.errors import UsageError
 from harnesskit.events import Event, EventLog
 from harnesskit.messages import Message
 from harnesskit.tokens import TokenEstimator
+from harnesskit.trajectory import branch_filter
 
 __all__ = ["ContextBuilder", "ContextPolicy", "Prompt", "event_to_message"]
 
@@ -99,9 +100,11 @@ def event_to_message(event: Event) -> Message | None:
 
 
 class _BranchCache:
-    __slots__ = ("index", "messages", "selected", "tokens")
+    __slots__ = ("index", "messages", "selected", "tokens", "tombstones", "visible")
 
-    def __init__(self) -> None:
+    def __init__(self, log: EventLog, branch_id: str) -> None:
+        self.visible = branch_filter(log, branch_id)  # its ancestors and itself, no sibling
+        self.tombstones = log.tombstones  # a tombstone invalidates what was cached
         self.index = 0
         self.messages: list[Message] = []
         self.selected: list[int] = []
@@ -147,11 +150,13 @@ class ContextBuilder:
         Returns:
             The `Prompt`; its `messages` tuple extends the previous one when nothing was removed.
         """
-        cache = self._cache.setdefault(branch_id, _BranchCache())
+        cache = self._cache.get(branch_id)
+        if cache is None or cache.tombstones != log.tombstones:
+            cache = self._cache[branch_id] = _BranchCache(log, branch_id)
         events = log.events
         for i in range(cache.index, len(events)):
             event = events[i]
-            if event.branch_id != branch_id:
+            if not cache.visible(event):
                 continue
             message = event_to_message(event)
             if message is not None:
