@@ -25,6 +25,7 @@ from harnesskit.errors import (
     HarnessError,
     ModelError,
     ModelOutputError,
+    ResumeError,
     SchemaVersionError,
     StopRun,
     ToolArgumentsError,
@@ -36,6 +37,7 @@ from harnesskit.errors import (
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
+from harnesskit.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
@@ -47,8 +49,11 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.replay import Divergence, ReplayReport, counterfactual, replay
+from harnesskit.resume import ResumeCheck, ResumeReport, check_resume
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trajectory import Evidence, Gap, Trajectory, visible_events
 
 __version__ = "0.1.0"
 
@@ -62,14 +67,19 @@ __all__ = [
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Divergence",
+    "EffectCheck",
     "Event",
     "EventLog",
     "EventLogError",
+    "Evidence",
     "Executor",
     "FunctionModel",
+    "Gap",
     "Gate",
     "Harness",
     "HarnessError",
+    "IdempotencyLedger",
     "Limits",
     "LintIssue",
     "Message",
@@ -81,6 +91,10 @@ __all__ = [
     "Progress",
     "Prompt",
     "ReplayModel",
+    "ReplayReport",
+    "ResumeCheck",
+    "ResumeError",
+    "ResumeReport",
     "Run",
     "RunState",
     "SchemaVersionError",
@@ -96,14 +110,20 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "Trajectory",
     "Usage",
     "UsageError",
+    "WriteRecord",
     "allow_all",
+    "check_resume",
+    "counterfactual",
     "deny_all",
     "estimate_tokens",
     "get_model",
     "lint",
     "register_provider",
+    "replay",
     "set_display",
     "tool",
+    "visible_events",
 ]
