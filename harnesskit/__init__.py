@@ -41,6 +41,8 @@ from harnesskit.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
+    FallbackModel,
+    FallbackNode,
     FunctionModel,
     Model,
     ModelRequest,
@@ -74,6 +76,8 @@ __all__ = [
     "EventLogError",
     "Evidence",
     "Executor",
+    "FallbackModel",
+    "FallbackNode",
     "FunctionModel",
     "Gap",
     "Gate",

@@ -6,13 +6,38 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from harnesskit.errors import HarnessError
+
 __all__ = ["main"]
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from harnesskit import _demo
 
-    return _demo.main(out_dir=args.out)
+    return _demo.main(out_dir=args.out, model=_model(args))
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Add `--model`, `--base-url` and `--api-key-env` to a command that runs agents."""
+    parser.add_argument(
+        "--model",
+        help="model spec, e.g. ollama:qwen2.5, vllm:NAME, deepseek:deepseek-chat, "
+        "openai-compat:NAME (with --base-url); default: the command's offline model",
+    )
+    parser.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument(
+        "--api-key-env", help="environment variable holding the API key for --model"
+    )
+
+
+def _model(args: argparse.Namespace) -> object | None:
+    """The model named by `add_model_options`' flags, or None for the command's default."""
+    if not args.model:
+        return None
+    from harnesskit.models import get_model
+
+    options = {"base_url": args.base_url, "api_key_env": args.api_key_env}
+    return get_model(args.model, **{k: v for k, v in options.items() if v})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the embedded offline agent and print a table")
     demo.add_argument("--out", default="runs", help="folder for logs and charts (default: runs)")
+    add_model_options(demo)
     demo.set_defaults(func=_cmd_demo)
     return parser
 
@@ -28,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `harnesskit` command; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:  # a wrong flag or an unreachable provider: say so, no traceback
+        print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

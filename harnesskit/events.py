@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
+from harnesskit.redact import Redactor
 
 __all__ = [
     "EVENT_TYPES",
@@ -51,6 +52,9 @@ FACT_TYPES = frozenset(
     {"tool.result", "human.decision", "checkpoint", "user.message", "task.contract"}
 )
 INTERPRETATION_TYPES = frozenset({"model.response"})
+_DEFAULT_REDACTOR = Redactor()
+# Lines built only from text already in the log (and so already redacted) are not rescanned.
+_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "run.finished", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
@@ -242,6 +246,7 @@ class EventLog:
         run_id: str = "",
         clock: Callable[[], float] = time.time,
         durable: bool = False,
+        redactor: Redactor | None = _DEFAULT_REDACTOR,
     ) -> None:
         """Open a log.
 
@@ -251,6 +256,8 @@ class EventLog:
             run_id: the run's id, recorded by the loop in `task.contract`.
             clock: wall clock in seconds since the epoch (inject for deterministic logs).
             durable: fsync on every flush.
+            redactor: secret scanner applied to every line before it exists (R-S1); `None`
+                turns redaction off (only for data known to be clean).
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
@@ -260,6 +267,7 @@ class EventLog:
         self.run_id = run_id
         self.clock = clock
         self.durable = durable
+        self.redactor = redactor
         self.events: list[Event] = []
         self.incomplete_tail: str | None = None
         self._last_by_branch: dict[str, int] = {}
@@ -343,24 +351,32 @@ class EventLog:
         self._write(event)
         return event
 
-    def _write(self, event: Event) -> None:
+    def _write(self, event: Event) -> Event:
         if self._readonly:
             raise UsageError(
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
+        line = json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+        if (
+            self.redactor is not None
+            and event.type not in _BUILT_FROM_LOG
+            and self.redactor.needs(line)
+        ):
+            line, counts = self.redactor.redact(line)
+            if counts:  # R-S1: the clear text never exists in the log, on disk or in prompts
+                event = Event.from_dict(json.loads(line))
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
             if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
                 self._file.write("\n")
                 self._needs_newline = False
-            self._file.write(
-                json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
-            )
+            self._file.write(line)
             self._file.write("\n")
         self._add(event)
         for listener in self._listeners:
             listener(event)
+        return event
 
     def _add(self, event: Event) -> None:
         """Put a written or read event in memory, folding tombstones (R-S3)."""
@@ -533,6 +549,7 @@ class EventLog:
         *,
         clock: Callable[[], float] = time.time,
         durable: bool = False,
+        redactor: Redactor | None = _DEFAULT_REDACTOR,
     ) -> EventLog:
         """Read a log from disk, then append to it (resume; never rewrites a byte).
 
@@ -543,6 +560,7 @@ class EventLog:
             path: an existing JSONL log.
             clock: wall clock for the new events' timestamps.
             durable: fsync on every flush.
+            redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
             UsageError: the file does not exist.
@@ -553,6 +571,7 @@ class EventLog:
         log._readonly = False
         log.clock = clock
         log.durable = durable
+        log.redactor = redactor
         log._needs_newline = log.path is not None and not _ends_with_newline(log.path)
         log._file = open(log.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
         return log

@@ -152,6 +152,8 @@ class IdempotencyLedger:
         confirmers: `{tool_name: confirm(record) -> EffectCheck}` used to settle writes whose
             outcome is unknown (`check`).
         durable: fsync after every line.
+        redactor: secret scanner applied to every line before it is written (R-S1), e.g. the
+            harness's `Redactor`; `None` writes lines as they are.
 
     Raises:
         UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`).
@@ -163,6 +165,7 @@ class IdempotencyLedger:
         *,
         confirmers: Mapping[str, Confirmer] | None = None,
         durable: bool = False,
+        redactor: Any = None,
     ) -> None:
         self.path = pathlib.Path(path) if path is not None else None
         if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
@@ -172,6 +175,7 @@ class IdempotencyLedger:
             )
         self.confirmers: dict[str, Confirmer] = dict(confirmers or {})
         self.durable = durable
+        self.redactor = redactor
         self.records: dict[str, WriteRecord] = {}
         self._natural_done: dict[str, str] = {}
         self._reserved: dict[str, str] = {}
@@ -183,6 +187,7 @@ class IdempotencyLedger:
         *,
         confirmers: Mapping[str, Confirmer] | None = None,
         durable: bool = False,
+        redactor: Any = None,
     ) -> IdempotencyLedger:
         """Read an existing ledger (if any) and append to it (resume, restart).
 
@@ -190,7 +195,7 @@ class IdempotencyLedger:
         (or never started), which is the conservative reading.
         """
         p = pathlib.Path(path)
-        ledger = cls(None, confirmers=confirmers, durable=durable)
+        ledger = cls(None, confirmers=confirmers, durable=durable, redactor=redactor)
         ledger.path = p
         if p.is_file():
             for raw in p.read_text(encoding="utf-8").split("\n"):
@@ -372,8 +377,15 @@ class IdempotencyLedger:
             self._natural_done.setdefault(record.natural, record.key)
 
     def _append(self, record: WriteRecord) -> WriteRecord:
+        line = _canonical(record.to_dict())
+        if self.redactor is not None and self.redactor.needs(line):
+            line, counts = self.redactor.redact(line)
+            if counts:  # keep in memory what is on disk (the key was derived before redaction)
+                data = json.loads(line)
+                data.pop("v", None)
+                record = WriteRecord(**data)
         self._remember(record)
-        self._write_raw(_canonical(record.to_dict()) + "\n")
+        self._write_raw(line + "\n")
         return record
 
     def _write_raw(self, text: str) -> None:

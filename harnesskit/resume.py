@@ -183,6 +183,22 @@ def _disabled_tools(view: Sequence[Event]) -> dict[str, str]:
     return out
 
 
+def _open_log(harness: Any, path: str | os.PathLike[str]) -> EventLog:
+    """Reopen a run's log for appending with the harness's clock and redactor."""
+    if hasattr(harness, "redactor"):
+        return EventLog.open_existing(path, clock=harness.clock, redactor=harness.redactor)
+    return EventLog.open_existing(path, clock=harness.clock)
+
+
+def _open_ledger(harness: Any, path: str | os.PathLike[str]) -> IdempotencyLedger:
+    """Reopen a run's write ledger with the harness's confirmers and redactor."""
+    return IdempotencyLedger.open(
+        ledger_path(path),
+        confirmers=getattr(harness, "confirmers", None),
+        redactor=getattr(harness, "redactor", None),
+    )
+
+
 def _default_branch(log: EventLog) -> str:
     for e in reversed(log.events):
         if e.type not in ("run.resume",):
@@ -437,8 +453,7 @@ def check_resume(
         CorruptLogError: the log is corrupt.
     """
     log = EventLog.read(path)
-    lp = ledger_path(path)
-    ledger = IdempotencyLedger.open(lp, confirmers=getattr(harness, "confirmers", None))
+    ledger = _open_ledger(harness, path)
     report, _ = _check(harness, log, ledger, branch_id or _default_branch(log), task=task)
     ledger.close()
     return report
@@ -461,10 +476,8 @@ def reopen(
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
         UsageError: the file is missing or holds no task contract.
     """
-    log = EventLog.open_existing(path, clock=harness.clock)
-    ledger = IdempotencyLedger.open(
-        ledger_path(path), confirmers=getattr(harness, "confirmers", None)
-    )
+    log = _open_log(harness, path)
+    ledger = _open_ledger(harness, path)
     branch = branch_id or _default_branch(log)
     report, settlements = _check(harness, log, ledger, branch, task=task)
     if not report.ok:
@@ -530,10 +543,8 @@ def restart_point(
     Raises:
         UsageError: the file is missing or holds no task contract.
     """
-    log = EventLog.open_existing(path, clock=harness.clock)
-    ledger = IdempotencyLedger.open(
-        ledger_path(path), confirmers=getattr(harness, "confirmers", None)
-    )
+    log = _open_log(harness, path)
+    ledger = _open_ledger(harness, path)
     old = branch_id or _default_branch(log)
     view = visible_events(log, old)
     first = next((e for e in view if e.type in ("context.injected", "model.request")), None)

@@ -181,3 +181,25 @@ def test_tool_context_emits_events_after_call():
     (alert,) = run.log.of_type("alert.mismatch")
     call = run.log.of_type("tool.call")[0]
     assert alert.parent_id == call.event_id and alert.payload["claimed"] == "business"
+
+
+def test_unavailable_model_pauses_and_resumes_when_configured():
+    calls = {"n": 0}
+
+    def flaky(messages, info):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise hk.ModelError("all nodes down", status_code=503)
+        return "back again"
+
+    h = hk.Harness([lookup], hk.FunctionModel(flaky), on_unavailable="pause")
+    run = h.start("x").run()
+    assert run.finish_reason == "paused"
+    assert run.state.step == 0
+    assert "all nodes down" in run.log.last("run.finished").payload["error"]
+    run.run()
+    assert run.finish_reason == "stop"
+    assert run.final_text == "back again"
+    assert run.state.step == 1
+    with pytest.raises(hk.UsageError, match="on_unavailable"):
+        hk.Harness([lookup], hk.FunctionModel(flaky), on_unavailable="retry")

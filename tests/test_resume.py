@@ -384,3 +384,13 @@ def test_the_ledger_records_each_write_before_and_after(tmp_path):
     assert json.loads(lines[1]["result"]["content"]) == {"charged": 5, "reference": "P-1"}
     contract = hk.EventLog.read(tmp_path / "r.jsonl").of_type("task.contract")[0]
     assert contract.payload["idempotency"] == {"ledger": "r.idem.jsonl"}
+
+
+def test_the_ledger_is_redacted_like_the_log(tmp_path):
+    secret = "sk-" + "a1B2" * 10
+    bank = Bank()
+    model = hk.ScriptedModel([reply.tool_call("note", text=f"api key {secret}"), reply.text("ok")])
+    hk.Harness(bank.tools(), model, log_dir=tmp_path).start("go", run_id="r").run()
+    assert bank.charges == [("note", f"api key {secret}")]  # the tool got the real value
+    assert secret not in (tmp_path / "r.idem.jsonl").read_text()
+    assert secret not in (tmp_path / "r.jsonl").read_text()
