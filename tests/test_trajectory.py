@@ -478,3 +478,17 @@ def test_the_v1_fixture_reads_as_the_same_events_as_its_v2_twin():
     # every request rebuilds identically from the migrated lines
     for e in v1.of_type("model.request"):
         assert v1.request_text(e.event_id) == v2.request_text(e.event_id)
+
+
+def test_search_stays_right_as_the_log_grows_and_after_a_tombstone():
+    log = hk.EventLog(None, clock=clock())
+    tr = hk.Trajectory(log)
+    assert tr.search("x").empty and tr.search().empty
+    first = log.append("tool.result", {"content": "alpha one"})
+    assert tr.search("alpha")["status"].tolist() == ["active"]
+    second = log.append("tool.result", {"content": "alpha two"})
+    tr.supersede(first.event_id, by=second.event_id, reason="newer")
+    assert tr.search("alpha")[["event_id", "status"]].values.tolist() == [[1, "superseded"], [2, "active"]]
+    tr.tombstone(second.event_id, reason="revoked")
+    assert tr.search("alpha")["event_id"].tolist() == [1]
+    assert tr.search(type="tool.result")["status"].tolist() == ["superseded", "active"]
