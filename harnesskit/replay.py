@@ -186,20 +186,24 @@ def replay(
                         estimated=usage.get("estimated", False),
                     ),
                     finish_reason=p.get("finish_reason") or "stop",
-                    model=p.get("model"),
+                    model=p.get("model") or "",
                 )
             )
-    first = next((e for e in view if e.type == "model.request"), None)
+    first_request = next((e for e in view if e.type == "model.request"), None)
+    start = first_request.event_id if first_request is not None else len(recorded_log) + 1
     opening = [
         e.payload.get("content", "")
         for e in view
-        if e.type == "user.message" and (first is None or e.event_id < first.event_id)
+        if e.type == "user.message" and e.event_id < start
     ]
     later = [
         e.payload.get("content", "")
         for e in view
-        if e.type == "user.message" and first is not None and e.event_id > first.event_id
+        if e.type == "user.message" and e.event_id > start
     ]
+    contract_time = (
+        dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
+    )
     h = copy.copy(harness)
     h.model = ReplayModel(responses, name=contract.payload.get("model") or "replay")
     h.log_dir = None
@@ -208,9 +212,6 @@ def replay(
     h.system_prompt = contract.payload.get("system_prompt", "")
     if tools == "recorded":
         h.tools = _recorded_registry(recorded_log, view)
-    contract_time = (
-        dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
-    )
     run = h.start(opening, run_id=contract.payload.get("run_id"), task=contract.payload.get("task"))
     divergences: list[Divergence] = []
     try:

@@ -725,11 +725,9 @@ class Trajectory:
             mask &= idx.created < _iso(until)
         if text is not None:
             needle = text.lower()
-            texts = idx.texts
+            texts: list[str] = idx.texts or []
             candidates = np.flatnonzero(mask)
-            hits = np.fromiter(
-                (needle in texts[i] for i in candidates), dtype=bool, count=len(candidates)
-            )
+            hits = np.array([needle in texts[i] for i in candidates], dtype=bool)
             mask[:] = False
             mask[candidates[hits]] = True
         sel = np.flatnonzero(mask)
@@ -885,7 +883,7 @@ def _calls_of(event: Event) -> list[ToolCall]:
 def _dangling_calls(view: Sequence[Event]) -> list[str]:
     """Ids of tool calls in `view` (model responses) that have no tool.result in `view`."""
     answered = {e.payload.get("tool_call_id") for e in view if e.type == "tool.result"}
-    dangling = []
+    dangling: list[str] = []
     for e in view:
         if e.type == "model.response":
             dangling.extend(c.id for c in _calls_of(e) if c.id not in answered)
