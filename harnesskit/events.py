@@ -527,8 +527,8 @@ class EventLog:
             version = data.get("v", 1)
             log.source_versions[version] = log.source_versions.get(version, 0) + 1
             event = Event.from_dict(migrate_line(data))
-            if bad is not None:  # a torn line is one whose id the next event took over
-                if event.event_id != len(log.events) + 1:
+            if bad is not None:  # a torn line: the start of an event whose id the next one took
+                if event.event_id != len(log.events) + 1 or not bad[1].lstrip().startswith("{"):
                     raise CorruptLogError(
                         f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
                     )

@@ -70,6 +70,19 @@ class ReplayReport:
         verdict = "identical" if self.identical else f"{len(self.divergences)} divergences"
         return f"<ReplayReport {self.steps} steps, {verdict}>"
 
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        display.renderer("ReplayReport")(_replay_html)
+        return display.render_html(self)
+
+
+def _replay_html(report: ReplayReport) -> str:
+    from harnesskit import display
+
+    rows = [[d.step, d.what, d.recorded, d.replayed] for d in report.divergences]
+    return display.table(["step", "what", "recorded", "replayed"], rows, caption=repr(report))
+
 
 def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []

@@ -95,10 +95,15 @@ class ResumeReport:
     def _repr_html_(self) -> str | None:
         from harnesskit import display
 
-        if display.render_html(self.checks[0]) is None and display._MODE["value"] != "html":
-            return None
-        rows = [["✔" if c.ok else "✘", c.name, c.detail] for c in self.checks]
-        return display.table(["", "check", "detail"], rows, caption=repr(self))
+        display.renderer("ResumeReport")(_report_html)
+        return display.render_html(self)
+
+
+def _report_html(report: ResumeReport) -> str:
+    from harnesskit import display
+
+    rows = [["ok" if c.ok else "FAILED", c.name, c.detail] for c in report.checks]
+    return display.table(["", "check", "detail"], rows, caption=repr(report))
 
 
 @dataclass(slots=True, kw_only=True)

@@ -764,15 +764,20 @@ class Trajectory:
     def _repr_html_(self) -> str | None:
         from harnesskit import display
 
-        rows = [
-            [e.event_id, e.branch_id, e.type, self.status(e.event_id), self.kind(e), e.summary]
-            for e in self.log.events
-        ]
-        if display.render_html(self.log) is None:
-            return None
-        return display.table(
-            ["id", "branch", "type", "status", "kind", "summary"], rows, caption=repr(self)
-        )
+        display.renderer("Trajectory")(_trajectory_html)
+        return display.render_html(self)
+
+
+def _trajectory_html(tr: Trajectory) -> str:
+    from harnesskit import display
+
+    statuses = tr.statuses()
+    rows = [
+        [e.event_id, e.branch_id, e.type, statuses[e.event_id], _kind(e), e.summary]
+        for e in tr.log.events
+    ]
+    columns = ["id", "branch", "type", "status", "kind", "summary"]
+    return display.table(columns, rows, caption=repr(tr))
 
 
 class _SearchIndex:

@@ -394,3 +394,12 @@ def test_the_ledger_is_redacted_like_the_log(tmp_path):
     assert bank.charges == [("note", f"api key {secret}")]  # the tool got the real value
     assert secret not in (tmp_path / "r.idem.jsonl").read_text()
     assert secret not in (tmp_path / "r.jsonl").read_text()
+
+
+def test_a_resume_report_renders_its_checks(tmp_path):
+    db, path = partial_run(tmp_path)
+    report = hk.check_resume(
+        od.make_harness(db, tmp_path / "logs", workspace_revision="<v2>"), path
+    )
+    html = report._repr_html_()
+    assert "FAILED" in html and "&lt;v2&gt;" in html and "<v2>" not in html

@@ -488,7 +488,19 @@ def test_search_stays_right_as_the_log_grows_and_after_a_tombstone():
     assert tr.search("alpha")["status"].tolist() == ["active"]
     second = log.append("tool.result", {"content": "alpha two"})
     tr.supersede(first.event_id, by=second.event_id, reason="newer")
-    assert tr.search("alpha")[["event_id", "status"]].values.tolist() == [[1, "superseded"], [2, "active"]]
+    assert tr.search("alpha")[["event_id", "status"]].values.tolist() == [
+        [1, "superseded"],
+        [2, "active"],
+    ]
     tr.tombstone(second.event_id, reason="revoked")
     assert tr.search("alpha")["event_id"].tolist() == [1]
     assert tr.search(type="tool.result")["status"].tolist() == ["superseded", "active"]
+
+
+def test_trajectory_reports_render_escaped_html():
+    log = hk.EventLog(None, clock=clock())
+    log.append("user.message", {"content": "x"}, summary="<script>alert(1)</script>")
+    html = hk.Trajectory(log)._repr_html_()
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    with hk.set_display("plain"):
+        assert hk.Trajectory(log)._repr_html_() is None
