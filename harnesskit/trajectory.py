@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit._search import SearchIndex
 from harnesskit.errors import ArtifactNotFoundError, UsageError
 from harnesskit.events import FACT_TYPES, INTERPRETATION_TYPES, Event, EventLog
 from harnesskit.messages import Message, ToolCall
@@ -188,7 +189,7 @@ class Trajectory:
         self._fold_key = -1  # the log's tombstone count the fold was made under
         self._status: list[str] = []
         self._refused: list[dict[str, Any]] = []
-        self._index: _SearchIndex | None = None
+        self._index: SearchIndex | None = None
 
     # -- statuses (R-V2, R-V3) ----------------------------------------------------------------
 
@@ -706,54 +707,25 @@ class Trajectory:
             Columns: event_id, parent_id, branch_id, type, source, created_at, step, status,
             kind, summary.
         """
-        import numpy as np
-        import pandas as pd
-
         idx = self._search_index(with_text=text is not None)
         self._fold()
-        n = len(idx.ids)
-        mask = np.ones(n, dtype=bool)
-        for values, column in ((type, idx.types), (branch, idx.branches), (kind, idx.kinds)):
-            if values is not None:
-                mask &= np.isin(column, _as_list(values))
-        statuses = np.array(self._status[:n], dtype=object)
-        if status is not None:
-            mask &= np.isin(statuses, _as_list(status))
-        if since is not None:
-            mask &= idx.created >= _iso(since)
-        if until is not None:
-            mask &= idx.created < _iso(until)
-        if text is not None:
-            needle = text.lower()
-            texts: list[str] = idx.texts or []
-            candidates = np.flatnonzero(mask)
-            hits = np.array([needle in texts[i] for i in candidates], dtype=bool)
-            mask[:] = False
-            mask[candidates[hits]] = True
-        sel = np.flatnonzero(mask)
-        return pd.DataFrame(
-            {
-                "event_id": idx.ids[sel],
-                "parent_id": idx.parents[sel],
-                "branch_id": idx.branches[sel],
-                "type": idx.types[sel],
-                "source": idx.sources[sel],
-                "created_at": idx.created[sel],
-                "step": idx.steps[sel],
-                "status": statuses[sel],
-                "kind": idx.kinds[sel],
-                "summary": idx.summaries[sel],
-            }
+        return idx.query(
+            self._status,
+            text=text,
+            filters={"types": type, "branches": branch, "kinds": kind},
+            status=status,
+            since=_iso(since) if since is not None else None,
+            until=_iso(until) if until is not None else None,
         )
 
     def frame(self) -> Any:
         """Every event as a DataFrame row with its derived status and kind (see `search`)."""
         return self.search()
 
-    def _search_index(self, *, with_text: bool) -> _SearchIndex:
+    def _search_index(self, *, with_text: bool) -> SearchIndex:
         idx = self._index
         if idx is None or idx.tombstones != self.log.tombstones:
-            idx = self._index = _SearchIndex(self.log.tombstones)
+            idx = self._index = SearchIndex(self.log.tombstones, kind_of=_kind)
         if idx.size != len(self.log) or (with_text and idx.texts is None):
             idx.extend(self.log.events, with_text=with_text)
         return idx
@@ -780,65 +752,6 @@ def _trajectory_html(tr: Trajectory) -> str:
     return display.table(columns, rows, caption=repr(tr))
 
 
-class _SearchIndex:
-    """Columns for fast filtering, extended as the log grows (rebuilt after a tombstone).
-
-    The text column is built on the first text search: the summary plus the payload's `repr`
-    (values as Python writes them; about twice as fast as JSON), lower-cased.
-    """
-
-    _COLUMNS = (
-        "ids", "parents", "branches", "types", "sources", "created", "steps", "summaries", "kinds",
-    )  # fmt: skip
-
-    def __init__(self, tombstones: int) -> None:
-        self.tombstones = tombstones
-        self.rows: list[tuple[Any, ...]] = []
-        self.texts: list[str] | None = None
-        self._arrays: dict[str, Any] = {}
-        self._arrays_size = -1
-
-    @property
-    def size(self) -> int:
-        return len(self.rows)
-
-    def extend(self, events: list[Event], *, with_text: bool) -> None:
-        new = events[len(self.rows) :]
-        kinds = _KINDS
-        self.rows.extend(
-            (
-                e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
-                e.payload.get("step"), e.summary,
-                kinds.get(e.type, "record") if e.type != "branch.merge" else _kind(e),
-            )
-            for e in new
-        )  # fmt: skip
-        if with_text and self.texts is None:
-            new = events
-            self.texts = []
-        if self.texts is not None:
-            self.texts.extend(f"{e.summary}\n{e.payload!r}".lower() for e in new)
-
-    def __getattr__(self, name: str) -> Any:
-        if name not in _SearchIndex._COLUMNS:
-            raise AttributeError(name)
-        done = max(self._arrays_size, 0)
-        if done != len(self.rows):  # convert only the rows added since, then concatenate
-            import numpy as np
-
-            columns = list(zip(*self.rows[done:], strict=True))
-            for col, values in zip(self._COLUMNS, columns, strict=True):
-                new = np.array(values, dtype=np.int64 if col == "ids" else object)
-                old = self._arrays.get(col)
-                self._arrays[col] = new if old is None else np.concatenate([old, new])
-            self._arrays_size = len(self.rows)
-        if name not in self._arrays:  # an empty log
-            import numpy as np
-
-            return np.array([], dtype=np.int64 if name == "ids" else object)
-        return self._arrays[name]
-
-
 # -- helpers ---------------------------------------------------------------------------------------
 
 
@@ -848,19 +761,11 @@ _KINDS = dict.fromkeys(FACT_TYPES, "fact") | dict.fromkeys(INTERPRETATION_TYPES,
 def _kind(e: Event) -> str:
     if e.type == "branch.merge":
         return "reference" if e.payload.get("reference_only") else "fact"
-    if e.type in FACT_TYPES:
-        return "fact"
-    if e.type in INTERPRETATION_TYPES:
-        return "interpretation"
-    return "record"
+    return _KINDS.get(e.type, "record")
 
 
 def _refusal(e: Event, target: Any, reason: str) -> dict[str, Any]:
     return {"event_id": e.event_id, "target": target, "reason": reason}
-
-
-def _as_list(values: str | Iterable[str]) -> list[str]:
-    return [values] if isinstance(values, str) else list(values)
 
 
 def _iso(value: dt.datetime | str | float) -> str:
