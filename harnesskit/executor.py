@@ -323,6 +323,9 @@ class Executor:
                 try:
                     value, seconds = future.result(timeout=remaining)
                 except cf.TimeoutError:
+                    if ctx.idempotency_key is not None and self.idempotency is not None:
+                        key, ledger = ctx.idempotency_key, self.idempotency
+                        future.add_done_callback(lambda f: ledger.late(key, f))
                     return self._timed_out(tool, call, args, ctx)
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)

@@ -12,6 +12,7 @@ started ──► done      the tool returned; the result is recorded
         ├─► failed    the tool raised ToolError (no effect); the failure is recorded
         └─► unknown   it timed out, or the process died mid-call: never retried automatically
 unknown ──► done | absent   settled by a confirmer (`EffectCheck`) or by a human (`settle`)
+        └─► done | failed   the timed-out call finished after all (`late`)
 ```
 
 A repeated call returns the recorded result (`meta["duplicate"]`) instead of acting again; a
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harnesskit.errors import UsageError
+from harnesskit.errors import ToolError, UsageError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext
 
@@ -305,6 +306,26 @@ class IdempotencyLedger:
             state, note = ("done" if result.ok else "failed"), ""
         body = {"ok": result.ok, "content": result.content, "error_type": result.error_type}
         return self._append(replace(record, state=state, result=body, note=note))
+
+    def late(self, key: str, future: Any) -> WriteRecord | None:
+        """Settle a timed-out write when its call finally ends (a `Future`'s done callback).
+
+        A return value makes it `done` with that result (the effect happened after all); a
+        `ToolError` makes it `failed`; anything else leaves it `unknown`.
+        """
+        record = self.records.get(key)  # still `started` if it ended before `finish` ran
+        if record is None or record.state not in ("started", "unknown") or future.cancelled():
+            return record
+        error = future.exception()
+        if error is None:
+            value, _ = future.result()
+            content = value if isinstance(value, str) else json.dumps(value, default=str)
+            body = {"ok": True, "content": content, "error_type": None}
+            return self._append(replace(record, state="done", result=body, note="finished late"))
+        if isinstance(error, ToolError):
+            body = {"ok": False, "content": str(error), "error_type": error.error_type}
+            return self._append(replace(record, state="failed", result=body, note="failed late"))
+        return record
 
     def release(self) -> None:
         """Forget this turn's reservations (the executor calls it after every turn)."""
