@@ -12,9 +12,17 @@ __all__ = ["main"]
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from harnesskit import _demo
+    from harnesskit.domains.airline.jobs import run_demo
 
-    return _demo.main(out_dir=args.out, model=_model(args))
+    report = run_demo(out_dir=args.out, model=_model(args))
+    return 1 if any(row.finish_reason == "error" for row in report.rows) else 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from harnesskit.domains.airline.jobs import run_replay
+
+    run_replay(args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary)
+    return 0
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="runs", help="folder for logs and charts (default: runs)")
     add_model_options(demo)
     demo.set_defaults(func=_cmd_demo)
+    replay = sub.add_parser(
+        "replay", help="replay recorded tau-bench airline runs and compare their rewards"
+    )
+    replay.add_argument("path", help="trajectory file, e.g. .../gpt-4o-airline.json")
+    replay.add_argument("--limit", type=int, default=None, help="replay only the first N runs")
+    replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
+    replay.add_argument("--summary", action="store_true", help="print only the summary lines")
+    replay.set_defaults(func=_cmd_replay)
     return parser
 
 

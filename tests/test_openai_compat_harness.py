@@ -122,14 +122,16 @@ def test_retries_stop_at_the_runs_wall_clock_brake(server):
 
 
 def test_cli_demo_runs_against_the_loopback_server_with_model(server, tmp_path, capsys):
-    server.script(*plum_turns())
+    # the demo is the airline main job: five tasks, here each answered by one plain reply
+    server.script(*[Reply(json=completion("I cannot help with that.")) for _ in range(5)])
     code = cli.main(
         ["demo", "--model", "openai-compat:loop", "--base-url", server.url, "--out", str(tmp_path)]
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "finish_reason=stop steps=2" in out
+    assert "book-cheapest-one-stop" in out and "stop" in out
     assert server.requests[0].body["model"] == "loop"
+    assert "cancel_reservation" in {t["function"]["name"] for t in server.requests[0].body["tools"]}
 
 
 def test_cli_reports_an_unreachable_model_without_a_traceback(server, tmp_path, capsys):
