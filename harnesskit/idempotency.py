@@ -4,7 +4,7 @@ Every call of a `write` or `destructive` tool carries an idempotency key derived
 branch, step, tool and arguments (`key_for`). A tool may also declare `idempotency_fields`, a
 natural key (a payment reference): a call whose fields match an earlier *completed* write of the
 same run is a duplicate at any step and on any branch. The ledger is an append-only JSONL file
-beside the event log (`<run>.idem.jsonl`), flushed before and after every write, so that after a
+beside the event log (`<run>.jsonl.idem`), flushed before and after every write, so that after a
 crash each write is known to be done (its recorded result), failed, never started, or unknown:
 
 ```
@@ -70,9 +70,12 @@ def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
 
 
 def ledger_path(log_path: str | os.PathLike[str]) -> pathlib.Path:
-    """Where the ledger of the run logged at `log_path` lives: `<stem>.idem.jsonl` beside it."""
+    """Where the ledger of the run logged at `log_path` lives: `<log name>.idem` beside it.
+
+    Not `*.jsonl`, so that tools listing the logs of a folder do not take it for one.
+    """
     p = pathlib.Path(log_path)
-    return p.with_name(f"{p.stem}.idem.jsonl")
+    return p.with_name(f"{p.name}.idem")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
