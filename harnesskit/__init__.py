@@ -12,6 +12,7 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
+from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
@@ -34,6 +35,22 @@ from harnesskit.errors import (
     ToolTimeoutError,
     UsageError,
 )
+from harnesskit.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
+)
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
@@ -51,31 +68,53 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.progress import TqdmProgress
+from harnesskit.redact import Redactor
 from harnesskit.replay import Divergence, ReplayReport, counterfactual, replay
 from harnesskit.resume import ResumeCheck, ResumeReport, check_resume
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trace import (
+    budget_frame,
+    comparison_frame,
+    composition_frame,
+    frame,
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+)
 from harnesskit.trajectory import Evidence, Gap, Trajectory, visible_events
+from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditReport",
     "BrakeTripped",
+    "CallSpec",
+    "Case",
+    "CheckResult",
     "ContextBuilder",
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
     "Divergence",
+    "Domain",
     "EffectCheck",
     "Event",
     "EventLog",
     "EventLogError",
     "Evidence",
     "Executor",
+    "Experiment",
+    "ExperimentAudit",
+    "ExperimentResult",
+    "Fact",
     "FallbackModel",
     "FallbackNode",
     "FunctionModel",
@@ -94,6 +133,7 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "ReplayReport",
     "ResumeCheck",
@@ -102,7 +142,9 @@ __all__ = [
     "Run",
     "RunState",
     "SchemaVersionError",
+    "Score",
     "ScriptedModel",
+    "StepControls",
     "StopRun",
     "TokenEstimator",
     "Tool",
@@ -114,19 +156,35 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "TqdmProgress",
+    "TraceExplorer",
     "Trajectory",
+    "Trial",
     "Usage",
     "UsageError",
     "WriteRecord",
     "allow_all",
+    "audit",
+    "budget_frame",
     "check_resume",
+    "comparison_frame",
+    "composition_frame",
     "counterfactual",
     "deny_all",
     "estimate_tokens",
+    "frame",
     "get_model",
     "lint",
+    "load_cases",
+    "pass_hat_k",
+    "plot_budget",
+    "plot_comparison",
+    "plot_composition",
+    "register_domain",
     "register_provider",
     "replay",
+    "save_cases",
+    "score",
     "set_display",
     "tool",
     "visible_events",

@@ -48,6 +48,40 @@ def _model(args: argparse.Namespace) -> object | None:
     return get_model(args.model, **{k: v for k, v in options.items() if v})
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from harnesskit.audit import audit
+    from harnesskit.evals import Experiment, load_cases
+
+    cases = load_cases(args.cases, domain=args.domain, tags=args.tag or ())
+    if not cases:
+        print(f"no cases selected from {args.cases}", file=sys.stderr)
+        return 2
+    exp = Experiment(
+        cases,
+        policies=args.policy or ["full-history"],
+        models=args.model or ["shop:careful"],
+        repeats=args.repeats,
+        seed=args.seed,
+        name=args.name,
+        max_workers=args.workers,
+    )
+    result = exp.run(args.out, progress=not args.no_progress)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(result.summary().round(3).to_string())
+        failures = result.failures()
+        if len(failures):
+            print(f"\n{len(failures)} failed trials; failed checks:")
+            flat = failures.explode("failed_checks")
+            print(flat.groupby(["case", "failed_checks"]).size().rename("trials").to_string())
+        if args.audit:
+            print("\naudit (flagged findings per point):")
+            print(audit(result).summary().round(3).to_string())
+    print(f"\nrun directory: {result.path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per job."""
     parser = argparse.ArgumentParser(prog="harnesskit", description=__doc__)
@@ -64,6 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
     replay.add_argument("--summary", action="store_true", help="print only the summary lines")
     replay.set_defaults(func=_cmd_replay)
+    ev = sub.add_parser(
+        "eval", help="run cases × policies × models × repeats and print the summary table"
+    )
+    ev.add_argument("cases", help="a cases .jsonl file or a folder of them")
+    ev.add_argument("--policy", action="append", help="context policy (repeatable)")
+    ev.add_argument(
+        "--model",
+        action="append",
+        help="model: a domain agent such as shop:careful, or a get_model spec (repeatable)",
+    )
+    ev.add_argument("--repeats", type=int, default=1, help="trials per cell (pass^k needs k)")
+    ev.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
+    ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
+    ev.add_argument("--workers", type=int, default=4, help="parallel trials (default 4)")
+    ev.add_argument("--name", default="eval", help="experiment name (default eval)")
+    ev.add_argument("--domain", default=None, help="only cases of this domain")
+    ev.add_argument("--tag", action="append", help="only cases with this tag (repeatable)")
+    ev.add_argument("--audit", action="store_true", help="also print the four-point audit")
+    ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    ev.set_defaults(func=_cmd_eval)
     return parser
 
 

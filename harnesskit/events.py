@@ -672,7 +672,9 @@ class EventLog:
             "status", "summary", "data_class", "tool", "tool_call_id", "ok", "error_type",
             "prompt_tokens", "completion_tokens", "payload",
         ]  # fmt: skip
-        return pd.DataFrame.from_records(rows, columns=columns)
+        df = pd.DataFrame.from_records(rows, columns=columns)
+        ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
+        return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harnesskit.errors import ToolError
+from harnesskit.errors import StopRun, ToolError
 from harnesskit.gate import Gate
 from harnesskit.idempotency import IdempotencyLedger
 from harnesskit.messages import ToolCall, ToolResult
@@ -261,7 +261,7 @@ class Executor:
             preview = self._call(tool, args, ctx, dry_run=True)[0]
         decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
-            return none, self._fail(
+            failed = self._fail(
                 call,
                 tool,
                 "permission_denied",
@@ -269,11 +269,15 @@ class Executor:
                 "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
+            if decision.decision == "confirm":  # a human (callback) said no: keep the fact
+                failed.result = _replace_meta(failed.result, {"approval": "denied"})
+            return none, failed
         if self.idempotency is not None and not dry_run and tool.risk != "read":
             recorded = self.idempotency.admit(tool, call, args, ctx)
             if recorded is not None:
                 return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
         ctx.dry_run = dry_run
+        ctx.approval = "approved" if decision.approved_by == "callback" else None
         return (tool, call, args, ctx), None
 
     def _fail(
@@ -327,6 +331,8 @@ class Executor:
                         key, ledger = ctx.idempotency_key, self.idempotency
                         future.add_done_callback(lambda f: ledger.late(key, f))
                     return self._timed_out(tool, call, args, ctx)
+        except StopRun:  # a control-flow signal for the loop, not a tool failure
+            raise
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         except Exception as exc:
@@ -346,6 +352,8 @@ class Executor:
                 arguments=args,
                 result=_success(call, tool, value, seconds, dry_run=ctx.dry_run),
             )
+            if ctx.approval:
+                ex.result = _replace_meta(ex.result, {"approval": ctx.approval})
         ex.emitted = list(ctx.emitted)
         return ex
 

@@ -8,6 +8,7 @@ marked incomplete. The loop renders nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -100,6 +101,17 @@ class RunState:
     def total_tokens(self) -> int:
         """`prompt_tokens + completion_tokens`."""
         return self.prompt_tokens + self.completion_tokens
+
+    def __repr__(self) -> str:
+        return (
+            f"<RunState {self.run_id} step={self.step} finish_reason={self.finish_reason} "
+            f"tokens={self.total_tokens}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
 
 
 class Harness:
@@ -568,8 +580,9 @@ class Run:
                 branch_id=st.branch_id,
                 step=st.step,
                 tool_call_id=call.id,
-                workspace=self.harness.gate.workspace,
-            )  # type: ignore[arg-type]
+                workspace=self.harness.gate.workspace,  # type: ignore[arg-type]
+                now=lambda: dt.datetime.fromtimestamp(self.harness.clock(), dt.UTC),
+            )
 
         executed = self.executor.execute(calls, make_context)
         for ex in executed:

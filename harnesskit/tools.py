@@ -82,6 +82,8 @@ class ToolContext:
         self._now = now
         self.workspace = workspace
         self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self.approval: str | None = None
+        """`"approved"` when a confirmation callback approved this call (set by the executor)."""
         self.idempotency_key: str | None = None
         """For write calls: the key the ledger records the call under (R-E5); a tool may store
         it with its effect so that a confirmer can later find out whether the effect happened."""
@@ -244,6 +246,11 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation, no gate)."""
         return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        group = f" group={self.group}" if self.group else ""
+        params = ",".join(self.parameters.get("properties") or {})
+        return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
 
     def _repr_html_(self) -> str | None:
         from harnesskit import display

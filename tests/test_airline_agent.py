@@ -77,3 +77,21 @@ def test_cli_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "book-cheapest-one-stop" in out and "passed 5/5" in out
     assert (tmp_path / "demo_tokens_per_step.png").is_file()
+
+
+def test_agent_answers_a_brakes_closing_request_in_text():
+    import harnesskit as hk
+    from harnesskit.domains import airline
+
+    db = airline.load_database()
+    task = airline.DEMO_TASKS[0]
+    h = hk.Harness(
+        airline.tools(db),
+        airline.agent_model(),
+        limits=hk.Limits(max_steps=2),
+        gate=hk.Gate(confirm=hk.allow_all),
+    )
+    run = h.start(task.user_message).run()
+    assert run.finish_reason == "max_steps"
+    assert run.final_text.startswith("I could not finish your book")
+    assert "get_user_details" in run.final_text

@@ -203,3 +203,30 @@ def test_unavailable_model_pauses_and_resumes_when_configured():
     assert run.state.step == 1
     with pytest.raises(hk.UsageError, match="on_unavailable"):
         hk.Harness([lookup], hk.FunctionModel(flaky), on_unavailable="retry")
+
+
+def test_stop_run_raised_in_a_tool_ends_the_run():
+    @hk.tool
+    def escalate(reason: str) -> str:
+        """Hand the conversation to a human."""
+        raise hk.StopRun("transferred", reason)
+
+    h = hk.Harness([escalate], hk.ScriptedModel([reply.tool_call("escalate", reason="angry")]))
+    run = h.start("x").run()
+    assert run.finish_reason == "transferred"
+
+
+def test_tool_context_clock_is_the_harness_clock():
+    seen = []
+
+    @hk.tool
+    def now(ctx: hk.ToolContext) -> str:
+        """Now."""
+        seen.append(ctx.now().isoformat())
+        return seen[-1]
+
+    h = hk.Harness(
+        [now], hk.ScriptedModel([reply.tool_call("now"), reply.text("ok")]), clock=lambda: 0.0
+    )
+    h.start("x").run()
+    assert seen == ["1970-01-01T00:00:00+00:00"]

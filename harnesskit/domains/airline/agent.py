@@ -167,20 +167,34 @@ def agent_policy(messages: tuple[hk.Message, ...], info: hk.ModelRequest) -> Any
 
     Args:
         messages: the prompt (system, user, assistant and tool messages).
-        info: the request (unused: the policy needs only the messages).
+        info: the request; on a brake's closing request (`info.final`) the policy answers
+            in text with what was done and what is still open, and calls no tool.
 
     Returns:
         A `hk.ToolCall` or the text of a reply.
     """
-    del info
     first = next((m.content or "" for m in messages if m.role == "user"), "")
     request = parse_request(first)
     history = _history(messages)
+    if info.final:
+        return _best_effort(request, history)
     if request.intent == "book":
         return _book(request, history)
     if request.intent == "cancel":
         return _cancel(request, history)
     return "I can help you book or cancel a reservation. What would you like to do?"
+
+
+def _best_effort(request: Request, history: list[_Done]) -> str:
+    """The closing answer after a brake: facts from tool results only, nothing invented."""
+    done = [d.name for d in history if d.ok]
+    failed = [d.name for d in history if not d.ok]
+    parts = [f"I could not finish your {request.intent or 'request'} within this session's limits."]
+    parts.append(f"Done so far: {', '.join(done) if done else 'nothing'}.")
+    if failed:
+        parts.append(f"Failed: {', '.join(failed)}.")
+    parts.append("Nothing else was changed; please contact us again to complete it.")
+    return " ".join(parts)
 
 
 def _book(request: Request, history: list[_Done]) -> Any:

@@ -220,6 +220,7 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
         log_dir=log_dir,
         # the customer's opening message already says yes; a notebook would ask a human here
         gate=hk.Gate(confirm=hk.allow_all),
+        progress=hk.TqdmProgress(desc=task.name, leave=False),  # R-L3: a bar on stderr
     )
     run = harness.run(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
     log = run.log
