@@ -88,21 +88,19 @@ def confirmers(db_path):
 
 
 def policy(messages, info):
-    """Per order: look it up, then pay it and seat it in one turn."""
+    """Per order: look it up, pay it, seat it (one call per turn)."""
     results = [m for m in messages if m.role == "tool"]
     i, phase = divmod(len(results), 3)
-    orders = list(ORDERS)
+    orders, n = list(ORDERS), len(results)
     if i == len(orders):
         return f"All {len(orders)} orders are paid and seated."
     if phase == 0:
-        return hk.ToolCall(id=f"c{len(results)}", name="get_order", arguments={"order_id": orders[i]})
-    amount = json.loads(results[-1].content)["amount"]
-    return [
-        hk.ToolCall(id=f"c{len(results)}", name="pay",
-                    arguments={"order_id": orders[i], "amount": amount, "reference": f"PAY-{orders[i]}"}),
-        hk.ToolCall(id=f"c{len(results) + 1}", name="assign_seat",
-                    arguments={"order_id": orders[i], "seat": f"{i + 1}A"}),
-    ]
+        return hk.ToolCall(id=f"c{n}", name="get_order", arguments={"order_id": orders[i]})
+    if phase == 1:
+        amount = json.loads(results[-1].content)["amount"]
+        return hk.ToolCall(id=f"c{n}", name="pay",
+                           arguments={"order_id": orders[i], "amount": amount, "reference": f"PAY-{orders[i]}"})
+    return hk.ToolCall(id=f"c{n}", name="assign_seat", arguments={"order_id": orders[i], "seat": f"{i + 1}A"})
 
 
 def harness(db_path, log_dir, revision="desk-v1"):
@@ -248,7 +246,7 @@ print("main sees the branch history:", check.event_id in main_view, "| main sees
         "md",
         """## 3. Kill and resume
 
-The desk agent pays and seats four orders. It runs in its own process; we SIGKILL it right
+The desk agent pays and seats four orders, one call per turn. It runs in its own process; we SIGKILL it right
 after the money for order A2 moved but before the result reached the log. Write calls are
 flushed to the log before they act, and every write is recorded in an idempotency ledger
 before and after it runs.""",
@@ -304,7 +302,9 @@ from collections import Counter
 print("writes that acted more than once:", [k for k, n in Counter((e["tool"], e["order"]) for e in effects).items() if n > 1])
 print("orders:", json.loads(db.read_text())["orders"])
 resumed = hk.EventLog.read(path)
-hk.Trajectory(resumed).search(type=["run.resume", "tool.result"], text="A2")[["event_id", "type", "summary"]]""",
+print(resumed.last("run.resume").summary)
+paid = next(e for e in resumed.of_type("tool.result") if e.payload["tool"] == "pay" and "A2" in e.payload["content"])
+print(paid.label, paid.payload["content"], "| from the ledger, not paid again:", paid.payload.get("duplicate"))""",
     ),
     (
         "md",
