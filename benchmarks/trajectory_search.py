@@ -11,7 +11,7 @@ import time
 
 import harnesskit as hk
 
-WORDS = ["order", "seat", "payment", "refund", "flight", "cabin", "baggage", "delay", "reservation", "passenger"]
+WORDS = ("order seat payment refund flight cabin baggage delay reservation passenger").split()  # noqa: SIM905
 
 
 def build_log(n: int) -> hk.EventLog:
