@@ -36,6 +36,7 @@ from harnesskit.errors import (
     ModelError,
     ModelOutputError,
     RepresentationError,
+    ResumeError,
     SchemaVersionError,
     StopRun,
     ToolArgumentsError,
@@ -63,6 +64,7 @@ from harnesskit.evals import (
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
+from harnesskit.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
@@ -79,6 +81,8 @@ from harnesskit.models import (
 from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
 from harnesskit.progress import TqdmProgress
 from harnesskit.redact import Redactor
+from harnesskit.replay import Divergence, ReplayReport, counterfactual, replay
+from harnesskit.resume import ResumeCheck, ResumeReport, check_resume
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 from harnesskit.trace import (
@@ -90,6 +94,7 @@ from harnesskit.trace import (
     plot_comparison,
     plot_composition,
 )
+from harnesskit.trajectory import Evidence, Gap, Trajectory, visible_events
 from harnesskit.transport import Transport, TransportPolicy
 from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
@@ -112,10 +117,13 @@ __all__ = [
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Divergence",
     "Domain",
+    "EffectCheck",
     "Event",
     "EventLog",
     "EventLogError",
+    "Evidence",
     "Executor",
     "Experiment",
     "ExperimentAudit",
@@ -124,9 +132,11 @@ __all__ = [
     "FallbackModel",
     "FallbackNode",
     "FunctionModel",
+    "Gap",
     "Gate",
     "Harness",
     "HarnessError",
+    "IdempotencyLedger",
     "InjectionRecord",
     "Limits",
     "LintIssue",
@@ -141,8 +151,12 @@ __all__ = [
     "Prompt",
     "Redactor",
     "ReplayModel",
+    "ReplayReport",
     "RepresentationError",
     "RepresentationViolation",
+    "ResumeCheck",
+    "ResumeError",
+    "ResumeReport",
     "Run",
     "RunState",
     "SchemaVersionError",
@@ -162,19 +176,23 @@ __all__ = [
     "ToolTimeoutError",
     "TqdmProgress",
     "TraceExplorer",
+    "Trajectory",
     "Transport",
     "TransportAudit",
     "TransportPolicy",
     "Trial",
     "Usage",
     "UsageError",
+    "WriteRecord",
     "allow_all",
     "audit",
     "budget_frame",
     "check_representation",
+    "check_resume",
     "compare_policies",
     "comparison_frame",
     "composition_frame",
+    "counterfactual",
     "deny_all",
     "estimate_tokens",
     "frame",
@@ -189,6 +207,7 @@ __all__ = [
     "probe_heatmap",
     "register_domain",
     "register_provider",
+    "replay",
     "run_probes",
     "save_cases",
     "score",
@@ -196,4 +215,5 @@ __all__ = [
     "tool",
     "transport_audit",
     "verify_preview",
+    "visible_events",
 ]

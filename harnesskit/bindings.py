@@ -33,11 +33,9 @@ __all__ = ["BINDINGS_NOTE", "ID_PATTERNS", "Binder", "TransportAudit", "transpor
 
 #: What the model is told about bindings (appended to the system prompt of runs with tools).
 BINDINGS_NOTE = (
-    "Data transport: never retype ids or copy arrays out of tool results. To pass a value from "
-    'an earlier tool result to a tool, write the argument as {"$bind": "<source>#<JSON pointer>"}'
-    ", where <source> is that result's tool_call_id or an artifact id (art_…), e.g. "
-    '{"$bind": "call_1#/reservations/0"}; the runtime fills in the exact value. Large results '
-    "arrive as an artifact summary (complete: false); read parts of one with the artifact_* tools."
+    "Never retype ids or copy arrays from tool results: pass a value as "
+    '{"$bind": "<tool_call_id or art_… id>#<JSON pointer>"}, e.g. {"$bind": "call_1#/items/0"}. '
+    "Large results arrive as an artifact summary; read parts with the artifact_* tools."
 )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from harnesskit.errors import StopRun, ToolError
 from harnesskit.gate import Gate
+from harnesskit.idempotency import IdempotencyLedger
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
 
@@ -120,6 +121,8 @@ class Executor:
             (parameter bindings, R-A6); it raises `ToolError` for a bad binding.
         postprocess: optional hook `postprocess(executed) -> ToolResult` run on every result
             (e.g. forced externalization, R-A1).
+        idempotency: the run's write ledger (R-E5): write calls are admitted, recorded before
+            they run and after, and a repeated or unknown-outcome write does not act again.
     """
 
     def __init__(
@@ -131,8 +134,10 @@ class Executor:
         max_workers: int = 8,
         bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None = None,
         postprocess: Callable[[Executed], ToolResult] | None = None,
+        idempotency: IdempotencyLedger | None = None,
     ) -> None:
         self.registry = registry
+        self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
         self.bind = bind
@@ -174,7 +179,9 @@ class Executor:
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, tuple[cf.Future[Any], float] | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
-            tool, _, args, ctx = p[0]
+            tool, call, args, ctx = p[0]
+            if ctx.idempotency_key is not None and self.idempotency is not None:
+                self.idempotency.begin(tool, call, args, ctx)
             if len(runnable) == 1 and tool.timeout_seconds is None and not tool.is_async:
                 started[id(p)] = None
             else:
@@ -190,7 +197,12 @@ class Executor:
                 executed.result = _with_circuit_notice(
                     executed.result, self.breaker.open[executed.call.name]
                 )
+            key = p[0][3].idempotency_key if p[1] is None else None
+            if key is not None and self.idempotency is not None:
+                self.idempotency.finish(key, executed.result)
             out.append(executed)
+        if self.idempotency is not None:
+            self.idempotency.release()
         return out
 
     def _prepare(
@@ -268,6 +280,10 @@ class Executor:
             if decision.decision == "confirm":  # a human (callback) said no: keep the fact
                 failed.result = _replace_meta(failed.result, {"approval": "denied"})
             return none, failed
+        if self.idempotency is not None and not dry_run and tool.risk != "read":
+            recorded = self.idempotency.admit(tool, call, args, ctx)
+            if recorded is not None:
+                return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
         ctx.dry_run = dry_run
         ctx.approval = "approved" if decision.approved_by == "callback" else None
         return (tool, call, args, ctx), None
@@ -321,6 +337,9 @@ class Executor:
                 try:
                     value, seconds = future.result(timeout=remaining)
                 except cf.TimeoutError:
+                    if ctx.idempotency_key is not None and self.idempotency is not None:
+                        key, ledger = ctx.idempotency_key, self.idempotency
+                        future.add_done_callback(lambda f: ledger.late(key, f))
                     return self._timed_out(tool, call, args, ctx)
         except StopRun:  # a control-flow signal for the loop, not a tool failure
             raise

@@ -65,6 +65,16 @@ class TransportPolicy:
     data_class: str = "internal"
     """Data class given to new artifacts."""
 
+    def system_prompt(self, base: str, *, has_tools: bool = True) -> str:
+        """`base` plus `BINDINGS_NOTE` when bindings are described and there are tools.
+
+        Idempotent: a prompt that already holds the note (a replayed or resumed contract) is
+        returned as it is.
+        """
+        if not (self.describe_bindings and has_tools) or BINDINGS_NOTE in base:
+            return base
+        return f"{base}\n\n{BINDINGS_NOTE}" if base else BINDINGS_NOTE
+
     def __post_init__(self) -> None:
         for name in ("max_inline_chars", "max_inline_items", "max_summary_chars"):
             if getattr(self, name) < 1:
@@ -111,16 +121,32 @@ class Transport:
         self._specs = tuple(t.to_openai() for t in self._tools)
         self.binder = Binder(store, log)
         self._reported: set[tuple[Any, ...]] = set()
+        if log is not None:
+            self._adopt(log)
+
+    def _adopt(self, log: EventLog) -> None:
+        """Know what a reopened log already holds (a resumed run): its artifacts and results."""
+        for e in log.of_type("artifact.created", "tool.result"):
+            p = e.payload
+            ref_id = p.get("id") if e.type == "artifact.created" else p.get("artifact")
+            if ref_id:
+                try:
+                    self.created[ref_id] = self.store.ref(ref_id)
+                    self.checker.add_source(ref_id, self.store.read(ref_id))
+                except ArtifactNotFoundError:  # expired or gone: nothing to compare against
+                    continue
+            elif e.type == "tool.result" and p.get("ok"):
+                content = p.get("content") or ""
+                if len(content) >= self.policy.min_source_chars:
+                    self.checker.add_source(f"call:{p.get('tool_call_id')}", content)
 
     def _load(self, ref: str) -> str | None:
         return self.store.read(ref, include_archived=True)
 
     # -- what the model is told --------------------------------------------------------------
     def system_prompt(self, base: str, *, has_tools: bool = True) -> str:
-        """`base` plus `BINDINGS_NOTE` when bindings are described and the run has tools."""
-        if not (self.policy.describe_bindings and has_tools):
-            return base
-        return f"{base}\n\n{BINDINGS_NOTE}" if base else BINDINGS_NOTE
+        """`base` plus `BINDINGS_NOTE` (see `TransportPolicy.system_prompt`)."""
+        return self.policy.system_prompt(base, has_tools=has_tools)
 
     @property
     def holds_artifacts(self) -> bool:

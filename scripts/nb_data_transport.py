@@ -181,7 +181,7 @@ print(booked["reservation_id"], [(f["flight_number"], f["date"]) for f in booked
 bad = json.loads(results[4].payload["content"])
 print(bad["error_type"]); print(bad["message"])
 system_prompt = bound.log[1].payload["system_prompt"]
-print(system_prompt[system_prompt.index("Data transport:"):])""",
+print(system_prompt[system_prompt.index("Never retype"):])""",
     ),
     (
         "md",

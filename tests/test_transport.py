@@ -265,3 +265,21 @@ def test_secrets_never_reach_artifacts_in_clear(tmp_path):
     assert text.count("[REDACTED:email]") == 12 and json.loads(text)[3]["id"] == 3
     on_disk = "".join(p.read_text() for p in (tmp_path / "artifacts").rglob("*.txt"))
     assert "@example.com" not in on_disk and "[REDACTED:api_key]" in on_disk
+
+
+def test_a_resumed_run_knows_its_artifacts(tmp_path):
+    turns = [reply.tool_call("search_flights", id="c1", origin="JFK", destination="SEA"),
+             reply.text("ok")]  # fmt: skip
+    h = hk.Harness([search_flights], hk.ScriptedModel(turns), log_dir=tmp_path)
+    first = h.start("Flights JFK to SEA?", run_id="r1")
+    first.step()  # the search is stored; then the process "dies"
+    (ref_id,) = first.transport.created
+    first.log.close()
+    model = hk.ScriptedModel([reply.text("ok")])
+    again = hk.Harness([search_flights], model, log_dir=tmp_path)
+    resumed = again.resume(tmp_path / "r1.jsonl")
+    assert resumed.transport.holds_artifacts and ref_id in resumed.transport.created
+    resumed.send("Here they are: " + json.dumps(FLIGHTS))  # a second form of the stored result
+    with pytest.raises(hk.RepresentationError) as info:
+        resumed.step()
+    assert info.value.ref == ref_id and model.requests == []
