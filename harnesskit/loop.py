@@ -180,6 +180,7 @@ class Run:
         self.executor = Executor(harness.tools, harness.gate)
         self._tools_key: tuple[str, ...] | None = None
         self._tools: tuple[dict[str, Any], ...] = ()
+        self._tools_tokens: tuple[Any, int] = ((), 0)
         self.log.append(
             "task.contract",
             {
@@ -308,6 +309,11 @@ class Run:
             self._tools_key, self._tools = key, self.harness.tools.specs(exclude=key)
         return self._tools
 
+    def _count_tools(self, tools: tuple[dict[str, Any], ...]) -> int:
+        if self._tools_tokens[0] is not tools:  # re-encode the specs only when they change
+            self._tools_tokens = (tools, self.harness.estimator.count_tools(tools))
+        return self._tools_tokens[1]
+
     def _request(self, *, final: bool, note: str = "") -> ModelResponse:
         st, h = self.state, self.harness
         extra = (Message(role="system", content=note),) if note else ()
@@ -350,7 +356,7 @@ class Run:
         t0 = time.monotonic()
         response = h.model.request(request)
         usage = response.usage or Usage(
-            prompt_tokens=prompt.token_estimate + h.estimator.count_tools(tools),
+            prompt_tokens=prompt.token_estimate + self._count_tools(tools),
             completion_tokens=h.estimator.count_message(response.message),
             estimated=True,
         )
