@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import operator
 import os
 import pathlib
@@ -177,8 +178,28 @@ def hash_json(value: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+_iso_second: tuple[float, str] = (math.nan, "")
+_ISO_MS = tuple(f".{ms:03d}+00:00" for ms in range(1000))
+
+
 def _utc_iso(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds")
+    """`datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")`, several times faster.
+
+    Rounds to microseconds half-even exactly as `fromtimestamp` does, then reuses the
+    formatted second (a run writes many events per second).
+    """
+    global _iso_second
+    frac, whole = math.modf(t)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        whole, us = whole + 1.0, us - 1_000_000
+    elif us < 0:
+        whole, us = whole - 1.0, us + 1_000_000
+    cached = _iso_second
+    if cached[0] != whole:
+        text = dt.datetime.fromtimestamp(whole, dt.UTC).isoformat(timespec="seconds")
+        cached = _iso_second = (whole, text.removesuffix("+00:00"))
+    return cached[1] + _ISO_MS[us // 1000]
 
 
 #: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
