@@ -202,6 +202,75 @@ def _utc_iso(t: float) -> str:
     return cached[1] + _ISO_MS[us // 1000]
 
 
+_quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with ensure_ascii=False
+
+
+class _PayloadEncoder:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
+
+    It reuses one C encoder, where `json.dumps` builds a new one per call.
+    """
+
+    __slots__ = ("_encode",)
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        make = json.encoder.c_make_encoder
+        if make is None:  # no C accelerator: fall back to the pure-Python encoder
+            encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+            self._encode = encoder.encode
+            return
+        c_encode = make({}, str, _quote, None, ":", ",", False, False, True)
+        self._encode = lambda value: "".join(c_encode(value, 0))
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, str):
+            return _quote(value)
+        try:
+            return self._encode(value)
+        except BaseException:
+            self._reset()  # an error leaves entries in the circular-reference markers
+            raise
+
+
+_encode_json = _PayloadEncoder()
+
+
+def _event_line(e: Event) -> str:
+    """One log line with its newline.
+
+    The text is that of `json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"),
+    default=str)`, written field by field (about twice as fast); a field of an unexpected
+    type takes the `json.dumps` path.
+    """
+    parent, supersedes = e.parent_id, e.supersedes
+    if (
+        type(e.v) is int
+        and type(e.event_id) is int
+        and (parent is None or type(parent) is int)
+        and (supersedes is None or type(supersedes) is int)
+    ):
+        revision, input_hash = e.workspace_revision, e.input_hash
+        try:
+            return (
+                f'{{"v":{e.v},"event_id":{e.event_id},'
+                f'"parent_id":{"null" if parent is None else parent},'
+                f'"branch_id":{_quote(e.branch_id)},"type":{_quote(e.type)},'
+                f'"source":{_quote(e.source)},"created_at":{_quote(e.created_at)},'
+                f'"workspace_revision":{"null" if revision is None else _quote(revision)},'
+                f'"input_hash":{"null" if input_hash is None else _quote(input_hash)},'
+                f'"status":{_quote(e.status)},"summary":{_quote(e.summary)},'
+                f'"supersedes":{"null" if supersedes is None else supersedes},'
+                f'"data_class":{_quote(e.data_class)},"payload":{_encode_json(e.payload)}}}\n'
+            )
+        except TypeError:  # a text field holding something else: let json.dumps decide
+            pass
+    line = json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+    return line + "\n"
+
+
 #: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
@@ -362,10 +431,7 @@ class EventLog:
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
-            self._file.write(
-                json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
-            )
-            self._file.write("\n")
+            self._file.write(_event_line(event))
         self.events.append(event)
         self._last_by_branch[event.branch_id] = event.event_id
         for listener in self._listeners:

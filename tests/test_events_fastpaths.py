@@ -1,12 +1,16 @@
 """The event log's fast paths produce exactly what the straightforward stdlib code produces."""
 
 import datetime as dt
+import json
 import math
+import pathlib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harnesskit.events import _utc_iso
+import harnesskit as hk
+from harnesskit.events import Event, _event_line, _utc_iso
 
 
 def _reference_iso(t: float) -> str:
@@ -43,3 +47,93 @@ def test_utc_iso_rounds_like_fromtimestamp_at_second_and_millisecond_edges():
     assert [_utc_iso(t) for t in (base + 1.25, base + 0.5, base + 61.0)] == [
         _reference_iso(t) for t in (base + 1.25, base + 0.5, base + 61.0)
     ]
+
+
+def _reference_line(event: Event) -> str:
+    text = json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text + "\n"
+
+
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()  # NaN and infinities included: json writes NaN / Infinity
+    | st.text()  # any unicode, control characters, quotes, backslashes
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(
+            st.text(max_size=5) | st.integers() | st.booleans() | st.none(), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+TEXT_OR_NONE = st.none() | st.text(max_size=20)
+
+
+@given(
+    payload=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6),
+    event_id=st.integers(min_value=1, max_value=10**6),
+    parent_id=st.none() | st.integers(min_value=1, max_value=10**6),
+    text=st.text(max_size=30),
+    revision=TEXT_OR_NONE,
+    input_hash=TEXT_OR_NONE,
+    supersedes=st.none() | st.integers(min_value=1),
+)
+def test_event_line_matches_json_dumps(
+    payload, event_id, parent_id, text, revision, input_hash, supersedes
+):
+    event = Event(
+        event_id=event_id,
+        type="tool.result",
+        payload=payload,
+        parent_id=parent_id,
+        branch_id=text,
+        source=text,
+        created_at=text,
+        workspace_revision=revision,
+        input_hash=input_hash,
+        summary=text,
+        supersedes=supersedes,
+    )
+    assert _event_line(event) == _reference_line(event)
+
+
+def test_event_line_unusual_field_types_take_the_json_dumps_path():
+    odd = [
+        Event(event_id=True, type="brake"),  # bool is an int subclass: json writes true
+        Event(event_id=1, type="brake", parent_id=2.0),
+        Event(event_id=1, type="brake", workspace_revision=pathlib.Path("/w")),  # default=str
+        Event(event_id=1, type="brake", summary=None),
+        Event(event_id=1, type="brake", payload={"when": dt.date(2024, 5, 1), "x": {1, 2}}),
+        Event(event_id=1, type="brake", payload={"a": [1.5, float("inf"), -0.0, 1e16]}),
+    ]
+    for event in odd:
+        assert _event_line(event) == _reference_line(event)
+
+
+def test_event_line_circular_payload_raises_like_json_and_the_encoder_recovers():
+    loop: dict = {}
+    loop["self"] = loop
+    bad = Event(event_id=1, type="brake", payload={"a": [loop]})
+    with pytest.raises(ValueError, match="Circular reference"):
+        _reference_line(bad)
+    with pytest.raises(ValueError, match="Circular reference"):
+        _event_line(bad)
+    loop["self"] = "healed"  # no longer circular: no stale marker may make it look so
+    healed = Event(event_id=2, type="brake", payload={"a": [loop], "b": [loop]})
+    assert _event_line(healed) == _reference_line(healed)
+
+
+def test_log_file_lines_are_the_json_of_each_event(tmp_path):
+    log = hk.EventLog(tmp_path / "r.jsonl", run_id="r", clock=lambda: 1_764_433_683.25)
+    log.append("user.message", {"content": 'say "hi"\n\u00e9\u4e2d\x00'}, source="user")
+    log.append("brake", {"limit": None, "value": 1.5}, summary="x" * 90, supersedes=1)
+    log.close()
+    lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines == [_reference_line(e) for e in log.events]
+    assert hk.EventLog.read(tmp_path / "r.jsonl").events == log.events
