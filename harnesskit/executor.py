@@ -229,7 +229,7 @@ class Executor:
                 args = self.bind(args, call)
             except ToolError as exc:
                 return none, self._fail(call, tool, exc.error_type, str(exc), exc.hint)
-        errors = sorted(tool.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = tool.argument_errors(args)
         if errors:
             message, hint = schema_error_message(errors[0])
             if len(errors) > 1:
