@@ -1,5 +1,6 @@
 """The event log's fast paths produce exactly what the straightforward stdlib code produces."""
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -10,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harnesskit as hk
-from harnesskit.events import Event, _event_line, _utc_iso
+from harnesskit import events
+from harnesskit.events import Event, _event_line, _new_event, _utc_iso
 
 
 def _reference_iso(t: float) -> str:
@@ -137,3 +139,40 @@ def test_log_file_lines_are_the_json_of_each_event(tmp_path):
     lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     assert lines == [_reference_line(e) for e in log.events]
     assert hk.EventLog.read(tmp_path / "r.jsonl").events == log.events
+
+
+def test_new_event_builds_the_same_event_as_the_dataclass_constructor():
+    fields = {
+        "event_id": 7,
+        "type": "tool.result",
+        "payload": {"ok": True},
+        "parent_id": 6,
+        "branch_id": "b",
+        "source": "tool",
+        "created_at": "2026-01-01T00:00:00.000+00:00",
+        "workspace_revision": "r1",
+        "input_hash": "abc",
+        "status": "audit-only",
+        "summary": "s",
+        "supersedes": 3,
+        "data_class": "public",
+    }
+    made = _new_event(*fields.values())
+    assert made == Event(**fields)
+    assert repr(made) == repr(Event(**fields)) and made.v == Event(**fields).v
+
+
+def test_new_event_falls_back_to_the_constructor_when_event_validates(monkeypatch):
+    seen = []
+
+    @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Checked(Event):
+        def __post_init__(self):
+            seen.append(self.event_id)
+
+    monkeypatch.setattr(events, "Event", Checked)
+    make = events._event_constructor()
+    made = make(
+        1, "brake", {}, None, "main", "system", "", None, None, "active", "", None, "public"
+    )
+    assert type(made) is Checked and seen == [1]
