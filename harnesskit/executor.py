@@ -9,7 +9,9 @@ lives in `gate.py`; this module only asks it.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import json
+import os
 import threading
 import time
 import traceback
@@ -164,11 +166,11 @@ class Executor:
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
-        started: dict[int, tuple[cf.Future[Any], float] | None] = {}
+        started: dict[int, tuple[cf.Future[Any], float] | str | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
             tool, _, args, ctx = p[0]
-            if len(runnable) == 1 and tool.timeout_seconds is None:
-                started[id(p)] = None
+            if len(runnable) == 1:  # nothing to overlap: inline, or one worker for the timeout
+                started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
@@ -295,13 +297,19 @@ class Executor:
         call: ToolCall,
         args: dict[str, Any],
         ctx: ToolContext,
-        started: tuple[cf.Future[Any], float] | None,
+        started: tuple[cf.Future[Any], float] | str | None,
     ) -> Executed:
         try:
             if started is None:
                 value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
+            elif started == _ON_WORKER:
+                job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
+                done = _run_on_worker(job, tool.timeout_seconds)
+                if done is None:
+                    return self._timed_out(tool, call, args, ctx)
+                value, seconds = done
             else:
-                future, t0 = started
+                future, t0 = started  # type: ignore[misc]
                 timeout = tool.timeout_seconds
                 remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
                 try:
@@ -348,6 +356,82 @@ class Executor:
         ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
         ex.emitted = list(ctx.emitted)
         return ex
+
+
+_ON_WORKER = "worker"
+
+
+class _Worker:
+    """A daemon thread that runs one call at a time for a caller waiting with a timeout.
+
+    A lone call with a timeout runs here rather than in the thread pool: two raw locks cost
+    less than a pool round trip (future, work queue, the pool's semaphore). Idle workers are
+    shared by all executors; one whose call timed out is abandoned and exits once the call
+    returns, as a pool thread would.
+    """
+
+    __slots__ = ("_done", "_go", "_job", "_outcome")
+
+    def __init__(self) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._job: Callable[[], Any] | None = None
+        self._outcome: tuple[bool, Any] | None = None
+        threading.Thread(target=self._serve, name="hk-tool", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            if job is None:
+                return
+            try:
+                self._outcome = (True, job())
+            except BaseException as exc:  # handed to the waiting caller, as a Future does
+                self._outcome = (False, exc)
+            self._done.release()
+
+    def run(self, job: Callable[[], Any], timeout: float) -> tuple[bool, Any] | None:
+        """`(ok, value or exception)`, or `None` when `timeout` seconds passed first."""
+        self._job = job
+        self._go.release()
+        if self._done.acquire(timeout=max(0.0, timeout)):
+            outcome, self._outcome = self._outcome, None
+            return outcome
+        self.stop()  # the thread exits when the late call returns
+        return None
+
+    def stop(self) -> None:
+        """Let the thread end after its current call (if any)."""
+        self._job = None
+        self._go.release()
+
+
+_IDLE_WORKERS: list[_Worker] = []
+_MAX_IDLE_WORKERS = 8
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
+    os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
+
+
+def _run_on_worker(job: Callable[[], Any], timeout: float) -> Any:
+    """`job()` on an idle worker thread; `None` on timeout; re-raises what `job` raised."""
+    try:
+        worker = _IDLE_WORKERS.pop()
+    except IndexError:
+        worker = _Worker()
+    outcome = worker.run(job, timeout)
+    if outcome is None:
+        return None
+    if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:
+        _IDLE_WORKERS.append(worker)
+    else:
+        worker.stop()
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
 
 
 def _success(
