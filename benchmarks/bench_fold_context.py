@@ -1,0 +1,143 @@
+"""Status fold and context build from a 100k-event log, against parsing the same bytes.
+
+The log (100k events of real run steps, with supersede/reject events) is written by the real
+`EventLog` and read back with `EventLog.read`. Then, on the loaded log: the status fold (from
+`harnesskit.trajectory`, when present) and a fresh `ContextBuilder(policy).build(log)` for
+every built-in policy this harnesskit has. Baseline: `json.loads` of every line of the same
+file bytes, in the same process. Target: fold + context build at most 50 ms.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import _common
+import _synth
+
+import harnesskit as hk
+
+N = 100_000
+POLICIES = ("full-history", "default", "window", "summary")
+
+
+def find_fold() -> tuple[str, Callable[[hk.EventLog], Any]] | None:
+    """The status fold of `harnesskit.trajectory`, under the names it may have."""
+    try:
+        trajectory = importlib.import_module("harnesskit.trajectory")
+    except ImportError:
+        return None
+    for name in ("statuses", "fold_statuses", "derive_statuses", "fold"):
+        fn = getattr(trajectory, name, None)
+        if callable(fn):
+            return f"trajectory.{name}(log)", fn
+    cls = getattr(trajectory, "Trajectory", None)
+    if cls is not None and hasattr(cls, "statuses"):
+        return "Trajectory(log).statuses()", lambda log: cls(log).statuses()
+    return None
+
+
+def main() -> None:
+    args = _common.parser(__doc__.splitlines()[0]).parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="hk-bench-fold-"))
+    try:
+        path = tmp / "scale.jsonl"
+        _synth.write_log(path, N)
+        data = path.read_bytes()
+        rows = run(path, data, args.repeat)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _common.report(rows, args.json)
+
+
+def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
+    """Time parse, read, fold and builds; return the result rows."""
+    loads = json.loads
+    log = hk.EventLog.read(path)
+    times = _common.interleave(
+        {
+            "parse": lambda: [loads(line) for line in data.splitlines() if line],
+            "read": lambda: hk.EventLog.read(path),
+        },
+        max(1, repeat // 2),
+    )
+    parse_s = min(times["parse"])
+    rows = [
+        _common.row(
+            "fold+context",
+            f"EventLog.read of {N:,} events ({len(data) / 1e6:.0f} MB)",
+            min(times["read"]),
+            "s",
+            baseline="json.loads of each line",
+            baseline_value=parse_s,
+        )
+    ]
+    fold = find_fold()
+    fold_s = 0.0
+    if fold is None:
+        rows.append(
+            _common.skipped(
+                "fold+context", "status fold", "harnesskit.trajectory has no status fold yet"
+            )
+        )
+    else:
+        label, fn = fold
+        try:
+            fold_s = _common.measure(lambda: fn(log), repeat)
+        except Exception as exc:  # report, do not hide, a fold that rejects the synthetic log
+            rows.append(
+                _common.skipped(
+                    "fold+context", f"status fold {label}", f"{type(exc).__name__}: {exc}"
+                )
+            )
+        else:
+            rows.append(
+                _common.row(
+                    "fold+context",
+                    f"status fold {label}",
+                    fold_s,
+                    "s",
+                    baseline="parse",
+                    baseline_value=parse_s,
+                )
+            )
+    for policy in POLICIES:
+        try:
+            hk.ContextPolicy.resolve(policy)
+        except hk.UsageError:
+            rows.append(
+                _common.skipped(
+                    "fold+context", f"context build '{policy}'", "no such built-in policy yet"
+                )
+            )
+            continue
+        prompt: list[Any] = []
+
+        def build(policy: str = policy, prompt: list[Any] = prompt) -> None:
+            prompt[:] = [hk.ContextBuilder(policy).build(log)]
+
+        build_s = _common.measure(build, repeat)
+        total = fold_s + build_s
+        rows.append(
+            _common.row(
+                "fold+context",
+                f"fold + context build '{policy}' ({len(prompt[0].messages):,} msgs)",
+                total,
+                "s",
+                baseline="parse",
+                baseline_value=parse_s,
+                target=0.05,
+                note=f"build {build_s * 1e3:.0f} ms"
+                + (f" + fold {fold_s * 1e3:.0f} ms" if fold_s else ""),
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    main()
