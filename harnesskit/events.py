@@ -686,24 +686,31 @@ class EventLog:
         """
         import pandas as pd
 
-        rows = []
-        for e in self.events:
-            p = e.payload
-            usage = p.get("usage") or {}
-            rows.append(
-                (
-                    e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
-                    p.get("step"), e.status, e.summary, e.data_class, p.get("tool"),
-                    p.get("tool_call_id"), p.get("ok"), p.get("error_type"),
-                    usage.get("prompt_tokens"), usage.get("completion_tokens"), p,
-                )
-            )  # fmt: skip
-        columns = [
-            "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step",
-            "status", "summary", "data_class", "tool", "tool_call_id", "ok", "error_type",
-            "prompt_tokens", "completion_tokens", "payload",
-        ]  # fmt: skip
-        return pd.DataFrame.from_records(rows, columns=columns)
+        events = self.events
+        payloads = [e.payload for e in events]
+        usages = [p.get("usage") or {} for p in payloads]
+        columns = {  # built column by column: faster for pandas than one tuple per row
+            "event_id": [e.event_id for e in events],
+            "parent_id": [e.parent_id for e in events],
+            "branch_id": [e.branch_id for e in events],
+            "type": [e.type for e in events],
+            "source": [e.source for e in events],
+            "created_at": [e.created_at for e in events],
+            "step": [p.get("step") for p in payloads],
+            "status": [e.status for e in events],
+            "summary": [e.summary for e in events],
+            "data_class": [e.data_class for e in events],
+            "tool": [p.get("tool") for p in payloads],
+            "tool_call_id": [p.get("tool_call_id") for p in payloads],
+            "ok": [p.get("ok") for p in payloads],
+            "error_type": [p.get("error_type") for p in payloads],
+            "prompt_tokens": [u.get("prompt_tokens") for u in usages],
+            "completion_tokens": [u.get("completion_tokens") for u in usages],
+            "payload": payloads,
+        }
+        if not events:  # no rows: object columns, as from_records gives
+            return pd.DataFrame.from_records([], columns=list(columns))
+        return pd.DataFrame(columns, columns=list(columns))
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"

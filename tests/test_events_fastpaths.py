@@ -176,3 +176,48 @@ def test_new_event_falls_back_to_the_constructor_when_event_validates(monkeypatc
         1, "brake", {}, None, "main", "system", "", None, None, "active", "", None, "public"
     )
     assert type(made) is Checked and seen == [1]
+
+
+def _reference_frame(log):
+    import pandas as pd
+
+    columns = [
+        "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step",
+        "status", "summary", "data_class", "tool", "tool_call_id", "ok", "error_type",
+        "prompt_tokens", "completion_tokens", "payload",
+    ]  # fmt: skip
+    rows = []
+    for e in log.events:
+        p = e.payload
+        usage = p.get("usage") or {}
+        rows.append(
+            (
+                e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
+                p.get("step"), e.status, e.summary, e.data_class, p.get("tool"),
+                p.get("tool_call_id"), p.get("ok"), p.get("error_type"),
+                usage.get("prompt_tokens"), usage.get("completion_tokens"), p,
+            )
+        )  # fmt: skip
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def test_frame_equals_the_row_by_row_frame(tmp_path):
+    from harnesskit.testing import reply
+
+    @hk.tool
+    def fail(x: int) -> int:
+        """Fail for odd x.
+
+        Args:
+            x: a number.
+        """
+        if x % 2:
+            raise ValueError("odd")
+        return x
+
+    turns = [reply.tool_call("fail", x=i) for i in range(3)] + [reply.text("done")]
+    run = hk.Harness([fail], hk.ScriptedModel(turns), log_dir=tmp_path).run("go")
+    for log in (run.log, hk.EventLog.read(run.log.path), hk.EventLog(None)):
+        got, want = log.frame(), _reference_frame(log)
+        assert got.equals(want) and got.dtypes.to_dict() == want.dtypes.to_dict()
+        assert list(got.columns) == list(want.columns)
