@@ -131,6 +131,7 @@ class Tool:
     _accepts: Callable[[Any], bool] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
@@ -259,9 +260,15 @@ class Tool:
 
     @property
     def spec_hash(self) -> str:
-        """sha256 (first 16 hex) of the spec the model sees plus version and risk."""
-        blob = json.dumps([self.to_openai(), self.version, self.risk], sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """sha256 (first 16 hex) of the spec the model sees plus version and risk.
+
+        Computed once: a tool's spec is fixed when it is made (its validator is compiled
+        then too); change a tool with `dataclasses.replace`, which makes a new one.
+        """
+        if self._spec_hash is None:
+            blob = json.dumps([self.to_openai(), self.version, self.risk], sort_keys=True)
+            object.__setattr__(self, "_spec_hash", hashlib.sha256(blob.encode()).hexdigest()[:16])
+        return self._spec_hash  # type: ignore[return-value]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation, no gate)."""

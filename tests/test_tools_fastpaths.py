@@ -113,3 +113,24 @@ def test_schemas_outside_the_flat_subset_always_use_jsonschema():
     assert [e.message for e in t.argument_errors({"d": "2024-13-01"})] == [
         "'2024-13-01' is not a 'date'"
     ]
+
+
+def test_spec_hash_is_computed_once_and_follows_a_replaced_spec():
+    import dataclasses
+    import hashlib
+    import json
+
+    @hk.tool
+    def ping(host: str) -> str:
+        """Ping a host.
+
+        Args:
+            host: the host.
+        """
+        return host
+
+    blob = json.dumps([ping.to_openai(), ping.version, ping.risk], sort_keys=True)
+    assert ping.spec_hash == hashlib.sha256(blob.encode()).hexdigest()[:16] == ping.spec_hash
+    changed = dataclasses.replace(ping, description="Ping a host twice.")
+    assert changed.spec_hash != ping.spec_hash
+    assert hk.ToolRegistry([changed]).versions() == {"ping": f"1:{changed.spec_hash}"}
