@@ -12,6 +12,7 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
+from harnesskit.audit import AuditReport, ExperimentAudit, audit
 from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
@@ -33,12 +34,30 @@ from harnesskit.errors import (
     ToolTimeoutError,
     UsageError,
 )
+from harnesskit.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
+)
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
+    FallbackModel,
+    FallbackNode,
     FunctionModel,
     Model,
     ModelRequest,
@@ -47,25 +66,49 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.progress import TqdmProgress
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
+from harnesskit.trace import (
+    budget_frame,
+    comparison_frame,
+    composition_frame,
+    frame,
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+)
+from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalPrompt",
     "ApprovalRequest",
     "ArtifactError",
     "ArtifactIntegrityError",
     "ArtifactNotFoundError",
+    "AuditReport",
     "BrakeTripped",
+    "CallSpec",
+    "Case",
+    "CheckResult",
     "ContextBuilder",
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Domain",
     "Event",
     "EventLog",
     "EventLogError",
     "Executor",
+    "Experiment",
+    "ExperimentAudit",
+    "ExperimentResult",
+    "Fact",
+    "FallbackModel",
+    "FallbackNode",
     "FunctionModel",
     "Gate",
     "Harness",
@@ -80,11 +123,14 @@ __all__ = [
     "ModelResponse",
     "Progress",
     "Prompt",
+    "Redactor",
     "ReplayModel",
     "Run",
     "RunState",
     "SchemaVersionError",
+    "Score",
     "ScriptedModel",
+    "StepControls",
     "StopRun",
     "TokenEstimator",
     "Tool",
@@ -96,14 +142,30 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolTimeoutError",
+    "TqdmProgress",
+    "TraceExplorer",
+    "Trial",
     "Usage",
     "UsageError",
     "allow_all",
+    "audit",
+    "budget_frame",
+    "comparison_frame",
+    "composition_frame",
     "deny_all",
     "estimate_tokens",
+    "frame",
     "get_model",
     "lint",
+    "load_cases",
+    "pass_hat_k",
+    "plot_budget",
+    "plot_comparison",
+    "plot_composition",
+    "register_domain",
     "register_provider",
+    "save_cases",
+    "score",
     "set_display",
     "tool",
 ]

@@ -35,10 +35,13 @@ def _policy(messages: tuple[hk.Message, ...], info: hk.ModelRequest) -> object:
     return f"There are {last.content} in stock."
 
 
-def main(*, out_dir: str = "runs") -> int:
-    """Run the demo once and print where its log is."""
-    h = hk.Harness(_tools(), hk.FunctionModel(_policy), log_dir=out_dir)
+def main(*, out_dir: str = "runs", model: object | None = None) -> int:
+    """Run the demo once and print where its log is; `model` replaces the offline policy."""
+    h = hk.Harness(_tools(), model or hk.FunctionModel(_policy), log_dir=out_dir)
     run = h.start("Do you have plums?").run()
     print(f"finish_reason={run.finish_reason} steps={run.state.step} events={len(run.log)}")
     print(f"log: {Path(str(run.log.path)).resolve()}")
+    if run.error is not None:
+        print(f"error: {type(run.error).__name__}: {run.error}")
+        return 1
     return 0

@@ -6,13 +6,80 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from harnesskit.errors import HarnessError
+
 __all__ = ["main"]
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from harnesskit import _demo
+    from harnesskit.domains.airline.jobs import run_demo
 
-    return _demo.main(out_dir=args.out)
+    report = run_demo(out_dir=args.out, model=_model(args))
+    return 1 if any(row.finish_reason == "error" for row in report.rows) else 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from harnesskit.domains.airline.jobs import run_replay
+
+    run_replay(args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary)
+    return 0
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Add `--model`, `--base-url` and `--api-key-env` to a command that runs agents."""
+    parser.add_argument(
+        "--model",
+        help="model spec, e.g. ollama:qwen2.5, vllm:NAME, deepseek:deepseek-chat, "
+        "openai-compat:NAME (with --base-url); default: the command's offline model",
+    )
+    parser.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument(
+        "--api-key-env", help="environment variable holding the API key for --model"
+    )
+
+
+def _model(args: argparse.Namespace) -> object | None:
+    """The model named by `add_model_options`' flags, or None for the command's default."""
+    if not args.model:
+        return None
+    from harnesskit.models import get_model
+
+    options = {"base_url": args.base_url, "api_key_env": args.api_key_env}
+    return get_model(args.model, **{k: v for k, v in options.items() if v})
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from harnesskit.audit import audit
+    from harnesskit.evals import Experiment, load_cases
+
+    cases = load_cases(args.cases, domain=args.domain, tags=args.tag or ())
+    if not cases:
+        print(f"no cases selected from {args.cases}", file=sys.stderr)
+        return 2
+    exp = Experiment(
+        cases,
+        policies=args.policy or ["full-history"],
+        models=args.model or ["shop:careful"],
+        repeats=args.repeats,
+        seed=args.seed,
+        name=args.name,
+        max_workers=args.workers,
+    )
+    result = exp.run(args.out, progress=not args.no_progress)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(result.summary().round(3).to_string())
+        failures = result.failures()
+        if len(failures):
+            print(f"\n{len(failures)} failed trials; failed checks:")
+            flat = failures.explode("failed_checks")
+            print(flat.groupby(["case", "failed_checks"]).size().rename("trials").to_string())
+        if args.audit:
+            print("\naudit (flagged findings per point):")
+            print(audit(result).summary().round(3).to_string())
+    print(f"\nrun directory: {result.path}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,14 +88,47 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the embedded offline agent and print a table")
     demo.add_argument("--out", default="runs", help="folder for logs and charts (default: runs)")
+    add_model_options(demo)
     demo.set_defaults(func=_cmd_demo)
+    replay = sub.add_parser(
+        "replay", help="replay recorded tau-bench airline runs and compare their rewards"
+    )
+    replay.add_argument("path", help="trajectory file, e.g. .../gpt-4o-airline.json")
+    replay.add_argument("--limit", type=int, default=None, help="replay only the first N runs")
+    replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
+    replay.add_argument("--summary", action="store_true", help="print only the summary lines")
+    replay.set_defaults(func=_cmd_replay)
+    ev = sub.add_parser(
+        "eval", help="run cases × policies × models × repeats and print the summary table"
+    )
+    ev.add_argument("cases", help="a cases .jsonl file or a folder of them")
+    ev.add_argument("--policy", action="append", help="context policy (repeatable)")
+    ev.add_argument(
+        "--model",
+        action="append",
+        help="model: a domain agent such as shop:careful, or a get_model spec (repeatable)",
+    )
+    ev.add_argument("--repeats", type=int, default=1, help="trials per cell (pass^k needs k)")
+    ev.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
+    ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
+    ev.add_argument("--workers", type=int, default=4, help="parallel trials (default 4)")
+    ev.add_argument("--name", default="eval", help="experiment name (default eval)")
+    ev.add_argument("--domain", default=None, help="only cases of this domain")
+    ev.add_argument("--tag", action="append", help="only cases with this tag (repeatable)")
+    ev.add_argument("--audit", action="store_true", help="also print the four-point audit")
+    ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    ev.set_defaults(func=_cmd_eval)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `harnesskit` command; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:  # a wrong flag or an unreachable provider: say so, no traceback
+        print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

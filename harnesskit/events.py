@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
+from harnesskit.redact import Redactor
 
 __all__ = [
     "EVENT_TYPES",
@@ -51,6 +52,9 @@ FACT_TYPES = frozenset(
     {"tool.result", "human.decision", "checkpoint", "user.message", "task.contract"}
 )
 INTERPRETATION_TYPES = frozenset({"model.response"})
+_DEFAULT_REDACTOR = Redactor()
+# Lines built only from text already in the log (and so already redacted) are not rescanned.
+_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "run.finished", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
@@ -287,7 +291,7 @@ _encode_json = _PayloadEncoder()
 
 
 def _event_line(e: Event) -> str:
-    """One log line with its newline.
+    """One log line (without its newline).
 
     The text is that of `json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"),
     default=str)`, written field by field (about twice as fast); a field of an unexpected
@@ -311,12 +315,11 @@ def _event_line(e: Event) -> str:
                 f'"input_hash":{"null" if input_hash is None else _quote(input_hash)},'
                 f'"status":{_quote(e.status)},"summary":{_quote(e.summary)},'
                 f'"supersedes":{"null" if supersedes is None else supersedes},'
-                f'"data_class":{_quote(e.data_class)},"payload":{_encode_json(e.payload)}}}\n'
+                f'"data_class":{_quote(e.data_class)},"payload":{_encode_json(e.payload)}}}'
             )
         except TypeError:  # a text field holding something else: let json.dumps decide
             pass
-    line = json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
-    return line + "\n"
+    return json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 #: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
@@ -378,6 +381,7 @@ class EventLog:
         run_id: str = "",
         clock: Callable[[], float] = time.time,
         durable: bool = False,
+        redactor: Redactor | None = _DEFAULT_REDACTOR,
     ) -> None:
         """Open a log.
 
@@ -387,6 +391,8 @@ class EventLog:
             run_id: the run's id, recorded by the loop in `task.contract`.
             clock: wall clock in seconds since the epoch (inject for deterministic logs).
             durable: fsync on every flush.
+            redactor: secret scanner applied to every line before it exists (R-S1); `None`
+                turns redaction off (only for data known to be clean).
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
@@ -396,6 +402,7 @@ class EventLog:
         self.run_id = run_id
         self.clock = clock
         self.durable = durable
+        self.redactor = redactor
         self.events: list[Event] = []
         self.incomplete_tail: str | None = None
         self._last_by_branch: dict[str, int] = {}
@@ -471,19 +478,30 @@ class EventLog:
         self._write(event)
         return event
 
-    def _write(self, event: Event) -> None:
+    def _write(self, event: Event) -> Event:
         if self._readonly:
             raise UsageError(
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
+        line = _event_line(event)
+        if (
+            self.redactor is not None
+            and event.type not in _BUILT_FROM_LOG
+            and self.redactor.needs(line)
+        ):
+            line, counts = self.redactor.redact(line)
+            if counts:  # R-S1: the clear text never exists in the log, on disk or in prompts
+                event = Event.from_dict(json.loads(line))
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
-            self._file.write(_event_line(event))
+            self._file.write(line)
+            self._file.write("\n")
         self.events.append(event)
         self._last_by_branch[event.branch_id] = event.event_id
         for listener in self._listeners:
             listener(event)
+        return event
 
     def append_request(
         self,
@@ -708,9 +726,12 @@ class EventLog:
             "completion_tokens": [u.get("completion_tokens") for u in usages],
             "payload": payloads,
         }
-        if not events:  # no rows: object columns, as from_records gives
-            return pd.DataFrame.from_records([], columns=list(columns))
-        return pd.DataFrame(columns, columns=list(columns))
+        if events:
+            df = pd.DataFrame(columns, columns=list(columns))
+        else:  # no rows: object columns, as from_records gives
+            df = pd.DataFrame.from_records([], columns=list(columns))
+        ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
+        return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harnesskit.errors import ToolError
+from harnesskit.errors import StopRun, ToolError
 from harnesskit.gate import Gate
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
@@ -251,7 +251,7 @@ class Executor:
             preview = self._call(tool, args, ctx, dry_run=True)[0]
         decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
-            return none, self._fail(
+            failed = self._fail(
                 call,
                 tool,
                 "permission_denied",
@@ -259,7 +259,11 @@ class Executor:
                 "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
+            if decision.decision == "confirm":  # a human (callback) said no: keep the fact
+                failed.result = _replace_meta(failed.result, {"approval": "denied"})
+            return none, failed
         ctx.dry_run = dry_run
+        ctx.approval = "approved" if decision.approved_by == "callback" else None
         return (tool, call, args, ctx), None
 
     def _fail(
@@ -316,6 +320,8 @@ class Executor:
                     value, seconds = future.result(timeout=remaining)
                 except cf.TimeoutError:
                     return self._timed_out(tool, call, args, ctx)
+        except StopRun:  # a control-flow signal for the loop, not a tool failure
+            raise
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         except Exception as exc:
@@ -335,6 +341,8 @@ class Executor:
                 arguments=args,
                 result=_success(call, tool, value, seconds, dry_run=ctx.dry_run),
             )
+            if ctx.approval:
+                ex.result = _replace_meta(ex.result, {"approval": ctx.approval})
         ex.emitted = list(ctx.emitted)
         return ex
 

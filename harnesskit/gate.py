@@ -44,6 +44,14 @@ class ApprovalRequest:
     preview: Any = None
     """The tool's dry-run result (what it would do), when it supports `dry_run`."""
 
+    def __repr__(self) -> str:
+        return f"<ApprovalRequest {self.tool} ({self.risk}) call={self.tool_call_id}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateDecision:

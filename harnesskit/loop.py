@@ -8,6 +8,7 @@ marked incomplete. The loop renders nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -16,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from harnesskit.context import ContextBuilder, ContextPolicy
-from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
+from harnesskit.errors import BrakeTripped, ModelError, ModelOutputError, StopRun, UsageError
 from harnesskit.events import EventLog, hash_json
 from harnesskit.executor import Executor
 from harnesskit.gate import Gate
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
 
@@ -99,6 +101,17 @@ class RunState:
         """`prompt_tokens + completion_tokens`."""
         return self.prompt_tokens + self.completion_tokens
 
+    def __repr__(self) -> str:
+        return (
+            f"<RunState {self.run_id} step={self.step} finish_reason={self.finish_reason} "
+            f"tokens={self.total_tokens}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit import display
+
+        return display.render_html(self)
+
 
 class Harness:
     """The runtime around a model: tools, gate, context policy, limits and the log folder.
@@ -115,6 +128,12 @@ class Harness:
         progress: callback receiving `Progress` items.
         estimator: token estimator used when a model reports no usage.
         clock: wall clock (seconds since epoch) for event timestamps.
+        redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
+            passwords, private keys, e-mails); `None` turns it off.
+        on_unavailable: when the model (or every node of a `FallbackModel` chain) stays
+            unavailable after its retries: `"error"` ends the run (`finish_reason="error"`),
+            `"pause"` ends the step with `finish_reason="paused"` and a later `step()` or
+            `run()` tries again (R-M5).
     """
 
     def __init__(
@@ -131,6 +150,8 @@ class Harness:
         progress: Callable[[Progress], None] | None = None,
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.time,
+        redactor: Redactor | None | str = "default",
+        on_unavailable: str = "error",
     ) -> None:
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.model = get_model(model)
@@ -143,6 +164,10 @@ class Harness:
         self.progress = progress
         self.estimator = estimator or TokenEstimator()
         self.clock = clock
+        self.redactor = Redactor() if redactor == "default" else redactor
+        if on_unavailable not in ("error", "pause"):
+            raise UsageError(f"on_unavailable must be 'error' or 'pause', got {on_unavailable!r}")
+        self.on_unavailable = on_unavailable
 
     def start(
         self,
@@ -175,7 +200,7 @@ class Run:
         self.state = RunState(run_id=run_id)
         self.error: BaseException | None = None
         path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
-        self.log = EventLog(path, run_id=run_id, clock=harness.clock)
+        self.log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
         self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
         self.executor = Executor(harness.tools, harness.gate)
         self._tools_key: tuple[str, ...] | None = None
@@ -231,7 +256,9 @@ class Run:
         self.state.cancelled = True
 
     def run(self) -> Run:
-        """Step until a finish reason is set; returns `self`."""
+        """Step until a finish reason is set (a `paused` run tries again); returns `self`."""
+        if self.state.finish_reason == "paused":
+            self.state.finish_reason = None
         while self.state.finish_reason is None:
             self.step()
         return self
@@ -254,10 +281,14 @@ class Run:
     def step(self) -> Run:
         """Advance one model turn and its tool calls (or close the run if a brake trips).
 
+        A `paused` run (model unavailable, `on_unavailable="pause"`) tries the model again.
+
         Raises:
             UsageError: the run has already finished, or a fake model ran out of turns.
         """
         st = self.state
+        if st.finish_reason == "paused":
+            st.finish_reason = None
         if st.finish_reason is not None:
             raise UsageError(
                 f"run {st.run_id} finished ({st.finish_reason}); send() a user turn to go on"
@@ -280,8 +311,13 @@ class Run:
         except StopRun as stop:
             self._finish(stop.finish_reason)
         except ModelError as exc:
-            self.error = exc
-            self._finish("error", error=f"{type(exc).__name__}: {exc}")
+            reason = f"{type(exc).__name__}: {exc}"
+            if self.harness.on_unavailable == "pause" and not isinstance(exc, ModelOutputError):
+                st.step -= 1  # the turn did not happen; step() again retries it
+                self._finish("paused", error=reason)
+            else:
+                self.error = exc
+                self._finish("error", error=reason)
         finally:
             self.log.flush()
         return self
@@ -319,7 +355,7 @@ class Run:
         extra = (Message(role="system", content=note),) if note else ()
         prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
         tools = () if final else self._tool_specs()
-        self.log.append(
+        injected = self.log.append(
             "context.injected",
             {
                 "step": st.step,
@@ -337,7 +373,7 @@ class Run:
         request = ModelRequest(
             messages=prompt.messages,
             tools=tools,
-            settings=h.settings,
+            settings={**h.settings, **self._model_hooks(injected.event_id)},
             run_id=st.run_id,
             step=st.step,
             final=final,
@@ -391,6 +427,31 @@ class Run:
             raw=response.raw,
         )
 
+    def _model_hooks(self, context_event_id: int) -> dict[str, Any]:
+        """Per-request settings, never logged: retries and switches become events (R-M3, R-M5).
+
+        `model.retry` and `model.switch` carry the context.injected event that was (re-)sent;
+        `deadline_monotonic` keeps a provider's retries inside the `max_seconds` brake.
+        """
+        st, limit = self.state, self.harness.limits.max_seconds
+
+        def note(kind: str, item: Any) -> None:  # item: models' Attempt or Switch
+            data = item.to_dict()
+            self.log.append(
+                kind,
+                {"step": st.step, "context_event_id": context_event_id, **data},
+                branch_id=st.branch_id,
+                summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
+            )
+
+        hooks: dict[str, Any] = {
+            "on_attempt": lambda a: note("model.retry", a),
+            "on_switch": lambda s: note("model.switch", s),
+        }
+        if limit is not None:
+            hooks["deadline_monotonic"] = st.started + limit
+        return hooks
+
     def _unique_ids(self, message: Message) -> Message:
         """Replace missing or already-used tool_call ids so results match calls by id (R-E2)."""
         calls, changed = [], False
@@ -439,8 +500,9 @@ class Run:
                 branch_id=st.branch_id,
                 step=st.step,
                 tool_call_id=call.id,
-                workspace=self.harness.gate.workspace,
-            )  # type: ignore[arg-type]
+                workspace=self.harness.gate.workspace,  # type: ignore[arg-type]
+                now=lambda: dt.datetime.fromtimestamp(self.harness.clock(), dt.UTC),
+            )
 
         executed = self.executor.execute(calls, make_context)
         for ex in executed:

@@ -82,6 +82,8 @@ class ToolContext:
         self._now = now
         self.workspace = workspace
         self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self.approval: str | None = None
+        """`"approved"` when a confirmation callback approved this call (set by the executor)."""
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         """Append an event of `type` (e.g. `"alert.mismatch"`) with `payload` to the run's log."""
@@ -140,17 +142,10 @@ class Tool:
             raise UsageError(f"tool {self.name!r}: risk must be one of {RISKS}, got {self.risk!r}")
         if self.parameters.get("type") != "object":
             raise UsageError(f"tool {self.name!r}: parameters schema must have type 'object'")
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
         try:
-            Draft202012Validator.check_schema(self.parameters)
-        except SchemaError as exc:
-            raise UsageError(
-                f"tool {self.name!r}: invalid parameters schema: {exc.message}"
-            ) from exc
-        checker = Draft202012Validator.FORMAT_CHECKER
-        compiled = Draft202012Validator(self.parameters, format_checker=checker)
+            compiled = _compiled_validator(self.parameters)
+        except ValueError as exc:
+            raise UsageError(f"tool {self.name!r}: invalid parameters schema: {exc}") from exc
         object.__setattr__(self, "validator", compiled)
         object.__setattr__(self, "_accepts", _fast_accept(self.parameters))
 
@@ -274,10 +269,48 @@ class Tool:
         """Call the underlying function directly (no validation, no gate)."""
         return self.fn(*args, **kwargs)
 
+    def __repr__(self) -> str:
+        group = f" group={self.group}" if self.group else ""
+        params = ",".join(self.parameters.get("properties") or {})
+        return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
+
     def _repr_html_(self) -> str | None:
         from harnesskit import display
 
         return display.render_html(self)
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _compiled_validator(schema: dict[str, Any]) -> Any:
+    """Check `schema` against the 2020-12 metaschema and compile it, once per distinct schema.
+
+    Checking against the metaschema costs about 20 ms per schema; registries built per run
+    (one per database, per branch) reuse the compiled validator of an equal schema.
+
+    Raises:
+        ValueError: the schema is invalid (the message says where).
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        key: str | None = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not plain JSON: compile it as given, uncached
+        key = None
+    compiled = _VALIDATORS.get(key) if key is not None else None
+    if compiled is None:
+        frozen = json.loads(key) if key is not None else schema
+        try:
+            Draft202012Validator.check_schema(frozen)
+        except SchemaError as exc:
+            raise ValueError(exc.message) from exc
+        checker = Draft202012Validator.FORMAT_CHECKER
+        compiled = Draft202012Validator(frozen, format_checker=checker)
+        if key is not None:
+            _VALIDATORS[key] = compiled
+    return compiled
 
 
 def tool(

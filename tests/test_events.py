@@ -140,3 +140,54 @@ def test_sigkilled_run_leaves_a_log_whose_finished_steps_read_back(tmp_path, kil
     assert log.incomplete_tail is None
     for req in log.of_type("model.request"):
         assert len(log.request_messages(req.event_id)) == req.payload["n_messages"]
+
+
+def test_secrets_never_reach_log_disk_or_prompt(tmp_path):
+    @hk.tool
+    def read_config() -> dict:
+        """Read config."""
+        return {"api_key": "sk-proj-abcdefghijklmnopqrstuv", "owner": "ann@example.com", "n": 3}
+
+    model = hk.ScriptedModel([reply.tool_call("read_config"), reply.text("done")])
+    run = (
+        hk.Harness([read_config], model, log_dir=tmp_path)
+        .start("password: hunter22", run_id="s")
+        .run()
+    )
+    text = (tmp_path / "s.jsonl").read_text()
+    for secret in ("sk-proj-abcdefghijklmnopqrstuv", "ann@example.com", "hunter22"):
+        assert secret not in text
+        assert secret not in json.dumps([m.to_openai() for m in model.requests[1].messages])
+    assert "[REDACTED:api_key]" in text and "[REDACTED:email]" in text
+    assert hk.EventLog.read(tmp_path / "s.jsonl").events == run.log.events
+
+
+def test_redaction_can_be_turned_off():
+    log = hk.EventLog(redactor=None)
+    log.append("user.message", {"content": "ann@example.com"})
+    assert log.events[0].payload["content"] == "ann@example.com"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("key sk-ant-REDACTME0123456789abcd", "api_key"),
+        ("Authorization: Bearer abcdefghijklmnopqrstuvwx", "bearer"),
+        ('{"password": "hunter22"}', "password"),
+        ("-----BEGIN RSA PRIVATE KEY-----abc-----END RSA PRIVATE KEY-----", "private_key"),
+        ("write to first.last+tag@mail.example.org today", "email"),
+    ],
+)
+def test_redactor_kinds(text, kind):
+    from harnesskit.redact import Redactor
+
+    out, counts = Redactor().redact(json.dumps({"t": text}))
+    assert counts == {kind: 1}
+    assert f"[REDACTED:{kind}]" in json.loads(out)["t"]
+
+
+def test_redactor_leaves_ordinary_text_alone():
+    from harnesskit.redact import Redactor
+
+    text = json.dumps({"t": "reservation 4WQ150, flight HAT136 on 2024-05-20, gift_card_7219486"})
+    assert Redactor().redact(text) == (text, {})

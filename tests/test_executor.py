@@ -200,6 +200,8 @@ def test_confirm_goes_through_callback_with_dry_run_preview():
     )
     assert a.result.ok and b.result.error_type == "permission_denied"
     assert [r.preview for r in seen] == ["would delete tmp", "would delete home"]
+    assert a.result.meta["approval"] == "approved"
+    assert b.result.meta["approval"] == "denied"
     assert effects == ["tmp"]
     assert "dry_run" not in delete_all.parameters["properties"]
 

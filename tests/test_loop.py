@@ -181,3 +181,52 @@ def test_tool_context_emits_events_after_call():
     (alert,) = run.log.of_type("alert.mismatch")
     call = run.log.of_type("tool.call")[0]
     assert alert.parent_id == call.event_id and alert.payload["claimed"] == "business"
+
+
+def test_unavailable_model_pauses_and_resumes_when_configured():
+    calls = {"n": 0}
+
+    def flaky(messages, info):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise hk.ModelError("all nodes down", status_code=503)
+        return "back again"
+
+    h = hk.Harness([lookup], hk.FunctionModel(flaky), on_unavailable="pause")
+    run = h.start("x").run()
+    assert run.finish_reason == "paused"
+    assert run.state.step == 0
+    assert "all nodes down" in run.log.last("run.finished").payload["error"]
+    run.run()
+    assert run.finish_reason == "stop"
+    assert run.final_text == "back again"
+    assert run.state.step == 1
+    with pytest.raises(hk.UsageError, match="on_unavailable"):
+        hk.Harness([lookup], hk.FunctionModel(flaky), on_unavailable="retry")
+
+
+def test_stop_run_raised_in_a_tool_ends_the_run():
+    @hk.tool
+    def escalate(reason: str) -> str:
+        """Hand the conversation to a human."""
+        raise hk.StopRun("transferred", reason)
+
+    h = hk.Harness([escalate], hk.ScriptedModel([reply.tool_call("escalate", reason="angry")]))
+    run = h.start("x").run()
+    assert run.finish_reason == "transferred"
+
+
+def test_tool_context_clock_is_the_harness_clock():
+    seen = []
+
+    @hk.tool
+    def now(ctx: hk.ToolContext) -> str:
+        """Now."""
+        seen.append(ctx.now().isoformat())
+        return seen[-1]
+
+    h = hk.Harness(
+        [now], hk.ScriptedModel([reply.tool_call("now"), reply.text("ok")]), clock=lambda: 0.0
+    )
+    h.start("x").run()
+    assert seen == ["1970-01-01T00:00:00+00:00"]

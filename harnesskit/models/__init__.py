@@ -1,9 +1,12 @@
-"""Model providers: the `Model` protocol, `get_model`, and the embedded offline models."""
+"""Model providers: the `Model` protocol, `get_model`, the offline models, fallback chains."""
 
 from harnesskit.models.base import Model, ModelRequest, get_model, register_provider
+from harnesskit.models.fallback import FallbackModel, FallbackNode
 from harnesskit.models.offline import FunctionModel, ReplayModel, ScriptedModel
 
 __all__ = [
+    "FallbackModel",
+    "FallbackNode",
     "FunctionModel",
     "Model",
     "ModelRequest",

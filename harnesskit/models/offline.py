@@ -154,8 +154,9 @@ class FunctionModel:
 class ReplayModel(ScriptedModel):
     """Replays recorded responses (e.g. read from an event log) in order (R-V7).
 
-    Identical to `ScriptedModel` except that its name defaults to `"replay"` and it records
-    whether each request's tool list matches the recording (`divergences`).
+    Identical to `ScriptedModel` except that its name defaults to `"replay"`; divergence
+    reports (recorded vs recomputed tool results) are made by the replay drivers that feed it
+    (e.g. `harnesskit.domains.airline.replay`, `harnesskit.trajectory`).
     """
 
     def __init__(self, responses: Sequence[Turn], *, name: str = "replay") -> None:

@@ -1,0 +1,1 @@
+"""Example domains built on harnesskit's public API (one subpackage per domain)."""

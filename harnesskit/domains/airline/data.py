@@ -1,0 +1,318 @@
+"""The airline database: loading a private copy per run, and a state hash for scoring.
+
+The shipped files in `datasets/airline/` (a copy of the τ-bench airline data, MIT, Sierra) are
+only ever read. Each `load_database()` call parses them again into fresh objects, so a run can
+mutate its copy freely and no run sees another's changes.
+
+`AirlineDB.state_hash()` is compatible with τ-bench's data hash: the sha256 of the text form of
+the database where every mapping is turned into a tuple of `(key, value)` pairs sorted by key and
+every list into a tuple. Ints and floats keep their own text (`250` and `250.0` differ), which is
+why the tools keep the numeric types of their inputs exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import hashlib
+import json
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import harnesskit as hk
+
+__all__ = [
+    "DATA_FILES",
+    "AirlineDB",
+    "default_data_dir",
+    "load_database",
+    "shipped_files_digest",
+    "state_hash",
+]
+
+#: The three files of the database, in the order their sections appear in `AirlineDB.data`.
+DATA_FILES = ("flights", "reservations", "users")
+
+AddressKey = Literal["state", "province"]
+
+_ENV_VAR = "HARNESSKIT_AIRLINE_DATA"
+
+
+def default_data_dir() -> Path:
+    """Return where the shipped database lives.
+
+    The environment variable `HARNESSKIT_AIRLINE_DATA` wins; otherwise `datasets/airline/` at
+    the root of the source tree this package was imported from.
+
+    Returns:
+        The directory path (it may not exist; `load_database` checks).
+    """
+    override = os.environ.get(_ENV_VAR)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "datasets" / "airline"
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    signature: tuple[tuple[str, int, int], ...]
+    texts: dict[str, bytes]
+
+
+_cache: dict[Path, _Cached] = {}
+
+
+def _read_texts(data_dir: Path) -> _Cached:
+    """Read the three files once per (path, size, mtime); later loads parse the cached bytes."""
+    paths = {name: data_dir / f"{name}.json" for name in DATA_FILES}
+    missing = [str(p) for p in paths.values() if not p.is_file()]
+    if missing:
+        raise hk.UsageError(
+            f"airline database files not found: {', '.join(missing)}; pass data_dir= pointing at "
+            f"a folder with flights.json, reservations.json and users.json, or set {_ENV_VAR}"
+        )
+    signature = tuple((name, (st := p.stat()).st_size, st.st_mtime_ns) for name, p in paths.items())
+    key = data_dir.resolve()
+    cached = _cache.get(key)
+    if cached is None or cached.signature != signature:
+        cached = _Cached(signature=signature, texts={n: p.read_bytes() for n, p in paths.items()})
+        _cache[key] = cached
+    return cached
+
+
+def load_database(
+    data_dir: str | Path | None = None, *, address_key: AddressKey = "state"
+) -> AirlineDB:
+    """Load a private, mutable copy of the airline database.
+
+    Args:
+        data_dir: folder holding `flights.json`, `reservations.json` and `users.json`; `None`
+            means `default_data_dir()`.
+        address_key: the name of the user address field for the state. The shipped data says
+            `"state"`; `"province"` reproduces the data as it was when τ-bench's historical
+            trajectories were recorded (the field was renamed in January 2025), which makes
+            recorded tool outputs and recorded ground-truth hashes comparable byte for byte.
+
+    Returns:
+        A new `AirlineDB`; changing it never changes the shipped files or another copy.
+
+    Raises:
+        UsageError: a file is missing or `address_key` is not one of the two names.
+    """
+    if address_key not in ("state", "province"):
+        raise hk.UsageError(f"address_key must be 'state' or 'province', got {address_key!r}")
+    folder = Path(data_dir) if data_dir is not None else default_data_dir()
+    cached = _read_texts(folder)
+    key = (folder.resolve(), cached.signature, address_key)
+    snapshot = _snapshots.get(key)
+    if snapshot is None:
+        data = {name: json.loads(cached.texts[name]) for name in DATA_FILES}
+        if address_key == "province":
+            for user in data["users"].values():
+                user["address"] = _rename_key(user.get("address", {}), "state", "province")
+        snapshot = _snapshots[key] = _Snapshot(
+            blob=pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
+            pristine=_PristineTexts(
+                texts={
+                    name: {k: _entry_text(k, v) for k, v in section.items()}
+                    for name, section in data.items()
+                }
+            ),
+        )
+    # Unpickling our own in-memory snapshot is about twice as fast as parsing the JSON again;
+    # the cyclic GC is paused meanwhile because the million new objects would trigger it often.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        data = pickle.loads(snapshot.blob)
+    finally:
+        if paused:
+            gc.enable()
+    return AirlineDB(data, pristine=snapshot.pristine)
+
+
+def _rename_key(mapping: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """Return `mapping` with key `old` renamed to `new`, keeping its position (JSON order)."""
+    return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+def shipped_files_digest(data_dir: str | Path | None = None) -> dict[str, str]:
+    """Return the sha256 of each shipped database file, read from disk now.
+
+    Args:
+        data_dir: as for `load_database`.
+
+    Returns:
+        `{"flights": hex, "reservations": hex, "users": hex}`.
+    """
+    folder = Path(data_dir) if data_dir is not None else default_data_dir()
+    return {
+        name: hashlib.sha256((folder / f"{name}.json").read_bytes()).hexdigest()
+        for name in DATA_FILES
+    }
+
+
+class AirlineDB:
+    """One run's mutable airline database: `flights`, `reservations` and `users` mappings.
+
+    Keys are flight numbers, reservation ids and user ids; values are the JSON objects of the
+    shipped files. The domain's tools mutate these mappings in place and call `mark_changed`
+    for every entry they touch, which lets `state_hash()` reuse the canonical text of untouched
+    entries (hashing the 5 MB database from scratch takes about half a second). Code that
+    mutates entries directly must call `mark_changed` too, or use `state_hash(full=True)`.
+    """
+
+    def __init__(
+        self,
+        data: dict[str, dict[str, Any]],
+        *,
+        pristine: _PristineTexts | None = None,
+    ) -> None:
+        """Wrap already-parsed data (use `load_database()` to read the shipped files).
+
+        Args:
+            data: a mapping with the keys `flights`, `reservations` and `users`.
+            pristine: canonical texts of the entries as loaded (internal; `None` disables the
+                incremental hash).
+
+        Raises:
+            UsageError: a section is missing.
+        """
+        missing = [name for name in DATA_FILES if name not in data]
+        if missing:
+            raise hk.UsageError(f"airline data lacks section(s) {missing}; expected {DATA_FILES}")
+        self.data = data
+        self._pristine = pristine
+        self._changed: set[tuple[str, str]] = set()
+
+    @property
+    def flights(self) -> dict[str, Any]:
+        """Flights by flight number (e.g. `HAT001`), each with per-date status and prices."""
+        return self.data["flights"]
+
+    @property
+    def reservations(self) -> dict[str, Any]:
+        """Reservations by 6-character id."""
+        return self.data["reservations"]
+
+    @property
+    def users(self) -> dict[str, Any]:
+        """Users by user id (e.g. `mia_li_3668`)."""
+        return self.data["users"]
+
+    @property
+    def changed(self) -> frozenset[tuple[str, str]]:
+        """The `(section, key)` entries marked as changed since loading."""
+        return frozenset(self._changed)
+
+    def mark_changed(self, section: str, key: str) -> None:
+        """Record that the entry `key` of `section` was added, changed or deleted.
+
+        Args:
+            section: `"flights"`, `"reservations"` or `"users"`.
+            key: the entry's id.
+
+        Raises:
+            UsageError: `section` is not one of the three.
+        """
+        if section not in DATA_FILES:
+            raise hk.UsageError(f"unknown section {section!r}; expected one of {DATA_FILES}")
+        self._changed.add((section, key))
+
+    def copy(self) -> AirlineDB:
+        """Return an independent deep copy (for branching a run or trying an action)."""
+        twin = AirlineDB(copy.deepcopy(self.data), pristine=self._pristine)
+        twin._changed = set(self._changed)
+        return twin
+
+    def state_hash(self, *, full: bool = False) -> str:
+        """Return the τ-bench-compatible sha256 hex digest of the whole database state.
+
+        Args:
+            full: recompute every entry's text instead of reusing those of unchanged entries.
+
+        Returns:
+            64 hex characters; equal states give equal digests.
+        """
+        if full or self._pristine is None:
+            return state_hash(self.data)
+        sections = []
+        for name in sorted(self.data):
+            section = self.data[name]
+            known = self._pristine.texts.get(name, {})
+            parts = [
+                text
+                if (text := known.get(key)) is not None and (name, key) not in self._changed
+                else _entry_text(key, value)
+                for key, value in sorted(section.items())
+            ]
+            sections.append(f"({name!r}, {_join_tuple_text(parts)})")
+        text = _join_tuple_text(sections)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def __repr__(self) -> str:
+        return (
+            f"AirlineDB(flights={len(self.flights)}, reservations={len(self.reservations)}, "
+            f"users={len(self.users)}, changed={len(self._changed)})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _PristineTexts:
+    """Canonical text of every entry of one freshly loaded database, by section and key."""
+
+    texts: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """A freshly loaded database, serialised, plus the canonical text of each entry."""
+
+    blob: bytes
+    pristine: _PristineTexts
+
+
+_snapshots: dict[tuple[Path, tuple[tuple[str, int, int], ...], str], _Snapshot] = {}
+
+
+def state_hash(value: Any) -> str:
+    """Hash a JSON-like value the way τ-bench hashes its database.
+
+    Args:
+        value: nested dicts, lists, strings and numbers.
+
+    Returns:
+        The sha256 hex digest of `canonical_text(value)` (64 characters).
+    """
+    return hashlib.sha256(canonical_text(value).encode("utf-8")).hexdigest()
+
+
+def canonical_text(value: Any) -> str:
+    """Return the canonical text that `state_hash` digests (useful to debug a hash mismatch).
+
+    Mappings print as `((key, value), ...)` sorted by key and lists as `(...)`, exactly as nested
+    Python tuples print.
+    """
+    return repr(_as_tuples(value))
+
+
+def _as_tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple((key, _as_tuples(item)) for key, item in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_as_tuples(item) for item in value)
+    return value
+
+
+def _join_tuple_text(parts: list[str]) -> str:
+    """The text of a tuple whose elements print as `parts`."""
+    if len(parts) == 1:
+        return f"({parts[0]},)"
+    return "(" + ", ".join(parts) + ")"
+
+
+def _entry_text(key: str, value: Any) -> str:
+    return f"({key!r}, {canonical_text(value)})"

@@ -1,0 +1,319 @@
+"""The airline domain's command-line jobs: `run_demo()` and `run_replay()`.
+
+`harnesskit demo` and `harnesskit replay PATH` call these. They print their tables (the CLI
+is one of the few places allowed to print) and return the report objects for notebooks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import harnesskit as hk
+from harnesskit.domains.airline.agent import DEMO_TASKS, DemoTask, agent_model
+from harnesskit.domains.airline.data import load_database
+from harnesskit.domains.airline.replay import ReplayResult, replay_run
+from harnesskit.domains.airline.scoring import expected_state_hash, pass_hat_ks, score
+from harnesskit.domains.airline.tools import POLICY, tools
+from harnesskit.domains.airline.trajectories import load_recorded_runs
+
+__all__ = ["DemoReport", "DemoRow", "ReplayReport", "run_demo", "run_replay"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayReport:
+    """What `run_replay` measured over a set of recorded runs."""
+
+    results: tuple[ReplayResult, ...]
+    """One result per replayed run, in file order."""
+    seconds: float
+    """Wall-clock time of the whole replay (loading, replaying, scoring)."""
+    pass_hat: dict[int, float] = field(default_factory=dict)
+    """pass^k of the computed rewards for k = 1..4 (where enough trials exist)."""
+
+    @property
+    def agreement(self) -> int:
+        """Runs whose computed reward equals the recorded reward."""
+        return sum(r.agrees for r in self.results)
+
+    @property
+    def mean_reward(self) -> float:
+        """Mean computed reward."""
+        return sum(r.result.reward for r in self.results) / max(1, len(self.results))
+
+    @property
+    def recorded_mean_reward(self) -> float:
+        """Mean recorded reward of the same runs."""
+        return sum(r.recorded_reward for r in self.results) / max(1, len(self.results))
+
+    @property
+    def divergence_causes(self) -> dict[str, int]:
+        """How many tool results differed from the recording, by cause."""
+        return dict(Counter(d.cause for r in self.results for d in r.divergences))
+
+    def to_text(self, *, per_run: bool = True) -> str:
+        """The report as a plain-text table plus summary lines."""
+        lines = []
+        if per_run:
+            lines.append(
+                f"{'task':>4} {'trial':>5} {'recorded':>8} {'computed':>8} {'agree':>5} "
+                f"{'steps':>5} {'calls':>5} {'diverged':>8}  reason"
+            )
+            for r in self.results:
+                lines.append(
+                    f"{r.task_id:>4} {r.trial:>5} {r.recorded_reward:>8.1f} "
+                    f"{r.result.reward:>8.1f} {'yes' if r.agrees else 'NO':>5} {r.steps:>5} "
+                    f"{r.tool_calls:>5} {len(r.divergences):>8}  {r.result.reason}"
+                )
+        n = len(self.results)
+        lines.append(f"agreement with recorded reward: {self.agreement}/{n}")
+        lines.append(
+            f"mean reward: computed {self.mean_reward:.4f}, "
+            f"recorded {self.recorded_mean_reward:.4f}"
+        )
+        lines.append(
+            "pass^k: " + ", ".join(f"pass^{k} = {v:.4f}" for k, v in self.pass_hat.items())
+        )
+        for cause, count in sorted(self.divergence_causes.items()):
+            lines.append(f"tool outputs differing from the recording: {count} ({cause})")
+        reused = sum(1 for r in self.results if r.replaced_call_ids)
+        lines.append(f"runs whose reused tool_call ids the loop replaced: {reused}")
+        for r in self.results:
+            if not r.agrees:
+                lines.append(
+                    f"DISAGREEMENT task {r.task_id} trial {r.trial}: recorded "
+                    f"{r.recorded_reward}, computed {r.result.reward} ({r.result.reason})"
+                )
+        lines.append(f"elapsed: {self.seconds:.1f} s ({self.seconds / max(1, n):.3f} s per run)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"ReplayReport(runs={len(self.results)}, agreement={self.agreement}, "
+            f"mean_reward={self.mean_reward:.4f}, seconds={self.seconds:.1f})"
+        )
+
+
+def run_replay(
+    path: str | Path,
+    limit: int | None = None,
+    *,
+    log_dir: str | Path | None = None,
+    per_run: bool = True,
+    echo: Callable[[str], None] | None = print,
+) -> ReplayReport:
+    """Replay recorded τ-bench airline runs through the harness and compare rewards.
+
+    Args:
+        path: the trajectory file (e.g. `.../historical_trajectories/gpt-4o-airline.json`).
+        limit: replay only the first `limit` runs (`None`: all).
+        log_dir: folder for one JSONL event log per run; `None` keeps logs in memory.
+        per_run: include one line per run in the printed table.
+        echo: where the table goes (`print` by default; `None` prints nothing).
+
+    Returns:
+        The `ReplayReport`.
+
+    Raises:
+        UsageError: the file is missing or not a trajectory file.
+    """
+    started = time.perf_counter()
+    runs = load_recorded_runs(path, limit=limit)
+    results = tuple(replay_run(run, log_dir=log_dir) for run in runs)
+    by_task: dict[int, list[float]] = defaultdict(list)
+    for r in results:
+        by_task[r.task_id].append(r.result.reward)
+    report = ReplayReport(
+        results=results,
+        seconds=time.perf_counter() - started,
+        pass_hat=pass_hat_ks(by_task) if results else {},
+    )
+    if echo is not None:
+        echo(report.to_text(per_run=per_run))
+    return report
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoRow:
+    """One demo task's run, as the table shows it."""
+
+    task: str
+    """The task's name."""
+    steps: int
+    """Model turns."""
+    tool_calls: int
+    """Tool calls made."""
+    prompt_tokens: int
+    """Prompt tokens over the whole run (estimated: the offline agent reports no usage)."""
+    finish_reason: str | None
+    """Why the run ended."""
+    passed: bool
+    """Final database as expected, required outputs said, expected `alert.mismatch` count."""
+    mismatches: int = 0
+    """`alert.mismatch` events logged."""
+    reason: str = ""
+    """Why it failed (or `pass`)."""
+    error: str | None = None
+    """The model error that ended the run, if any."""
+    tokens_per_step: tuple[int, ...] = ()
+    """Prompt tokens of each step's request, in step order."""
+    log_path: str | None = None
+    """The run's JSONL event log."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoReport:
+    """What `run_demo` did."""
+
+    rows: tuple[DemoRow, ...]
+    """One row per task, in task order."""
+    chart: Path | None = None
+    """The tokens-per-step PNG, when matplotlib could draw it."""
+    skipped: tuple[str, ...] = ()
+    """Tasks not run because an earlier run ended with a model error."""
+    seconds: float = 0.0
+    """Wall-clock time of the demo."""
+
+    @property
+    def passed(self) -> int:
+        """Tasks that passed."""
+        return sum(r.passed for r in self.rows)
+
+    def to_text(self) -> str:
+        """The table plus where the logs and chart are."""
+        width = max([len("task")] + [len(r.task) for r in self.rows])
+        lines = [
+            f"{'task':<{width}}  {'steps':>5}  {'tool calls':>10}  {'prompt tokens':>13}  "
+            f"{'finish_reason':<13}  pass"
+        ]
+        for r in self.rows:
+            lines.append(
+                f"{r.task:<{width}}  {r.steps:>5}  {r.tool_calls:>10}  {r.prompt_tokens:>13}  "
+                f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
+            )
+        lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
+        lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
+        if self.skipped:
+            lines.append(f"not run after the model error: {', '.join(self.skipped)}")
+        logs = {str(Path(r.log_path).parent) for r in self.rows if r.log_path}
+        if logs:
+            lines.append(f"logs: {', '.join(sorted(logs))}")
+        if self.chart is not None:
+            lines.append(f"chart: {self.chart}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"DemoReport(tasks={len(self.rows)}, passed={self.passed})"
+
+
+def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRow:
+    db = load_database()
+    harness = hk.Harness(
+        tools=tools(db, mode="strict"),
+        model=model if model is not None else agent_model(),
+        system_prompt=POLICY,
+        limits=hk.Limits(max_steps=12),
+        log_dir=log_dir,
+        # the customer's opening message already says yes; a notebook would ask a human here
+        gate=hk.Gate(confirm=hk.allow_all),
+        progress=hk.TqdmProgress(desc=task.name, leave=False),  # R-L3: a bar on stderr
+    )
+    run = harness.run(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
+    log = run.log
+    said = [
+        e.payload["message"].get("content") or ""
+        for e in log.of_type("model.response")
+        if not e.payload["message"].get("tool_calls")
+    ]
+    result = score(
+        final_hash=db.state_hash(),
+        expected_hash=expected_state_hash(task.actions),
+        required_outputs=task.outputs,
+        agent_texts=said,
+    )
+    mismatches = len(log.of_type("alert.mismatch"))
+    reason = result.reason
+    if mismatches != task.expect_mismatches:
+        reason = f"{mismatches} alert.mismatch events, expected {task.expect_mismatches}"
+    per_step = tuple(
+        int(e.payload["usage"]["prompt_tokens"]) for e in log.of_type("model.response")
+    )
+    return DemoRow(
+        task=task.name,
+        steps=run.state.step,
+        tool_calls=len(log.of_type("tool.call")),
+        prompt_tokens=run.state.prompt_tokens,
+        finish_reason=run.finish_reason,
+        passed=result.reward == 1.0 and mismatches == task.expect_mismatches,
+        mismatches=mismatches,
+        reason=reason,
+        error=f"{type(run.error).__name__}: {run.error}" if run.error is not None else None,
+        tokens_per_step=per_step,
+        log_path=str(log.path) if log.path is not None else None,
+    )
+
+
+def _draw_chart(rows: tuple[DemoRow, ...], path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 4.5), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for row in rows:
+        steps = range(1, len(row.tokens_per_step) + 1)
+        axes.plot(steps, row.tokens_per_step, marker="o", label=row.task)
+    axes.set_xlabel("step")
+    axes.set_ylabel("prompt tokens (estimated)")
+    axes.set_title("Airline demo: prompt tokens per step")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    return path
+
+
+def run_demo(
+    out_dir: str | Path = "runs/",
+    *,
+    tasks: tuple[DemoTask, ...] = DEMO_TASKS,
+    model: Any | None = None,
+    echo: Callable[[str], None] | None = print,
+) -> DemoReport:
+    """Run the embedded offline airline agent on the demo tasks (no network, no keys).
+
+    Each task gets a fresh database and a strict-mode harness; the run's events go to
+    `<out_dir>/demo/<run_id>.jsonl` and a tokens-per-step chart to
+    `<out_dir>/demo_tokens_per_step.png`. A run ending with a model error (e.g. an
+    unreachable server) stops the demo; the remaining tasks are listed as not run.
+
+    Args:
+        out_dir: folder for logs and the chart (created if missing).
+        tasks: the tasks to run (default `DEMO_TASKS`).
+        model: a model to run instead of the embedded offline agent (e.g. `get_model(
+            "ollama:qwen2.5")`); `None` uses `agent_model()`.
+        echo: where the table goes (`print` by default; `None` prints nothing).
+
+    Returns:
+        The `DemoReport` (rows: task, steps, tool calls, prompt tokens, finish_reason, pass).
+    """
+    started = time.perf_counter()
+    root = Path(out_dir)
+    rows: list[DemoRow] = []
+    for task in tasks:
+        rows.append(_run_task(task, root / "demo", model))
+        if rows[-1].error is not None:  # a model that cannot answer will not answer the next
+            break
+    skipped = tuple(t.name for t in tasks[len(rows) :])
+    chart = _draw_chart(tuple(rows), root / "demo_tokens_per_step.png")
+    report = DemoReport(
+        rows=tuple(rows), chart=chart, skipped=skipped, seconds=time.perf_counter() - started
+    )
+    if echo is not None:
+        echo(report.to_text())
+    return report

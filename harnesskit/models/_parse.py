@@ -1,0 +1,438 @@
+"""Tolerant parsing of chat-completions answers at the edge (R-M2, R-M4).
+
+`parse_completion(body, ...)` turns a response body into a `ModelResponse` or raises
+`ModelError` (the body is not a completion: not JSON, an error object) or `ModelOutputError`
+(a completion with nothing usable in it). It never raises anything else, whatever the body.
+
+What it repairs, and how it records it:
+
+- arguments given as a JSON string, an object, a double-encoded string, `null` or nothing;
+- missing, empty or duplicate call ids (also ids already used earlier in the conversation)
+  are replaced by fresh unique ids; the provider's id is kept in `ToolCall.original_id`;
+- tool calls written in the message text (a markdown fence, `<tool_call>` tags, Mistral's
+  `[TOOL_CALLS]`, or a bare JSON object among prose) become `ToolCall(recovered=True)` and the
+  recovered span is removed from the text; bare JSON in prose counts only when it names an
+  offered tool, so a model quoting JSON is not mistaken for a call;
+- arguments that do not parse when `finish_reason == "length"` get `parse_error="truncated"`,
+  so the executor answers `truncated_call` with a hint to raise the output limit;
+- invented tool names are passed on unchanged (the executor answers `unknown_tool`).
+
+Only text inside a fence or tag is parsed leniently (with `json_repair`: single quotes,
+trailing commas, Python literals), never structured `arguments`: there a parse failure goes
+back to the model as `invalid_argument`, which lets it fix its own call instead of the runtime
+guessing what it meant.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harnesskit.errors import ModelError, ModelOutputError
+from harnesskit.messages import Message, ModelResponse, ToolCall, Usage, parse_arguments
+
+__all__ = [
+    "ProviderError",
+    "error_from_object",
+    "new_call_id",
+    "parse_completion",
+    "parse_usage",
+    "provider_error",
+    "recover_calls",
+]
+
+TRUNCATED = "truncated"
+
+_FENCE = re.compile(r"```[ \t]*([\w.+-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.S)
+_TAG = re.compile(
+    r"<(tool_call|tool_calls|function_call|functioncall|function_calls)>\s*(.*?)\s*(?:</\1>|\Z)",
+    re.S | re.I,
+)
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(.*)", re.S)
+_NAME = re.compile(r"\"(?:name|tool|tool_name|function)\"\s*:\s*\"([^\"]+)\"")
+_START = re.compile(r"\{|\[(?=\s*\{)")
+_MAX_STARTS = 200
+_MAX_LENIENT_CHARS = 20_000
+_NAME_KEYS = ("name", "tool_name", "tool", "function_name", "function")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+
+
+def new_call_id() -> str:
+    """A fresh call id for calls whose provider id was missing, empty or duplicate."""
+    return f"call_hk_{uuid.uuid4().hex[:20]}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    """What a provider said in an error body."""
+
+    message: str
+    code: str | None = None
+    type: str | None = None
+    failed_generation: str | None = None
+
+
+def provider_error(text: str) -> ProviderError:
+    """Read an error body (`{"error": {...}}`, `{"detail": ...}` or plain text)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return ProviderError(text.strip()[:1000] or "(empty body)")
+    return error_from_object(data, text)
+
+
+def error_from_object(data: Any, text: str = "") -> ProviderError:
+    """Read a decoded error body; `text` is the fallback message."""
+    err = data.get("error", data) if isinstance(data, dict) else None
+    if isinstance(err, str):
+        return ProviderError(err)
+    if not isinstance(err, dict):
+        return ProviderError(text.strip()[:1000] or "(empty body)")
+    message = err.get("message") or err.get("detail") or err.get("msg")
+    if not isinstance(message, str):
+        message = _snippet(message if message is not None else err)[:1000]
+    code = err.get("code")
+    failed = err.get("failed_generation")
+    return ProviderError(
+        message,
+        code=str(code) if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+        type=err.get("type") if isinstance(err.get("type"), str) else None,
+        failed_generation=failed if isinstance(failed, str) else None,
+    )
+
+
+def parse_usage(data: Any) -> Usage | None:
+    """Read token counts as the providers name them; `None` when none were reported.
+
+    Cached prompt tokens come from `prompt_tokens_details.cached_tokens` (OpenAI, vLLM,
+    LiteLLM), `prompt_cache_hit_tokens` (DeepSeek), `cached_tokens` or
+    `cache_read_input_tokens`. When a provider's `total_tokens` exceeds prompt + completion
+    (hidden reasoning tokens left out of `completion_tokens`, as Gemini's compatible endpoint
+    does), the difference is added to `completion_tokens` so that `total_tokens` matches the
+    provider's bill.
+    """
+    if not isinstance(data, dict):
+        return None
+    prompt = _int(data.get("prompt_tokens", data.get("input_tokens")))
+    completion = _int(data.get("completion_tokens", data.get("output_tokens")))
+    total = _int(data.get("total_tokens"))
+    if not prompt and not completion:
+        return None
+    if total > prompt + completion:
+        completion = total - prompt
+    details = data.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    for key in ("prompt_cache_hit_tokens", "cached_tokens", "cache_read_input_tokens"):
+        cached = cached or _int(data.get(key))
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
+
+
+def parse_completion(
+    body: Any,
+    *,
+    model: str,
+    tool_names: Sequence[str] = (),
+    taken_ids: Collection[str] = (),
+    new_id: Callable[[], str] = new_call_id,
+) -> ModelResponse:
+    """Turn a chat-completions response body into a `ModelResponse`.
+
+    Args:
+        body: the decoded JSON body (any value: it is checked here).
+        model: the model name to record when the body names none.
+        tool_names: names of the tools offered; enables recovery of calls written as text.
+        taken_ids: call ids already used in the conversation; a reused one is replaced.
+        new_id: factory for replacement call ids.
+
+    Returns:
+        The normalized response; `raw` is `body`.
+
+    Raises:
+        ModelError: the body is not a chat completion (not an object, or an error object).
+        ModelOutputError: a completion with no choice or no message in it.
+    """
+    if not isinstance(body, dict):
+        raise ModelError(
+            f"response body is a {type(body).__name__}, not a chat-completion object",
+            model=model,
+            body=_snippet(body),
+        )
+    if body.get("error") and not body.get("choices"):
+        err = error_from_object(body)
+        raise ModelError(f"provider error: {err.message}", model=model, body=_snippet(body))
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ModelOutputError(
+            "the completion has no choices; the model produced no answer",
+            model=model,
+            body=_snippet(body),
+        )
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = choice.get("delta") if isinstance(choice.get("delta"), dict) else None
+    if message is None:
+        raise ModelOutputError(
+            "the completion's first choice has no message", model=model, body=_snippet(body)
+        )
+    finish = choice.get("finish_reason")
+    finish = str(finish) if finish not in (None, "") else None
+    content = _text(message.get("content"))
+    if content is None and isinstance(message.get("refusal"), str):
+        content = message["refusal"]
+    raw_calls = message.get("tool_calls")
+    if raw_calls is None and isinstance(message.get("function_call"), dict):
+        raw_calls = [{"function": message["function_call"]}]  # the legacy single-call field
+    if isinstance(raw_calls, dict):
+        raw_calls = [raw_calls]
+    calls = (
+        [_call(c, finish) for c in raw_calls if isinstance(c, dict)]
+        if isinstance(raw_calls, list)
+        else []
+    )
+    if not calls and content and tool_names:
+        recovered, content = recover_calls(content, tool_names, finish_reason=finish)
+        calls = recovered
+    calls = _unique_ids(calls, set(taken_ids), new_id)
+    if finish is None:
+        finish = "tool_calls" if calls else "stop"
+    reported = body.get("model")
+    name = reported if isinstance(reported, str) and reported else model
+    return ModelResponse(
+        message=Message(role="assistant", content=content, tool_calls=tuple(calls)),
+        usage=parse_usage(body.get("usage")),
+        finish_reason=finish,
+        model=name,
+        raw=body,
+    )
+
+
+def recover_calls(
+    text: str, tool_names: Collection[str], *, finish_reason: str | None = None
+) -> tuple[list[ToolCall], str | None]:
+    """Find tool calls written in message text.
+
+    Args:
+        text: the assistant's text.
+        tool_names: names of the offered tools; bare JSON in prose must name one of them.
+        finish_reason: the provider's finish reason; with `"length"` an unparseable block
+            becomes a call with `parse_error="truncated"` when its tool name can be read.
+
+    Returns:
+        `(calls, remaining_text)`: calls have `recovered=True` and an empty id (ids are given
+        later); the remaining text is `None` when nothing but the calls was written.
+    """
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    for pattern, group in ((_TAG, 2), (_MISTRAL, 1), (_FENCE, 2)):
+        for m in pattern.finditer(text):
+            if any(s <= m.start() < e for s, e in spans):
+                continue
+            found = _calls_in_block(m.group(group), finish_reason)
+            if found:
+                calls.extend(found)
+                spans.append(m.span())
+    if not calls:
+        for start, end, value in _json_values(text):
+            found = [c for c in _calls_from_value(value) if c.name in tool_names]
+            if found:
+                calls.extend(found)
+                spans.append((start, end))
+    if not calls:
+        return [], text
+    rest = text
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + rest[end:]
+    rest = rest.strip()
+    return calls, rest or None
+
+
+def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
+    block = block.strip()
+    if not block:
+        return []
+    try:
+        return _calls_from_value(json.loads(block))
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    values = [v for _, _, v in _json_values(block)]
+    if values:
+        return [c for v in values for c in _calls_from_value(v)]
+    if finish_reason == "length":
+        name = _NAME.search(block)
+        if name:
+            return [
+                ToolCall(
+                    id="",
+                    name=name.group(1),
+                    raw_arguments=block,
+                    parse_error=TRUNCATED,
+                    recovered=True,
+                )
+            ]
+        return []
+    if len(block) > _MAX_LENIENT_CHARS:
+        return []
+    try:
+        import json_repair
+    except ImportError:  # pragma: no cover - a declared dependency
+        return []
+    try:
+        value = json_repair.loads(block)
+    except Exception:  # a third-party repairer: any failure means "no call here"
+        return []
+    return _calls_from_value(value)
+
+
+def _json_values(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Top-level JSON objects (or lists of objects) in `text`, with their spans.
+
+    At most `_MAX_STARTS` start positions are tried, so that degenerate output (a model
+    repeating `[[[[` for its whole output budget) costs milliseconds, not seconds.
+    """
+    decoder = json.JSONDecoder()
+    end = 0
+    for tries, m in enumerate(_START.finditer(text)):
+        if tries >= _MAX_STARTS:
+            return
+        if m.start() < end:
+            continue
+        try:
+            value, stop = decoder.raw_decode(text, m.start())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        yield m.start(), stop, value
+        end = stop
+
+
+def _calls_from_value(value: Any, depth: int = 0) -> list[ToolCall]:
+    if depth > 3:
+        return []
+    if isinstance(value, list):
+        out = [c for v in value for c in _calls_from_value(v, depth + 1)]
+        return out if out and len(out) >= len([v for v in value if isinstance(v, dict)]) else []
+    if not isinstance(value, dict):
+        return []
+    if isinstance(value.get("tool_calls"), list):
+        return _calls_from_value(value["tool_calls"], depth + 1)
+    if isinstance(value.get("function"), dict):
+        return _calls_from_value(value["function"], depth + 1)
+    name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
+    if not name or not any(k in value for k in _ARG_KEYS):
+        return []
+    raw = next(value[k] for k in _ARG_KEYS if k in value)
+    args, text, err = _arguments(raw, None)
+    return [
+        ToolCall(
+            id="", name=name, arguments=args, raw_arguments=text, parse_error=err, recovered=True
+        )
+    ]
+
+
+def _call(data: dict[str, Any], finish_reason: str | None) -> ToolCall:
+    fn = data.get("function")
+    if not isinstance(fn, dict):
+        fn = data  # some servers put name/arguments at the top level
+    name = fn.get("name")
+    args, text, err = _arguments(fn.get("arguments", fn.get("parameters")), finish_reason)
+    raw_id = data.get("id")
+    return ToolCall(
+        id=raw_id if isinstance(raw_id, str) else "",
+        name=name if isinstance(name, str) else "",
+        arguments=args,
+        raw_arguments=text,
+        parse_error=err,
+        original_id=None if isinstance(raw_id, str) else ("" if raw_id is None else str(raw_id)),
+    )
+
+
+def _arguments(
+    raw: Any, finish_reason: str | None
+) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    if raw is None:
+        return {}, None, None
+    if isinstance(raw, dict):
+        return raw, None, None
+    if not isinstance(raw, str):
+        text = json.dumps(raw, default=str)
+        return None, text, f"arguments must be a JSON object, got {type(raw).__name__}"
+    if raw.strip() == "null":
+        return {}, raw, None
+    try:
+        args, err = parse_arguments(raw)
+    except RecursionError:
+        args, err = None, "arguments are nested too deeply"
+    if err is None:
+        return args, raw, None
+    try:
+        inner = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        inner = None
+    if isinstance(inner, str):  # double-encoded: a JSON string holding the object's text
+        inner_args, inner_err = parse_arguments(inner)
+        if inner_err is None:
+            return inner_args, raw, None
+    if finish_reason == "length" and inner is None:
+        return None, raw, TRUNCATED
+    return None, raw, err
+
+
+def _unique_ids(
+    calls: list[ToolCall], taken: set[str], new_id: Callable[[], str]
+) -> list[ToolCall]:
+    out = []
+    for call in calls:
+        if call.id and call.id not in taken:
+            taken.add(call.id)
+            out.append(call)
+            continue
+        fresh = new_id()
+        while fresh in taken:
+            fresh = new_id()
+        taken.add(fresh)
+        original = None if call.recovered else (call.original_id or call.id)
+        out.append(
+            ToolCall(
+                id=fresh,
+                name=call.name,
+                arguments=call.arguments,
+                raw_arguments=call.raw_arguments,
+                parse_error=call.parse_error,
+                recovered=call.recovered,
+                original_id=original,
+            )
+        )
+    return out
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
+        return "".join(parts) if parts else None
+    return None
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value == value and abs(value) < 1e15:
+        return max(0, int(value))
+    return 0
+
+
+def _snippet(body: Any) -> str:
+    try:
+        text = json.dumps(body, default=str, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(body)
+    return text[:2000]

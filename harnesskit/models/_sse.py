@@ -1,0 +1,186 @@
+"""Server-sent events for streamed chat completions.
+
+`sse_data(lines)` turns response lines into the `data` payloads of complete events (blank
+keep-alive lines and `:` comments are skipped). `StreamAccumulator` folds the
+`chat.completion.chunk` objects into one `chat.completion` body, so that streamed and
+non-streamed answers go through the same parser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from harnesskit.errors import ModelError
+
+__all__ = ["StreamAccumulator", "sse_data"]
+
+DONE = "[DONE]"
+
+
+def sse_data(lines: Iterable[str]) -> Iterator[str]:
+    """Yield the `data` payload of each event in an SSE stream.
+
+    Multi-line data fields are joined with newlines; `event:`, `id:` and `retry:` fields are
+    ignored; so are `:` comment lines and blank lines that end no event (keep-alives). The
+    payload `[DONE]` is yielded like any other.
+    """
+    data: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith(":"):
+            continue
+        field, sep, value = line.partition(":")
+        if not sep:
+            continue
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            data.append(value)
+    if data:  # a stream that ends without the final blank line
+        yield "\n".join(data)
+
+
+class StreamAccumulator:
+    """Folds `chat.completion.chunk` payloads into one `chat.completion` body.
+
+    Tool-call deltas are matched to a call by `id` when they carry one, else by `index`; a
+    delta whose `index` is taken by a call with a different id starts a new call (some servers
+    send every call at index 0). Argument fragments are concatenated in arrival order.
+    """
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self._by_index: dict[Any, int] = {}
+        self._by_id: dict[str, int] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.id: str | None = None
+        self.done = False
+        self.chunks = 0
+
+    def feed(self, payload: str) -> None:
+        """Add one event payload (a JSON chunk, or `[DONE]`).
+
+        Raises:
+            ModelError: the payload is not JSON, or it is an error object sent mid-stream.
+        """
+        if payload.strip() == DONE:
+            self.done = True
+            return
+        try:
+            chunk = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise ModelError(
+                f"stream chunk is not JSON ({exc.msg}); the stream was cut or garbled",
+                body=payload[:2000],
+            ) from None
+        if not isinstance(chunk, dict):
+            raise ModelError("stream chunk is not a JSON object", body=payload[:2000])
+        if "error" in chunk and not chunk.get("choices"):
+            err = chunk["error"]
+            message = err.get("message") if isinstance(err, dict) else str(err)
+            code = err.get("code") if isinstance(err, dict) else None
+            raise ModelError(
+                f"provider error in stream: {message}",
+                status_code=code if isinstance(code, int) else None,
+                body=payload[:2000],
+            )
+        self.chunks += 1
+        self.id = self.id or _str(chunk.get("id"))
+        self.model = self.model or _str(chunk.get("model"))
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            return
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
+                continue
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+            delta = choice.get("delta") or choice.get("message") or {}
+            if isinstance(delta, dict):
+                self._feed_delta(delta)
+
+    def _feed_delta(self, delta: dict[str, Any]) -> None:
+        if isinstance(delta.get("content"), str):
+            self.content.append(delta["content"])
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(delta.get(key), str):
+                self.reasoning.append(delta[key])
+        calls = delta.get("tool_calls")
+        if isinstance(calls, dict):
+            calls = [calls]
+        if not isinstance(calls, list):
+            return
+        for part in calls:
+            if isinstance(part, dict):
+                self._feed_call(part)
+
+    def _feed_call(self, part: dict[str, Any]) -> None:
+        call_id = part.get("id") if isinstance(part.get("id"), str) and part.get("id") else None
+        index = part.get("index")
+        slot: int | None = None
+        if call_id is not None and call_id in self._by_id:
+            slot = self._by_id[call_id]
+        elif index is not None and index in self._by_index:
+            known = self.calls[self._by_index[index]].get("id")
+            if call_id is None or not known or known == call_id:
+                slot = self._by_index[index]
+        elif index is None and call_id is None and self.calls:
+            slot = len(self.calls) - 1  # a bare continuation fragment
+        if slot is None:
+            self.calls.append({"type": "function", "function": {"name": "", "arguments": ""}})
+            slot = len(self.calls) - 1
+        if index is not None:
+            self._by_index[index] = slot
+        call = self.calls[slot]
+        if call_id is not None and not call.get("id"):
+            call["id"] = call_id
+            self._by_id[call_id] = slot
+        fn = part.get("function")
+        if not isinstance(fn, dict):
+            return
+        target = call["function"]
+        name = fn.get("name")
+        if isinstance(name, str) and name and name != target["name"]:
+            target["name"] += name
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            if isinstance(target["arguments"], str):
+                target["arguments"] += args
+        elif isinstance(args, dict):
+            target["arguments"] = args
+
+    def body(self) -> dict[str, Any]:
+        """Return the accumulated answer as a non-streamed `chat.completion` body."""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
+        if self.calls:
+            message["tool_calls"] = self.calls
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
+        out: dict[str, Any] = {
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+        }
+        if self.id:
+            out["id"] = self.id
+        if self.model:
+            out["model"] = self.model
+        if self.usage is not None:
+            out["usage"] = self.usage
+        return out
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,579 @@
+"""An OpenAI-compatible chat-completions client over httpx (R-M1–R-M4).
+
+```python
+model = hk.get_model("ollama:qwen2.5")                         # http://localhost:11434/v1
+model = hk.get_model("openai-compat:my-model", base_url="http://127.0.0.1:8080/v1")
+model = hk.get_model("deepseek:deepseek-chat")                  # key from $DEEPSEEK_API_KEY
+```
+
+Presets (prefix → default base URL, key variable):
+
+| prefix | base URL | key from |
+|---|---|---|
+| `openai-compat` | (give `base_url=`) | `$OPENAI_COMPAT_API_KEY` |
+| `ollama` | `http://localhost:11434/v1` | `$OLLAMA_API_KEY` (optional) |
+| `vllm` | `http://localhost:8000/v1` | `$VLLM_API_KEY` (optional) |
+| `litellm` | `http://localhost:4000` | `$LITELLM_API_KEY` (optional) |
+| `deepseek` | `https://api.deepseek.com` | `$DEEPSEEK_API_KEY` (required) |
+| `openai` | `https://api.openai.com/v1` | `$OPENAI_API_KEY` (required) |
+
+`openai-compat` deliberately does not read `$OPENAI_API_KEY`, so that a real OpenAI key is never
+sent to whatever server `base_url` points at. The key is never logged, put in a repr or in an
+error message.
+
+Behaviour, in one place:
+
+- Sync and streaming (SSE) requests; a stream is folded into the same body a sync answer has,
+  so both go through one tolerant parser (`_parse.parse_completion`).
+- Retries (R-M3): timeouts, connection errors, 408/409/429/500/502/503/504 with capped
+  exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
+  `retry-after-ms`; never waiting past the deadline (`settings["deadline_monotonic"]`, a
+  `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
+- A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
+  "error parsing tool call") is not retried blindly: one corrective request appends the failed
+  generation and a message saying what went wrong.
+- Each failed attempt is reported to `on_attempt(Attempt)` (the loop logs `model.retry`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harnesskit.errors import ModelError, ModelOutputError, UsageError
+from harnesskit.messages import Message, ModelResponse
+from harnesskit.models._parse import (
+    ProviderError,
+    new_call_id,
+    parse_completion,
+    provider_error,
+)
+from harnesskit.models._retry import (
+    RETRY_STATUS,
+    Attempt,
+    RetryPolicy,
+    backoff_seconds,
+    retry_after_seconds,
+)
+from harnesskit.models._sse import StreamAccumulator, sse_data
+from harnesskit.models.base import ModelRequest, register_provider
+from harnesskit.models.fallback import DATA_CLASSES
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["PRESETS", "Attempt", "OpenAICompatModel", "Preset", "RetryPolicy"]
+
+#: Request settings that steer the client and are never sent to the provider.
+CONTROL_KEYS = frozenset(
+    {"deadline_monotonic", "max_wait_seconds", "data_class", "on_attempt", "on_switch", "stream"}
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Preset:
+    """Defaults for one provider prefix."""
+
+    base_url: str | None
+    """Default server URL (up to and including `/v1` where the server has it)."""
+    key_env: str
+    """Environment variable holding the API key."""
+    key_required: bool = False
+    """True when the server refuses requests without a key (hosted APIs)."""
+
+
+PRESETS: dict[str, Preset] = {
+    "openai-compat": Preset(base_url=None, key_env="OPENAI_COMPAT_API_KEY"),
+    "ollama": Preset(base_url="http://localhost:11434/v1", key_env="OLLAMA_API_KEY"),
+    "vllm": Preset(base_url="http://localhost:8000/v1", key_env="VLLM_API_KEY"),
+    "litellm": Preset(base_url="http://localhost:4000", key_env="LITELLM_API_KEY"),
+    "deepseek": Preset(
+        base_url="https://api.deepseek.com", key_env="DEEPSEEK_API_KEY", key_required=True
+    ),
+    "openai": Preset(
+        base_url="https://api.openai.com/v1", key_env="OPENAI_API_KEY", key_required=True
+    ),
+}
+
+_TOOL_PARSE_ERROR = re.compile(r"error parsing tool call", re.I)
+_RAW_GENERATION = re.compile(r"raw='(.*?)'(?:, err=|$)", re.S)
+_HINTS = {
+    401: "check the API key (environment variable {env} or api_key=)",
+    403: "the key is not allowed to use this model or endpoint",
+    404: "check base_url ({url}) and the model name ({model})",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    status: int | None
+    error: str
+    retryable: bool
+    retry_after: float | None = None
+    body: str | None = None
+    output: ProviderError | None = None  # set when the provider reports the model's bad output
+
+
+class OpenAICompatModel:
+    """A chat-completions model behind any OpenAI-compatible HTTP server.
+
+    Implements the `Model` protocol: `request(ModelRequest) -> ModelResponse`.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        provider: str = "openai-compat",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        http_client: httpx.Client | None = None,
+        timeout_seconds: float = 60.0,
+        stream: bool = False,
+        stream_usage: bool = True,
+        retry: RetryPolicy | None = None,
+        max_wait_seconds: float | None = None,
+        on_attempt: Callable[[Attempt], None] | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_data_class: str | None = None,
+        id_factory: Callable[[], str] = new_call_id,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        seed: int | None = None,
+    ) -> None:
+        """Create the client (no network traffic happens here).
+
+        Args:
+            model: the model name the server knows, e.g. `"qwen2.5"` or `"gpt-4o-mini"`.
+            provider: a key of `PRESETS`; sets the default base URL and key variable.
+            base_url: the server URL (e.g. `"http://localhost:11434/v1"`); `None` uses the
+                preset's. `/chat/completions` is appended.
+            api_key: the key; `None` reads it from `api_key_env` or the preset's variable.
+            api_key_env: name of the environment variable holding the key.
+            http_client: an `httpx.Client` to send with (not closed by this model); `None`
+                creates one on first use.
+            timeout_seconds: timeout of one attempt (seconds): connect, and each read.
+            stream: request SSE streams by default (`settings["stream"]` overrides per request).
+            stream_usage: ask streaming servers for a final usage chunk
+                (`stream_options.include_usage`); turn off for servers that reject it.
+            retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
+            max_wait_seconds: cap on one `request()` including retries and waits (seconds);
+                `None` means only `settings["deadline_monotonic"]` limits it.
+            on_attempt: called with an `Attempt` for every failed or corrective attempt (before
+                the request's own `settings["on_attempt"]`, which the loop uses for events).
+            headers: extra HTTP headers sent with every request.
+            extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
+            max_data_class: the most sensitive data class this model is approved for
+                (`public` < `internal` < `restricted` < `secret`); `None` approves all.
+            id_factory: makes replacement tool-call ids (pass a counter for reproducible logs).
+            sleep: the sleep function used between attempts (seconds).
+            clock: a monotonic clock (seconds) that deadlines are measured on.
+            seed: seed for the backoff jitter (`None` = unseeded).
+
+        Raises:
+            UsageError: unknown provider, no base URL, empty model name, bad data class.
+        """
+        if provider not in PRESETS:
+            raise UsageError(f"unknown provider {provider!r}; known: {', '.join(PRESETS)}")
+        if not model:
+            raise UsageError(
+                f"give a model name after the prefix, e.g. get_model('{provider}:qwen2.5')"
+            )
+        preset = PRESETS[provider]
+        url = base_url or preset.base_url
+        if not url:
+            raise UsageError(
+                f"{provider}:{model} needs base_url=..., e.g. base_url='http://localhost:8080/v1'"
+            )
+        if max_data_class is not None and max_data_class not in DATA_CLASSES:
+            raise UsageError(
+                f"max_data_class must be one of {DATA_CLASSES}, got {max_data_class!r}"
+            )
+        self.name = f"{provider}:{model}"
+        self.model = model
+        self.provider = provider
+        self.base_url = url.rstrip("/")
+        self.key_env = api_key_env or preset.key_env
+        self._api_key = api_key if api_key is not None else os.environ.get(self.key_env) or None
+        self._key_required = preset.key_required
+        self.timeout_seconds = timeout_seconds
+        self.stream = stream
+        self.stream_usage = stream_usage
+        self.retry = retry or RetryPolicy()
+        self.max_wait_seconds = max_wait_seconds
+        self.on_attempt = on_attempt
+        self.headers = dict(headers or {})
+        self.extra_body = dict(extra_body or {})
+        self.max_data_class = max_data_class
+        self._id_factory = id_factory
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = random.Random(seed)
+        self._client = http_client
+        self._owns_client = http_client is None
+        self._lock = threading.Lock()
+
+    # -- public -------------------------------------------------------------------------------
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one chat-completions request, retrying transient failures.
+
+        Args:
+            request: messages, tool specs and settings. Settings are sent as request fields
+                (`temperature`, `max_tokens`, `tool_choice`, ...), except the control keys:
+                `stream` (bool), `deadline_monotonic` (a `time.monotonic()` value: no attempt
+                or wait goes past it), `max_wait_seconds`, `data_class`, `on_attempt`.
+
+        Returns:
+            The normalized response; `usage` is `None` when the server reported none.
+
+        Raises:
+            UsageError: model requests are blocked (`harnesskit.testing.block_real_models`),
+                the key is missing, or the request's data class is above `max_data_class`.
+            ModelError: the provider failed after its retries, or refused the request.
+            ModelOutputError: the model's output stayed unusable after one corrective request.
+        """
+        from harnesskit.models import base
+
+        if not base.ALLOW_MODEL_REQUESTS:
+            raise UsageError(
+                f"model requests are blocked (harnesskit.testing.block_real_models()); "
+                f"{self.name} was not sent anything. Use a ScriptedModel in tests, or set "
+                "harnesskit.models.base.ALLOW_MODEL_REQUESTS = True for a loopback server"
+            )
+        settings = request.settings
+        self._check_data_class(settings.get("data_class"))
+        if self._key_required and not self._api_key:
+            raise UsageError(
+                f"{self.name} needs an API key: set the environment variable {self.key_env} "
+                "or pass api_key=..."
+            )
+        deadline = self._deadline(settings)
+        on_attempt = _both(self.on_attempt, settings.get("on_attempt"))
+        stream = bool(settings.get("stream", self.stream))
+        taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
+        tool_names = request.tool_names
+        outcome = self._with_retries(
+            self._body(request.messages, request, stream),
+            stream,
+            deadline,
+            on_attempt,
+            tool_names,
+            taken,
+        )
+        if isinstance(outcome, ModelResponse):
+            return outcome
+        if on_attempt is not None:
+            on_attempt(
+                Attempt(
+                    model=self.name,
+                    attempt=1,
+                    status_code=outcome.status,
+                    error=outcome.error,
+                    will_retry=True,
+                    kind="corrective",
+                )
+            )
+        fixed = request.messages + self._corrective(outcome, request)
+        second = self._with_retries(
+            self._body(fixed, request, stream), stream, deadline, on_attempt, tool_names, taken
+        )
+        if isinstance(second, ModelResponse):
+            return second
+        raise ModelOutputError(
+            f"{self.name}: the model's output was rejected twice by the provider, also after a "
+            f"corrective request ({second.error})",
+            model=self.name,
+            status_code=second.status,
+            body=second.body,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client if this model created it."""
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> OpenAICompatModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatModel({self.name!r}, base_url={self.base_url!r})"
+
+    # -- request building -----------------------------------------------------------------------
+
+    def _body(self, messages: tuple[Message, ...], request: ModelRequest, stream: bool) -> bytes:
+        body: dict[str, Any] = {"model": self.model, "messages": [m.to_openai() for m in messages]}
+        if request.tools:
+            body["tools"] = list(request.tools)
+        body.update(self.extra_body)
+        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        if not request.tools:
+            body.pop("tool_choice", None)
+            body.pop("parallel_tool_calls", None)
+        if stream:
+            body["stream"] = True
+            if self.stream_usage:
+                body.setdefault("stream_options", {"include_usage": True})
+        try:
+            return json.dumps(body, ensure_ascii=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"request settings must be JSON values: {exc}") from None
+
+    def _corrective(self, failure: _Failure, request: ModelRequest) -> tuple[Message, ...]:
+        err = failure.output or ProviderError(failure.error)
+        failed = (err.failed_generation or "")[:4000]
+        required = request.settings.get("tool_choice") == "required"
+        names = ", ".join(request.tool_names) or "(none)"
+        text = (
+            f"Your previous reply could not be used: the provider rejected it ({err.message})."
+            + (f"\nYour reply was:\n{failed}\n" if failed else "\n")
+            + f"To call a tool ({names}), use the tool-calling interface with the arguments as one "
+            "JSON object that matches the tool's parameter schema."
+            + ("" if required else " If no tool is needed, answer in plain text.")
+        )
+        out = [Message(role="assistant", content=failed)] if failed else []
+        return (*out, Message(role="user", content=text))
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def _with_retries(
+        self,
+        body: bytes,
+        stream: bool,
+        deadline: float | None,
+        on_attempt: Callable[[Attempt], None] | None,
+        tool_names: list[str],
+        taken: set[str],
+    ) -> ModelResponse | _Failure:
+        attempt = 0
+        while True:
+            attempt += 1
+            result = self._attempt(body, stream, deadline, tool_names, taken)
+            if isinstance(result, ModelResponse) or result.output is not None:
+                return result
+            wait, give_up = self._plan_wait(result, attempt, deadline)
+            if on_attempt is not None:
+                on_attempt(
+                    Attempt(
+                        model=self.name,
+                        attempt=attempt,
+                        status_code=result.status,
+                        error=result.error,
+                        wait_seconds=wait,
+                        will_retry=give_up is None,
+                    )
+                )
+            if give_up is not None:
+                raise ModelError(
+                    f"{self.name}: {result.error}{give_up}",
+                    model=self.name,
+                    status_code=result.status,
+                    body=result.body,
+                )
+            self._sleep(wait)
+
+    def _plan_wait(
+        self, failure: _Failure, attempt: int, deadline: float | None
+    ) -> tuple[float, str | None]:
+        """Return (wait seconds, None) to retry, or (0, reason suffix) to give up."""
+        if not failure.retryable:
+            return 0.0, self._hint(failure.status)
+        if attempt > self.retry.max_retries:
+            return 0.0, f" (gave up after {attempt} attempts)"
+        if failure.retry_after is not None:
+            if failure.retry_after > self.retry.max_retry_after_seconds:
+                return 0.0, (
+                    f" (the server asked to wait {failure.retry_after:g}s, longer than "
+                    f"max_retry_after_seconds={self.retry.max_retry_after_seconds:g})"
+                )
+            wait = failure.retry_after
+        else:
+            wait = backoff_seconds(attempt, self.retry, self._rng)
+        if deadline is not None and self._clock() + wait >= deadline:
+            return 0.0, (
+                f" (gave up after {attempt} attempts: waiting {wait:.2f}s more would pass the "
+                "deadline)"
+            )
+        return wait, None
+
+    def _hint(self, status: int | None) -> str:
+        hint = _HINTS.get(status or 0)
+        if hint is None:
+            return ""
+        return "; " + hint.format(env=self.key_env, url=self.base_url, model=self.model)
+
+    def _attempt(
+        self,
+        body: bytes,
+        stream: bool,
+        deadline: float | None,
+        tool_names: list[str],
+        taken: set[str],
+    ) -> ModelResponse | _Failure:
+        import httpx
+
+        timeout = self.timeout_seconds
+        if deadline is not None:
+            timeout = min(timeout, deadline - self._clock())
+            if timeout <= 0:
+                return _Failure(None, "the deadline passed before the request was sent", False)
+        headers = {"content-type": "application/json", **self.headers}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        if stream:
+            headers["accept"] = "text/event-stream"
+        url = f"{self.base_url}/chat/completions"
+        try:
+            if stream:
+                with self._http().stream(
+                    "POST", url, content=body, headers=headers, timeout=timeout
+                ) as resp:
+                    if not 200 <= resp.status_code < 300:
+                        resp.read()
+                        return self._http_failure(resp)
+                    data = self._read_stream(resp, deadline)
+                    if isinstance(data, _Failure):
+                        return data
+            else:
+                resp = self._http().post(url, content=body, headers=headers, timeout=timeout)
+                if not 200 <= resp.status_code < 300:
+                    return self._http_failure(resp)
+                try:
+                    data = json.loads(resp.content)
+                except (ValueError, RecursionError) as exc:
+                    return _Failure(
+                        resp.status_code,
+                        f"the response body is not valid JSON (cut off or garbled: {exc})",
+                        True,
+                        body=resp.text[:2000],
+                    )
+        except httpx.TimeoutException:
+            return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
+        except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
+            return _Failure(None, f"connection failed ({type(exc).__name__}: {exc})", True)
+        except httpx.HTTPError as exc:
+            return _Failure(None, f"request failed ({type(exc).__name__}: {exc})", False)
+        try:
+            return parse_completion(
+                data,
+                model=self.name,
+                tool_names=tool_names,
+                taken_ids=taken,
+                new_id=self._id_factory,
+            )
+        except ModelOutputError:
+            raise
+        except ModelError as exc:
+            return _Failure(200, str(exc), False, body=exc.body)
+
+    def _read_stream(
+        self, resp: httpx.Response, deadline: float | None
+    ) -> dict[str, Any] | _Failure:
+        acc = StreamAccumulator()
+        try:
+            for payload in sse_data(resp.iter_lines()):
+                acc.feed(payload)
+                if acc.done:
+                    break
+                if deadline is not None and self._clock() > deadline:
+                    return _Failure(200, "the deadline passed while the stream was arriving", False)
+        except ModelError as exc:
+            perr = ProviderError(str(exc))
+            if _TOOL_PARSE_ERROR.search(str(exc)):
+                return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
+            retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
+            return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
+        if not acc.done and acc.finish_reason is None:
+            return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
+        return acc.body()
+
+    def _http_failure(self, resp: httpx.Response) -> _Failure:
+        status = resp.status_code
+        text = resp.text
+        err = provider_error(text)
+        message = f"HTTP {status}: {err.message}"
+        if (status == 400 and err.code == "tool_use_failed") or (
+            status in (400, 500) and _TOOL_PARSE_ERROR.search(err.message)
+        ):
+            failed = err.failed_generation
+            if failed is None:
+                raw = _RAW_GENERATION.search(err.message)
+                failed = raw.group(1) if raw else None
+            output = ProviderError(err.message, err.code, err.type, failed)
+            return _Failure(status, message, False, body=text[:2000], output=output)
+        return _Failure(
+            status,
+            message,
+            status in RETRY_STATUS,
+            retry_after=retry_after_seconds(resp.headers),
+            body=text[:2000],
+        )
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            import httpx
+
+            with self._lock:
+                if self._client is None:
+                    self._client = httpx.Client(timeout=self.timeout_seconds)
+        return self._client
+
+    def _deadline(self, settings: Mapping[str, Any]) -> float | None:
+        limits = []
+        if isinstance(settings.get("deadline_monotonic"), (int, float)):
+            limits.append(float(settings["deadline_monotonic"]))
+        wait = settings.get("max_wait_seconds", self.max_wait_seconds)
+        if isinstance(wait, (int, float)):
+            limits.append(self._clock() + float(wait))
+        return min(limits) if limits else None
+
+    def _check_data_class(self, data_class: Any) -> None:
+        if data_class is None or self.max_data_class is None:
+            return
+        if data_class not in DATA_CLASSES:
+            raise UsageError(f"data_class must be one of {DATA_CLASSES}, got {data_class!r}")
+        if DATA_CLASSES.index(data_class) > DATA_CLASSES.index(self.max_data_class):
+            raise UsageError(
+                f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
+                f"{data_class!r} and was not sent"
+            )
+
+
+def _both(
+    first: Callable[[Attempt], None] | None, second: Callable[[Attempt], None] | None
+) -> Callable[[Attempt], None] | None:
+    """Call the model's own hook and the request's (the loop's), in that order."""
+    if first is None or second is None:
+        return first or second
+
+    def call(attempt: Attempt) -> None:
+        first(attempt)
+        second(attempt)
+
+    return call
+
+
+def _factory(provider: str) -> Callable[..., OpenAICompatModel]:
+    def make(name: str = "", **kwargs: Any) -> OpenAICompatModel:
+        return OpenAICompatModel(name, provider=provider, **kwargs)
+
+    return make
+
+
+for _prefix in PRESETS:
+    register_provider(_prefix, _factory(_prefix))

@@ -1,0 +1,97 @@
+"""The embedded offline agent and the demo job."""
+
+import harnesskit as hk
+from harnesskit import cli
+from harnesskit.domains import airline
+from harnesskit.domains.airline.agent import parse_request
+
+
+def test_parse_booking_request():
+    req = parse_request(airline.DEMO_TASKS[0].user_message)
+    assert (req.intent, req.user_id, req.origin, req.destination, req.date) == (
+        "book",
+        "mei_hernandez_8984",
+        "ATL",
+        "PHX",
+        "2024-05-20",
+    )
+    assert (req.cabin, req.one_stop_ok, req.bags, req.insurance) == ("economy", True, 2, False)
+    assert (req.card_last_four, req.use_gift_cards, req.use_certificate) == ("1698", True, False)
+
+
+def test_parse_cancel_requests():
+    req = parse_request(
+        "I'm lei_rossi_3206 and I'm sick. Cancel VAAOXJ: it's business class and I have insurance."
+    )
+    assert (req.intent, req.reservation_id, req.reason) == ("cancel", "VAAOXJ", "health")
+    assert (req.claimed_cabin, req.claimed_insurance) == ("business", True)
+    req = parse_request("cancel 4WQ150, my plans changed")
+    assert (req.reason, req.claimed_cabin, req.claimed_insurance) == ("change_of_plan", None, None)
+    assert parse_request("hello").intent == "unknown"
+
+
+def test_agent_reads_before_it_claims():
+    db = airline.load_database()
+    h = hk.Harness(
+        tools=airline.tools(db),
+        model=airline.agent_model(),
+        system_prompt=airline.POLICY,
+        gate=hk.Gate(confirm=hk.allow_all),
+    )
+    run = h.run("anya_brown_2655: please cancel JEPRZB, plans changed")
+    calls = [e.payload for e in run.log.of_type("tool.call")]
+    assert [c["tool"] for c in calls] == ["get_reservation_details", "cancel_reservation"]
+    assert calls[1]["arguments"]["expected_cabin_class"] == "economy"
+    assert run.log.of_type("alert.mismatch") == []
+    assert run.finish_reason == "stop" and "is cancelled" in run.final_text
+
+
+def test_run_demo_writes_logs_and_chart(tmp_path):
+    report = airline.run_demo(tmp_path, echo=None)
+    assert [r.task for r in report.rows] == [t.name for t in airline.DEMO_TASKS]
+    assert all(r.passed for r in report.rows), report.to_text()
+    assert all(r.finish_reason == "stop" for r in report.rows)
+    booking = report.rows[0]
+    assert booking.tool_calls == 5
+    assert max(booking.tokens_per_step) > 2 * min(booking.tokens_per_step)  # the large search
+    assert report.rows[3].mismatches == 2
+    assert report.chart.read_bytes()[:4] == b"\x89PNG"
+    for row in report.rows:
+        assert hk.EventLog.read(row.log_path).of_type("run.finished")
+    text = report.to_text()
+    assert text.splitlines()[0].split() == [
+        "task",
+        "steps",
+        "tool",
+        "calls",
+        "prompt",
+        "tokens",
+        "finish_reason",
+        "pass",
+    ]
+    assert "passed 5/5" in text
+
+
+def test_cli_demo(tmp_path, capsys):
+    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "book-cheapest-one-stop" in out and "passed 5/5" in out
+    assert (tmp_path / "demo_tokens_per_step.png").is_file()
+
+
+def test_agent_answers_a_brakes_closing_request_in_text():
+    import harnesskit as hk
+    from harnesskit.domains import airline
+
+    db = airline.load_database()
+    task = airline.DEMO_TASKS[0]
+    h = hk.Harness(
+        airline.tools(db),
+        airline.agent_model(),
+        limits=hk.Limits(max_steps=2),
+        gate=hk.Gate(confirm=hk.allow_all),
+    )
+    run = h.start(task.user_message).run()
+    assert run.finish_reason == "max_steps"
+    assert run.final_text.startswith("I could not finish your book")
+    assert "get_user_details" in run.final_text
