@@ -15,6 +15,9 @@ for tests) is cleared per run, as the peers reset their fakes.
 Variants:
 - `harnesskit/disk`: the default, logs under a temporary folder (removed at exit).
 - `harnesskit/memory`: `log_dir=None`, the same events kept in memory only.
+- `harnesskit/disk-no-timeout`: as `disk`, the tools declared with `timeout_seconds=None`, so
+  each call runs inline instead of on a worker thread that enforces the 30 s default timeout
+  (shows what that thread hand-off costs; a hung tool would then hang the run).
 
     cd ../shared/bench/peers && /tmp/peers-venv/bin/python run.py --add \
         /path/to/benchmarks/peers/bench_harnesskit.py
@@ -40,7 +43,7 @@ _TMP = tempfile.mkdtemp(prefix="hk-bench-")
 atexit.register(shutil.rmtree, _TMP, True)
 
 
-def _build(on_disk: bool):
+def _build(on_disk: bool, timeout: float | None = 30.0):
     state = [0]
 
     def scripted(messages, info):
@@ -63,11 +66,11 @@ def _build(on_disk: bool):
 
     model = hk.FunctionModel(scripted, name="scripted")
     harness = hk.Harness(
-        tools=hk.ToolRegistry(hk.tool(f) for f in workload.TOOLS),
+        tools=hk.ToolRegistry(hk.tool(f, timeout_seconds=timeout) for f in workload.TOOLS),
         model=model,
         system_prompt=workload.SYSTEM_PROMPT,
         limits=hk.Limits(max_steps=25),
-        log_dir=Path(_TMP) / ("disk" if on_disk else "unused") if on_disk else None,
+        log_dir=Path(_TMP) if on_disk else None,
     )
 
     def run():
@@ -84,4 +87,5 @@ def _build(on_disk: bool):
 VARIANTS = {
     "harnesskit/disk": lambda: _build(True),
     "harnesskit/memory": lambda: _build(False),
+    "harnesskit/disk-no-timeout": lambda: _build(True, timeout=None),
 }
