@@ -2,14 +2,16 @@
 
 The log (100k events of real run steps, with supersede/reject events) is written by the real
 `EventLog` and read back with `EventLog.read`. Then, on the loaded log: the status fold (from
-`harnesskit.trajectory`, when present) and a fresh `ContextBuilder(policy).build(log)` for
-every built-in policy this harnesskit has. Baseline: `json.loads` of every line of the same
-file bytes, in the same process. Target: fold + context build at most 50 ms.
+`harnesskit.trajectory` or `harnesskit.context`, whichever has one) and a fresh
+`ContextBuilder(policy).build(log)` for every built-in policy this harnesskit has. Baseline:
+`json.loads` of every line of the same file bytes, in the same process. Target: fold + context
+build at most 50 ms.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import shutil
 import tempfile
@@ -27,18 +29,21 @@ POLICIES = ("full-history", "default", "window", "summary")
 
 
 def find_fold() -> tuple[str, Callable[[hk.EventLog], Any]] | None:
-    """The status fold of `harnesskit.trajectory`, under the names it may have."""
-    try:
-        trajectory = importlib.import_module("harnesskit.trajectory")
-    except ImportError:
-        return None
-    for name in ("statuses", "fold_statuses", "derive_statuses", "fold"):
-        fn = getattr(trajectory, name, None)
-        if callable(fn):
-            return f"trajectory.{name}(log)", fn
-    cls = getattr(trajectory, "Trajectory", None)
-    if cls is not None and hasattr(cls, "statuses"):
-        return "Trajectory(log).statuses()", lambda log: cls(log).statuses()
+    """The status fold, wherever this harnesskit has it (trajectory first, then context)."""
+    for module_name in ("harnesskit.trajectory", "harnesskit.context"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in ("fold_statuses", "statuses", "derive_statuses", "fold"):
+            fn = getattr(module, name, None)
+            if not callable(fn):
+                continue
+            first = next(iter(inspect.signature(fn).parameters), "")
+            label = f"{module_name.rsplit('.', 1)[1]}.{name}"
+            if first == "events":
+                return f"{label}(log.events)", lambda log, fn=fn: fn(log.events)
+            return f"{label}(log)", fn
     return None
 
 
@@ -82,7 +87,9 @@ def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
     if fold is None:
         rows.append(
             _common.skipped(
-                "fold+context", "status fold", "harnesskit.trajectory has no status fold yet"
+                "fold+context",
+                "status fold",
+                "no status fold in harnesskit.trajectory or harnesskit.context yet",
             )
         )
     else:

@@ -13,7 +13,7 @@ Importing harnesskit has no side effects and loads neither pandas, matplotlib no
 """
 
 from harnesskit.audit import AuditReport, ExperimentAudit, audit
-from harnesskit.context import ContextBuilder, ContextPolicy, Prompt
+from harnesskit.context import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
 from harnesskit.display import set_display
 from harnesskit.errors import (
     ArtifactError,
@@ -66,6 +66,7 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
+from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
 from harnesskit.progress import TqdmProgress
 from harnesskit.redact import Redactor
 from harnesskit.tokens import TokenEstimator, estimate_tokens
@@ -113,6 +114,7 @@ __all__ = [
     "Gate",
     "Harness",
     "HarnessError",
+    "InjectionRecord",
     "Limits",
     "LintIssue",
     "Message",
@@ -150,6 +152,7 @@ __all__ = [
     "allow_all",
     "audit",
     "budget_frame",
+    "compare_policies",
     "comparison_frame",
     "composition_frame",
     "deny_all",
@@ -162,8 +165,11 @@ __all__ = [
     "plot_budget",
     "plot_comparison",
     "plot_composition",
+    "plot_policy_tokens",
+    "probe_heatmap",
     "register_domain",
     "register_provider",
+    "run_probes",
     "save_cases",
     "score",
     "set_display",

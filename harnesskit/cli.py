@@ -1,4 +1,4 @@
-"""Command line: `harnesskit demo | replay | eval | probe`; only it and display print."""
+"""Command line: `harnesskit demo | replay | eval`. Only this module and `display` print."""
 
 from __future__ import annotations
 
@@ -128,6 +128,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except HarnessError as exc:  # a wrong flag or an unreachable provider: say so, no traceback
         print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path that is a file, not writable, missing ...
+        print(
+            f"harnesskit: cannot use {exc.filename or 'a path'}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 2
+    except ValueError as exc:  # e.g. a data file that is not JSON
+        print(f"harnesskit: bad input: {exc}", file=sys.stderr)
         return 2
 
 

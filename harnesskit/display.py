@@ -782,3 +782,31 @@ def _lint_issue(issue: Any) -> str:
     where = f"{issue.tool}.{issue.param}" if issue.param else issue.tool
     title = Safe(f"{badge(issue.code, 'warn')} <b>{html.escape(where)}</b>")
     return card(title, text_block(issue.message), tone="warn")
+
+
+_DECISION_TONE = {"selected": "ok", "excluded": "warn", "summarized": "info"}
+
+
+@renderer("InjectionRecord")
+def _injection_record(rec: Any) -> str:
+    title = Safe(
+        f"<b>context.injected</b> EV-{_esc(rec.event_id)} "
+        f"{badge(f'policy {rec.policy} v{rec.policy_version}', 'info')} "
+        f"<span style='opacity:.8'>step {_esc(rec.step)} · model "
+        f"{escape_bounded(rec.model, 60)} · {len(rec.selected):,} selected, "
+        f"{len(rec.excluded):,} excluded, {len(rec.summarized):,} summarized · "
+        f"~{_esc(rec.token_estimate)} tokens · summary "
+        f"{escape_bounded(rec.summary_hash or '–', 20)}</span>"
+    )
+    rows = [
+        [i, label, kind, badge(decision, _DECISION_TONE.get(decision, "muted")), reason]
+        for i, label, kind, decision, reason in rec.rows
+    ]
+    parts = [table(["event", "label", "type", "decision", "reason"], rows)]
+    if rec.conflicts:
+        lines = [
+            [c.get("key"), c.get("winner") or badge("unresolved: paused", "error"), c.get("rule")]
+            for c in rec.conflicts
+        ]
+        parts.append(table(["conflict key", "winner", "rule"], lines, caption="conflicts"))
+    return card(title, *parts, tone="info")

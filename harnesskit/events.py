@@ -54,7 +54,7 @@ FACT_TYPES = frozenset(
 INTERPRETATION_TYPES = frozenset({"model.response"})
 _DEFAULT_REDACTOR = Redactor()
 # Lines built only from text already in the log (and so already redacted) are not rescanned.
-_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "run.finished", "brake"})
+_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
@@ -602,7 +602,12 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorruptLogError(
+                f"{p} is not UTF-8 text (byte {exc.start}); not an event log"
+            ) from exc
         lines = text.split("\n")
         last = len(lines) - 1
         for i, raw in enumerate(lines):
@@ -617,7 +622,15 @@ class EventLog:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not valid JSON ({exc.msg}); the log is corrupt"
                 ) from exc
-            event = Event.from_dict(migrate_line(data))
+            if not isinstance(data, dict):
+                raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
+            try:
+                event = Event.from_dict(migrate_line(data))
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise CorruptLogError(
+                    f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
+                    "the log is corrupt"
+                ) from exc
             log.events.append(event)
             log._last_by_branch[event.branch_id] = event.event_id
             if not log.run_id and event.type == "task.contract":
@@ -632,11 +645,13 @@ class EventLog:
         return len(self.events)
 
     def __getitem__(self, event_id: int) -> Event:
-        """The event with this 1-based id.
+        """The event with this 1-based id; negative numbers count from the end (`log[-1]`).
 
         Raises:
             UsageError: no such event.
         """
+        if -len(self.events) <= event_id < 0:
+            return self.events[event_id]
         if not 1 <= event_id <= len(self.events):
             raise UsageError(f"no event {event_id}: the log has events 1..{len(self.events)}")
         return self.events[event_id - 1]

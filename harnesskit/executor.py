@@ -8,13 +8,21 @@ lives in `gate.py`; this module only asks it.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
+import dataclasses
+import datetime as dt
+import decimal
+import enum
 import functools
+import inspect
 import json
 import os
+import pathlib
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,7 +177,8 @@ class Executor:
         started: dict[int, tuple[cf.Future[Any], float] | str | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
             tool, _, args, ctx = p[0]
-            if len(runnable) == 1:  # nothing to overlap: inline, or one worker for the timeout
+            if len(runnable) == 1 and not (tool.timeout_seconds is None and tool.is_async):
+                # nothing to overlap: inline, or one worker thread that enforces the timeout
                 started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
@@ -293,6 +302,8 @@ class Executor:
             kwargs["dry_run"] = dry_run
         t0 = time.perf_counter()
         value = tool.fn(**kwargs)
+        if inspect.isawaitable(value):  # async tools run to completion on this worker thread
+            value = asyncio.run(_await(value))
         return value, time.perf_counter() - t0
 
     def _finish(
@@ -442,12 +453,40 @@ def _run_on_worker(job: Callable[[], Any], timeout: float) -> Any:
     return value
 
 
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _json_default(value: Any) -> Any:
+    """JSON for the common non-JSON values tools return; anything else is the tool's bug."""
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, pathlib.PurePath | uuid.UUID | decimal.Decimal):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
-    content = (
-        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    )
+    if isinstance(value, str):
+        content = value
+    else:
+        try:
+            content = json.dumps(value, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError) as exc:  # tuple keys, cycles, bytes, custom objects
+            return ToolResult.failure(
+                call,
+                "tool_error",
+                f"{tool.name} returned a value that cannot be sent as JSON: {exc}",
+                "this is a bug in the tool, not in the call; try another approach",
+            )
     limit = tool.max_result_chars or DEFAULT_MAX_RESULT_CHARS
     meta: dict[str, Any] = {"dry_run": True} if dry_run else {}
     if len(content) > limit:

@@ -8,6 +8,7 @@ in a notebook, a prompt in a terminal, `deny_all` in batch runs (the default).
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -115,6 +116,16 @@ class Gate:
     dry_run: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.policy, dict) or not isinstance(self.tools, dict):
+            raise UsageError(
+                "Gate(policy=..., tools=...) take dicts such as {'write': 'confirm'} and "
+                "{'cancel_reservation': 'deny'}"
+            )
+        if not callable(self.confirm) or inspect.iscoroutinefunction(self.confirm):
+            raise UsageError(
+                "Gate(confirm=...) needs a plain function request -> bool (not async), such as "
+                "hk.deny_all, hk.allow_all or hk.ApprovalPrompt()"
+            )
         merged: dict[str, Decision] = {"read": "allow", "write": "allow", "destructive": "confirm"}
         for risk, decision in self.policy.items():
             if risk not in RISKS:
@@ -202,7 +213,20 @@ class Gate:
             tool_call_id=tool_call_id,
             preview=preview,
         )
-        if self.confirm(request):
+        answer = self.confirm(request)
+        if inspect.isawaitable(answer):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            raise UsageError(
+                "the confirmation callback returned an awaitable; it must return a bool"
+            )
+        if not isinstance(answer, bool):
+            raise UsageError(
+                f"the confirmation callback returned {answer!r}; it must return True (approve) "
+                "or False (refuse) — anything else could approve a call by accident"
+            )
+        if answer:
             return GateDecision(
                 allowed=True,
                 decision=decision,

@@ -9,6 +9,7 @@ marked incomplete. The loop renders nothing.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -49,6 +50,17 @@ class Limits:
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds",
+                     "max_consecutive_errors"):  # fmt: skip
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"Limits.{name} must be a number or None, got {value!r}")
+            if value < 0:
+                raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,8 +165,29 @@ class Harness:
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
     ) -> None:
+        if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
+            raise UsageError(
+                "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
+            )
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.model = get_model(model)
+        if not callable(getattr(self.model, "request", None)):
+            raise UsageError(
+                f"Harness(model=...) needs a model (e.g. hk.ScriptedModel([...]) or "
+                f"'ollama:qwen2.5'), got {model!r}"
+            )
+        if limits is not None and not isinstance(limits, Limits):
+            raise UsageError(
+                f"Harness(limits=...) takes hk.Limits(...), got {type(limits).__name__}"
+            )
+        if gate is not None and not isinstance(gate, Gate):
+            raise UsageError(f"Harness(gate=...) takes hk.Gate(...), got {type(gate).__name__}")
+        unknown = sorted(set((gate or Gate()).tools) - set(self.tools.names))
+        if unknown:
+            raise UsageError(
+                f"Gate(tools=...) names tools this harness does not have: {unknown}; "
+                f"known tools: {self.tools.names}"
+            )
         self.policy = ContextPolicy.resolve(policy)
         self.limits = limits or Limits()
         self.log_dir = Path(log_dir) if log_dir is not None else None
@@ -183,7 +216,15 @@ class Harness:
             run_id: the run's id; default a fresh `run-<12 hex>`.
             task: extra task facts recorded in the contract (e.g. a benchmark task id).
         """
-        return Run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", user_message, task or {})
+        if isinstance(user_message, str):
+            turns = [user_message]
+        elif isinstance(user_message, list | tuple) or user_message is None:
+            turns = list(user_message or ())
+        else:
+            turns = [user_message]
+        if not all(isinstance(t, str) for t in turns):
+            raise UsageError(f"user turns must be text, got {user_message!r:.80}")
+        return Run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`: the run, finished."""
@@ -237,7 +278,7 @@ class Run:
         return (last.payload["message"].get("content") or "") if last else ""
 
     def send(self, text: str, *, flush: bool = True) -> Run:
-        """Add a user turn; a run that had stopped (`stop`) may then go on. Returns `self`."""
+        """Add a user turn; a run that had stopped (`stop`, `paused`) may go on. Returns `self`."""
         self.log.append(
             "user.message",
             {"content": text},
@@ -245,7 +286,7 @@ class Run:
             branch_id=self.state.branch_id,
             summary=text[:80],
         )
-        if self.state.finish_reason == "stop":
+        if self.state.finish_reason in ("stop", "paused"):
             self.state.finish_reason = None
         if flush:
             self.log.flush()
@@ -309,7 +350,7 @@ class Run:
             if self._tripped() == "max_consecutive_errors":
                 return self._close_with_brake("max_consecutive_errors")
         except StopRun as stop:
-            self._finish(stop.finish_reason)
+            self._finish(stop.finish_reason, reason=str(stop))
         except ModelError as exc:
             reason = f"{type(exc).__name__}: {exc}"
             if self.harness.on_unavailable == "pause" and not isinstance(exc, ModelOutputError):
@@ -318,6 +359,14 @@ class Run:
             else:
                 self.error = exc
                 self._finish("error", error=reason)
+        except BaseException as exc:  # a bug or Ctrl-C: record the end, then let it propagate
+            if st.finish_reason is None:
+                interrupted = isinstance(exc, KeyboardInterrupt | SystemExit)
+                self.error = exc
+                self._finish(
+                    "cancelled" if interrupted else "error", error=f"{type(exc).__name__}: {exc}"
+                )
+            raise
         finally:
             self.log.flush()
         return self
@@ -354,21 +403,18 @@ class Run:
         st, h = self.state, self.harness
         extra = (Message(role="system", content=note),) if note else ()
         prompt = self.context.build(self.log, branch_id=st.branch_id, extra=extra)
+        if prompt.pause:  # two tool facts disagree (R-C6): no request until it is resolved
+            self.log.append(
+                "alert.conflict",
+                {"step": st.step, "reason": prompt.pause, "conflicts": list(prompt.conflicts)},
+                branch_id=st.branch_id,
+                summary=prompt.pause[:80],
+            )
+            st.step -= 0 if final else 1  # the turn did not happen; step() tries it again
+            raise StopRun("paused", prompt.pause)
         tools = () if final else self._tool_specs()
-        injected = self.log.append(
-            "context.injected",
-            {
-                "step": st.step,
-                "policy": h.policy.name,
-                "policy_version": h.policy.version,
-                "selected": list(prompt.selected),
-                "excluded": {str(k): v for k, v in prompt.excluded.items()},
-                "summary_hash": prompt.summary_hash,
-                "model": h.model.name,
-                "token_estimate": prompt.token_estimate,
-            },
-            branch_id=st.branch_id,
-            summary=f"{len(prompt.selected)} events, ~{prompt.token_estimate} tokens",
+        injected = self.context.record(
+            self.log, prompt, branch_id=st.branch_id, step=st.step, model=h.model.name
         )
         request = ModelRequest(
             messages=prompt.messages,
@@ -491,7 +537,7 @@ class Run:
                 branch_id=st.branch_id,
                 source="model",
                 input_hash=hash_json([c.name, c.arguments]),
-                summary=f"{c.name}({c.raw_arguments or c.arguments})"[:80],
+                summary=f"{c.name}({_args_text(c)})"[:80],
             ).event_id
 
         def make_context(call: ToolCall) -> ToolContext:
@@ -553,15 +599,15 @@ class Run:
             self.error = exc
         return self._finish(brake)
 
-    def _finish(self, reason: str, **extra: Any) -> Run:
+    def _finish(self, finish_reason: str, **extra: Any) -> Run:
         st = self.state
-        st.finish_reason = reason
+        st.finish_reason = finish_reason
         self.executor.close()
         self.log.append(
             "run.finished",
             {
                 "step": st.step,
-                "finish_reason": reason,
+                "finish_reason": finish_reason,
                 "incomplete": st.incomplete,
                 "prompt_tokens": st.prompt_tokens,
                 "completion_tokens": st.completion_tokens,
@@ -569,9 +615,9 @@ class Run:
                 **extra,
             },
             branch_id=st.branch_id,
-            summary=f"finished: {reason}",
+            summary=f"finished: {finish_reason}",
         )
-        self._emit_progress("finished", finish_reason=reason)
+        self._emit_progress("finished", finish_reason=finish_reason)
         self.log.close()
         return self
 
@@ -597,3 +643,9 @@ class Run:
         from harnesskit import display
 
         return display.render_html(self)
+
+
+def _args_text(call: ToolCall) -> str:
+    if call.arguments is None:
+        return call.raw_arguments or ""
+    return json.dumps(call.arguments, ensure_ascii=False, default=str)

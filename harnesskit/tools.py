@@ -128,6 +128,8 @@ class Tool:
     """Arguments that are filesystem paths, checked against the workspace by the gate."""
     supports_dry_run: bool = False
     """True when the function accepts `dry_run: bool` (it is hidden from the model)."""
+    is_async: bool = False
+    """True for `async def` tools (the executor runs them to completion on a worker thread)."""
     validator: Any = field(default=None, init=False, repr=False, compare=False)
     """The compiled `jsonschema.Draft202012Validator` (with format checks) for the arguments."""
     _accepts: Callable[[Any], bool] | None = field(
@@ -142,6 +144,16 @@ class Tool:
             raise UsageError(f"tool {self.name!r}: risk must be one of {RISKS}, got {self.risk!r}")
         if self.parameters.get("type") != "object":
             raise UsageError(f"tool {self.name!r}: parameters schema must have type 'object'")
+        if self.timeout_seconds is not None and not self.timeout_seconds > 0:
+            raise UsageError(
+                f"tool {self.name!r}: timeout_seconds must be > 0 (or None for no limit), "
+                f"got {self.timeout_seconds!r}"
+            )
+        if self.max_result_chars is not None and self.max_result_chars < 1:
+            raise UsageError(
+                f"tool {self.name!r}: max_result_chars must be >= 1 (or None for the default), "
+                f"got {self.max_result_chars!r}"
+            )
         try:
             compiled = _compiled_validator(self.parameters)
         except ValueError as exc:
@@ -171,6 +183,13 @@ class Tool:
         Raises:
             UsageError: a parameter has no type hint, or a hint cannot be expressed in JSON Schema.
         """
+        if not callable(fn) or isinstance(fn, Tool):
+            raise UsageError(f"@tool needs a function, got {type(fn).__name__}: {fn!r:.60}")
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise UsageError(
+                f"tool {getattr(fn, '__name__', fn)!r} is a generator; a tool must return its "
+                "whole result (collect it into a list)"
+            )
         doc = _parse_docstring(inspect.getdoc(fn) or "")
         sig = inspect.signature(fn)
         try:
@@ -225,6 +244,7 @@ class Tool:
             context_param=context_param,
             path_params=tuple(options.pop("path_params", path_params)),
             supports_dry_run=supports_dry_run,
+            is_async=inspect.iscoroutinefunction(fn),
             **options,
         )
 
@@ -727,7 +747,8 @@ class LintIssue:
     """The tool's name (`"*"` for registry-wide issues)."""
     code: str
     """Stable code: `missing-what`, `missing-when`, `missing-when-not`, `missing-returns`,
-    `free-string-enum`, `date-without-format`, `undocumented-param`, `too-many-ungrouped`."""
+    `free-string-enum`, `date-without-format`, `undocumented-param`, `too-many-ungrouped`,
+    `missing-description`."""
     message: str
     """What is wrong and how to fix it."""
     param: str | None = None
@@ -761,8 +782,21 @@ def lint(target: Tool | ToolRegistry | Iterable[Tool]) -> list[LintIssue]:
 
     Returns:
         Issues in tool order, then registry-wide ones; empty when the descriptions are clean.
+
+    Raises:
+        UsageError: `target` is not a tool, a registry or an iterable of tools.
     """
-    tools = [target] if isinstance(target, Tool) else list(target)
+    if isinstance(target, Tool):
+        tools = [target]
+    elif isinstance(target, ToolRegistry) or (
+        isinstance(target, list | tuple) and all(isinstance(t, Tool) for t in target)
+    ):
+        tools = list(target)
+    else:
+        raise UsageError(
+            f"lint() takes a Tool, a ToolRegistry or a list of Tools, got {type(target).__name__}; "
+            "wrap a function with @hk.tool first"
+        )
     issues: list[LintIssue] = []
     for t in tools:
         issues.extend(_lint_one(t))
@@ -787,7 +821,9 @@ def _lint_one(t: Tool) -> list[LintIssue]:
     def add(code: str, message: str, param: str | None = None) -> None:
         out.append(LintIssue(tool=t.name, code=code, message=message, param=param))
 
-    if len(first) < 10:
+    if not desc:
+        add("missing-description", "the tool has no description at all; write the four parts")
+    elif len(first) < 10:
         add("missing-what", "the description does not start with what the tool does")
     if not _WHEN.search(desc):
         add("missing-when", "say when to use it (e.g. 'Use this when the user …')")

@@ -76,7 +76,12 @@ def test_cli_demo(tmp_path, capsys):
     assert cli.main(["demo", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "book-cheapest-one-stop" in out and "passed 5/5" in out
-    assert (tmp_path / "demo_tokens_per_step.png").is_file()
+    (first,) = tmp_path.glob("demo-*")
+    assert (first / "tokens_per_step.png").is_file()
+    assert len(list(first.glob("*.jsonl"))) == 5
+    # a second demo never touches the first one's logs: it gets a folder of its own
+    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    assert len(list(tmp_path.glob("demo-*"))) == 2
 
 
 def test_agent_answers_a_brakes_closing_request_in_text():

@@ -158,7 +158,7 @@ def test_run_replay_report_and_cli(tmp_path, capsys):
     report = airline.run_replay(RECORDED, limit=4, log_dir=tmp_path, echo=None)
     assert report.agreement == 4 and len(report.results) == 4
     assert report.pass_hat == {1: report.mean_reward}
-    assert len(list(tmp_path.glob("*.jsonl"))) == 4
+    assert len(list(tmp_path.glob("replay-*/*.jsonl"))) == 4
     assert "agreement with recorded reward: 4/4" in report.to_text()
     assert cli.main(["replay", str(RECORDED), "--limit", "2", "--summary"]) == 0
     assert "agreement with recorded reward: 2/2" in capsys.readouterr().out

@@ -87,6 +87,11 @@ def get_model(spec: str | Model, **kwargs: Any) -> Model:
         UsageError: the provider is unknown (the message lists the known ones).
     """
     if not isinstance(spec, str):
+        if spec is None or not callable(getattr(spec, "request", None)):
+            raise UsageError(
+                f"get_model takes a 'provider:name' string or a Model, got {spec!r:.60}; "
+                "e.g. get_model('scripted', turns=[...]) or get_model('ollama:qwen2.5')"
+            )
         return spec
     _load_builtin_providers()
     prefix, _, name = spec.partition(":")

@@ -85,6 +85,11 @@ class ScriptedModel:
             turns: the answers, in order (see `as_response` for accepted shapes).
             name: the model name recorded in events.
         """
+        if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
+            raise UsageError(
+                f"ScriptedModel takes a list of turns, got {type(turns).__name__}; "
+                'e.g. ScriptedModel(["hello"]) for one text answer'
+            )
         self.name = name
         self._ids = itertools.count(1)
         self._turns = [as_response(t, model=name, ids=self._ids) for t in turns]
@@ -133,6 +138,10 @@ class FunctionModel:
             fn: the policy; called once per request.
             name: the model name recorded in events.
         """
+        if not callable(fn):
+            raise UsageError(
+                f"FunctionModel needs a function (messages, info) -> turn, got {fn!r:.60}"
+            )
         self.name = name
         self.fn = fn
         self._ids = itertools.count(1)
@@ -165,5 +174,15 @@ class ReplayModel(ScriptedModel):
 
 
 register_provider("scripted", lambda name="", **kw: ScriptedModel(kw.pop("turns", []), **kw))
-register_provider("function", lambda name="", **kw: FunctionModel(kw.pop("fn"), **kw))
+
+
+def _function_factory(name: str = "", **kw: Any) -> FunctionModel:
+    if "fn" not in kw:
+        raise UsageError(
+            "get_model('function', fn=policy) needs fn: a function (messages, info) -> turn"
+        )
+    return FunctionModel(kw.pop("fn"), **kw)
+
+
+register_provider("function", _function_factory)
 register_provider("replay", lambda name="", **kw: ReplayModel(kw.pop("responses", []), **kw))

@@ -203,6 +203,11 @@ class OpenAICompatModel:
         self.provider = provider
         self.base_url = url.rstrip("/")
         self.key_env = api_key_env or preset.key_env
+        if api_key is None and api_key_env is not None and not os.environ.get(api_key_env):
+            raise UsageError(
+                f"api_key_env={api_key_env!r} names an environment variable that is not set; "
+                f"export {api_key_env}=... (or pass api_key=...)"
+            )
         self._api_key = api_key if api_key is not None else os.environ.get(self.key_env) or None
         self._key_required = preset.key_required
         self.timeout_seconds = timeout_seconds

@@ -111,7 +111,8 @@ def run_replay(
     Args:
         path: the trajectory file (e.g. `.../historical_trajectories/gpt-4o-airline.json`).
         limit: replay only the first `limit` runs (`None`: all).
-        log_dir: folder for one JSONL event log per run; `None` keeps logs in memory.
+        log_dir: parent folder; the logs (one JSONL per run) go to a new
+            `<log_dir>/replay-<timestamp>/`; `None` keeps logs in memory.
         per_run: include one line per run in the printed table.
         echo: where the table goes (`print` by default; `None` prints nothing).
 
@@ -123,6 +124,8 @@ def run_replay(
     """
     started = time.perf_counter()
     runs = load_recorded_runs(path, limit=limit)
+    if log_dir is not None:  # a new folder per replay: logs are append-only, never reused
+        log_dir = _fresh_dir(Path(log_dir), "replay")
     results = tuple(replay_run(run, log_dir=log_dir) for run in runs)
     by_task: dict[int, list[float]] = defaultdict(list)
     for r in results:
@@ -278,6 +281,25 @@ def _draw_chart(rows: tuple[DemoRow, ...], path: Path) -> Path:
     return path
 
 
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """Create and return a new folder `<parent>/<prefix>-<timestamp>[-N]` (never an old one).
+
+    Raises:
+        UsageError: `parent` exists and is not a folder.
+    """
+    if parent.exists() and not parent.is_dir():
+        raise hk.UsageError(f"{parent} is a file; give --out a folder (it is created if missing)")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1000):
+        path = parent / (f"{prefix}-{stamp}" if n == 0 else f"{prefix}-{stamp}-{n}")
+        try:
+            path.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        return path
+    raise hk.UsageError(f"could not create a new folder under {parent}")
+
+
 def run_demo(
     out_dir: str | Path = "runs/",
     *,
@@ -287,10 +309,10 @@ def run_demo(
 ) -> DemoReport:
     """Run the embedded offline airline agent on the demo tasks (no network, no keys).
 
-    Each task gets a fresh database and a strict-mode harness; the run's events go to
-    `<out_dir>/demo/<run_id>.jsonl` and a tokens-per-step chart to
-    `<out_dir>/demo_tokens_per_step.png`. A run ending with a model error (e.g. an
-    unreachable server) stops the demo; the remaining tasks are listed as not run.
+    Each task gets a fresh database and a strict-mode harness. Every invocation writes into
+    a new folder `<out_dir>/demo-<YYYYmmdd-HHMMSS>/` (logs are append-only, never reused):
+    one `<run_id>.jsonl` per task and `tokens_per_step.png`. A run that ends with a model
+    error (e.g. an unreachable server) stops the demo; the remaining tasks are listed as not run.
 
     Args:
         out_dir: folder for logs and the chart (created if missing).
@@ -303,14 +325,14 @@ def run_demo(
         The `DemoReport` (rows: task, steps, tool calls, prompt tokens, finish_reason, pass).
     """
     started = time.perf_counter()
-    root = Path(out_dir)
+    root = _fresh_dir(Path(out_dir), "demo")
     rows: list[DemoRow] = []
     for task in tasks:
-        rows.append(_run_task(task, root / "demo", model))
+        rows.append(_run_task(task, root, model))
         if rows[-1].error is not None:  # a model that cannot answer will not answer the next
             break
     skipped = tuple(t.name for t in tasks[len(rows) :])
-    chart = _draw_chart(tuple(rows), root / "demo_tokens_per_step.png")
+    chart = _draw_chart(tuple(rows), root / "tokens_per_step.png")
     report = DemoReport(
         rows=tuple(rows), chart=chart, skipped=skipped, seconds=time.perf_counter() - started
     )

@@ -202,9 +202,16 @@ def load_recorded_runs(path: str | Path, *, limit: int | None = None) -> list[Re
     file = Path(path)
     if not file.is_file():
         raise hk.UsageError(f"recorded runs file not found: {file}")
-    records = json.loads(file.read_text(encoding="utf-8"))
+    if limit is not None and limit < 1:
+        raise hk.UsageError(f"limit must be a positive number of runs, got {limit}")
+    try:
+        records = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise hk.UsageError(f"{file} is not a JSON trajectory file: {exc}") from exc
     if not isinstance(records, list):
         raise hk.UsageError(f"{file} must hold a JSON list of runs, got {type(records).__name__}")
+    if not records:
+        raise hk.UsageError(f"{file} holds no runs (an empty list); nothing to replay")
     runs = []
     for number, record in enumerate(records[:limit] if limit is not None else records):
         try:
