@@ -26,6 +26,7 @@ from harnesskit.errors import (
     HarnessError,
     ModelError,
     ModelOutputError,
+    ResumeError,
     SchemaVersionError,
     StopRun,
     ToolArgumentsError,
@@ -53,6 +54,7 @@ from harnesskit.evals import (
 from harnesskit.events import Event, EventLog
 from harnesskit.executor import Executor
 from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
+from harnesskit.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
 from harnesskit.loop import Harness, Limits, Progress, Run, RunState
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
@@ -69,6 +71,8 @@ from harnesskit.models import (
 from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
 from harnesskit.progress import TqdmProgress
 from harnesskit.redact import Redactor
+from harnesskit.replay import Divergence, ReplayReport, counterfactual, replay
+from harnesskit.resume import ResumeCheck, ResumeReport, check_resume
 from harnesskit.tokens import TokenEstimator, estimate_tokens
 from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 from harnesskit.trace import (
@@ -80,6 +84,7 @@ from harnesskit.trace import (
     plot_comparison,
     plot_composition,
 )
+from harnesskit.trajectory import Evidence, Gap, Trajectory, visible_events
 from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
 
 __version__ = "0.1.0"
@@ -99,10 +104,13 @@ __all__ = [
     "ContextError",
     "ContextPolicy",
     "CorruptLogError",
+    "Divergence",
     "Domain",
+    "EffectCheck",
     "Event",
     "EventLog",
     "EventLogError",
+    "Evidence",
     "Executor",
     "Experiment",
     "ExperimentAudit",
@@ -111,9 +119,11 @@ __all__ = [
     "FallbackModel",
     "FallbackNode",
     "FunctionModel",
+    "Gap",
     "Gate",
     "Harness",
     "HarnessError",
+    "IdempotencyLedger",
     "InjectionRecord",
     "Limits",
     "LintIssue",
@@ -127,6 +137,10 @@ __all__ = [
     "Prompt",
     "Redactor",
     "ReplayModel",
+    "ReplayReport",
+    "ResumeCheck",
+    "ResumeError",
+    "ResumeReport",
     "Run",
     "RunState",
     "SchemaVersionError",
@@ -146,15 +160,19 @@ __all__ = [
     "ToolTimeoutError",
     "TqdmProgress",
     "TraceExplorer",
+    "Trajectory",
     "Trial",
     "Usage",
     "UsageError",
+    "WriteRecord",
     "allow_all",
     "audit",
     "budget_frame",
+    "check_resume",
     "compare_policies",
     "comparison_frame",
     "composition_frame",
+    "counterfactual",
     "deny_all",
     "estimate_tokens",
     "frame",
@@ -169,9 +187,11 @@ __all__ = [
     "probe_heatmap",
     "register_domain",
     "register_provider",
+    "replay",
     "run_probes",
     "save_cases",
     "score",
     "set_display",
     "tool",
+    "visible_events",
 ]

@@ -18,7 +18,7 @@ from harnesskit.errors import UsageError
 
 POLICY_DIR = Path(__file__).with_name("policies")
 #: Names accepted by `ContextPolicy.resolve` without a file.
-BUILTIN_POLICIES = ("default", "full-history", "summary", "window")
+BUILTIN_POLICIES = ("default", "full-history", "naive", "summary", "window")
 _LIMITS = ("max_events", "max_tool_output_chars", "max_prompt_tokens", "recent_turns")
 
 

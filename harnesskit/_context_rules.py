@@ -115,7 +115,10 @@ class BranchView:
         forks: dict[str, int] = {}
         for e in events:
             if e.type == "branch.fork":
-                b, f = e.payload.get("branch_id"), e.payload.get("from_event")
+                # payload names (branch_id, from_event), or the event sits on the new branch
+                # with the fork point as its parent (as `Trajectory.fork` writes it)
+                b = e.payload.get("branch_id", e.branch_id)
+                f = e.payload.get("from_event", e.parent_id)
                 if isinstance(b, str) and isinstance(f, int) and b not in forks:
                     forks[b] = f
         cutoffs: dict[str, int | None] = {branch_id: None}

@@ -147,6 +147,7 @@ class _View:
         self.volatile: set[int] = set()  # ids excluded or chosen just for the last build
         self.last: Prompt | None = None
         self.branch = branch  # None: every branch is visible (no branch.other exclusion)
+        self.tombstones = 0  # the log's tombstone count when this view was built
         self.statuses: dict[int, tuple[str, int]] = {}
         self.seq: list[Event] = []  # visible content events, in log order
         self.pos: dict[int, int] = {}  # event id -> index in seq
@@ -373,9 +374,13 @@ class ContextBuilder:
 
     def _view(self, log: EventLog, branch_id: str) -> _View:
         view = self._views.get(branch_id)
+        if view is not None and view.tombstones != log.tombstones:
+            view = None  # a tombstone revoked content this view already read: read again (R-S3)
         if view is None:
-            branches = "branch.other" in self._exclude
+            # Branch isolation (R-V5) holds unless a policy opts out with `branches: all`.
+            branches = "branch.other" in self._exclude or self.policy.spec.get("branches") != "all"
             view = _View(BranchView.of(log.events, branch_id) if branches else None)
+            view.tombstones = log.tombstones
             self._views[branch_id] = view
         events = log.events
         for i in range(view.index, len(events)):
@@ -384,7 +389,7 @@ class ContextBuilder:
                 e.type == "branch.fork"
                 and view.branch is not None
                 and view.index > 0
-                and e.payload.get("branch_id") in view.branch.cutoffs
+                and e.payload.get("branch_id", e.branch_id) in view.branch.cutoffs
             ):  # a fork of this branch recorded late changes what it sees: read again
                 del self._views[branch_id]
                 return self._view(log, branch_id)

@@ -14,9 +14,10 @@ HarnessError
 ├── ArtifactError
 │   ├── ArtifactNotFoundError
 │   └── ArtifactIntegrityError
-└── EventLogError
-    ├── SchemaVersionError
-    └── CorruptLogError
+├── EventLogError
+│   ├── SchemaVersionError
+│   └── CorruptLogError
+└── ResumeError           a resume check failed: .failed names it, .options offers restart/fork
 StopRun(Exception)        control-flow signal, deliberately not a HarnessError
 ```
 
@@ -39,6 +40,7 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "ModelOutputError",
+    "ResumeError",
     "SchemaVersionError",
     "StopRun",
     "ToolArgumentsError",
@@ -173,6 +175,32 @@ class SchemaVersionError(EventLogError):
 
 class CorruptLogError(EventLogError):
     """A log line is not valid JSON or lacks required fields (not the last, in-flight line)."""
+
+
+class ResumeError(HarnessError):
+    """A run could not be resumed because one or more resume checks failed (R-V6).
+
+    Attributes:
+        failed: the names of the failed checks, e.g. `("workspace_revision",)`.
+        options: what to do instead: `("restart", "fork")`.
+        report: the full `ResumeReport` (every check with its detail), or `None`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        failed: tuple[str, ...] = (),
+        options: tuple[str, ...] = ("restart", "fork"),
+        report: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.options = options
+        self.report = report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
 
 
 class StopRun(Exception):

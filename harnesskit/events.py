@@ -10,6 +10,7 @@ decisions, checks) are distinct from interpretation kinds (model responses): see
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -410,6 +411,14 @@ class EventLog:
         self._file: Any = None
         self._listeners: list[Callable[[Event], None]] = []
         self._readonly = False
+        self._needs_newline = False
+        self.torn_lines: list[int] = []
+        """1-based line numbers of lines cut off mid-write by a killed run, then resumed past."""
+        self.source_versions: dict[int, int] = {}
+        """`{schema_version: lines}` as read from disk, before migration (R-V9)."""
+        self.tombstones = 0
+        """How many tombstones have been applied (readers rebuild caches when it changes)."""
+        self._revoked: set[str] = set()
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise UsageError(
@@ -495,13 +504,44 @@ class EventLog:
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+            if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
+                self._file.write("\n")
+                self._needs_newline = False
             self._file.write(line)
             self._file.write("\n")
-        self.events.append(event)
-        self._last_by_branch[event.branch_id] = event.event_id
+        self._add(event)
         for listener in self._listeners:
             listener(event)
         return event
+
+    def _add(self, event: Event) -> None:
+        """Put a written or read event in memory, folding tombstones (R-S3)."""
+        if self._revoked and event.type in _REDACTABLE:
+            event = _redact_copies(event, self._revoked)
+        self.events.append(event)
+        self._last_by_branch[event.branch_id] = event.event_id
+        if event.type == "tombstone":
+            self._apply_tombstone(event)
+
+    def _apply_tombstone(self, tomb: Event) -> None:
+        """Replace the revoked content in memory: the target, its copies in requests, its calls.
+
+        The bytes on disk are never rewritten; every reader of this log (events, frames,
+        `request_messages`, context building, search) sees the redacted copies only.
+        """
+        target = tomb.payload.get("target")
+        marker = f"[tombstoned by EV-{tomb.event_id}]"
+        if isinstance(target, int) and 1 <= target < tomb.event_id:
+            original = self.events[target - 1]
+            self._revoked |= revoked_hashes(original)
+            self.events[target - 1] = _tombstoned(original, marker)
+        gone = set(tomb.payload.get("artifacts") or ())
+        for i, e in enumerate(self.events[: tomb.event_id - 1]):
+            if e.type == "artifact.created" and _artifact_id(e.payload) in gone:
+                self.events[i] = _tombstoned(e, marker)
+            elif e.type in _REDACTABLE and self._revoked:
+                self.events[i] = _redact_copies(e, self._revoked)
+        self.tombstones += 1
 
     def append_request(
         self,
@@ -590,7 +630,10 @@ class EventLog:
         """Load a log from disk (read-only: appending raises).
 
         A last line cut off mid-write (a killed run) is kept aside in `incomplete_tail` rather
-        than failing; any earlier bad line is corruption. Older schema versions are migrated.
+        than failing. A cut-off line that a resumed run wrote past (the next event reuses its
+        id) is listed in `torn_lines`; any other bad line is corruption. Older schema versions
+        are migrated (`source_versions` counts the lines per version read). Tombstones are
+        folded: revoked content is never returned (R-S3).
 
         Raises:
             UsageError: the file does not exist.
@@ -609,21 +652,23 @@ class EventLog:
                 f"{p} is not UTF-8 text (byte {exc.start}); not an event log"
             ) from exc
         lines = text.split("\n")
-        last = len(lines) - 1
+        bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
         for i, raw in enumerate(lines):
             if not raw.strip():
                 continue
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
-                if i == last:  # no trailing newline: the line in flight when the run died
-                    log.incomplete_tail = raw
-                    break
-                raise CorruptLogError(
-                    f"{p}:{i + 1}: not valid JSON ({exc.msg}); the log is corrupt"
-                ) from exc
+                if bad is not None:
+                    raise CorruptLogError(
+                        f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
+                    ) from exc
+                bad = (i + 1, raw, exc.msg)
+                continue
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
+            version = data.get("v", 1)
+            log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
                 event = Event.from_dict(migrate_line(data))
             except (KeyError, TypeError, AttributeError) as exc:
@@ -631,11 +676,53 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
-            log.events.append(event)
-            log._last_by_branch[event.branch_id] = event.event_id
+            if bad is not None:  # a torn line: the start of an event whose id the next one took
+                if event.event_id != len(log.events) + 1 or not bad[1].lstrip().startswith("{"):
+                    raise CorruptLogError(
+                        f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
+                    )
+                log.torn_lines.append(bad[0])
+                bad = None
+            log._add(event)
             if not log.run_id and event.type == "task.contract":
                 log.run_id = event.payload.get("run_id", "")
+        if bad is not None:  # the line in flight when the run died
+            log.incomplete_tail = bad[1]
         log._readonly = True
+        return log
+
+    @classmethod
+    def open_existing(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        durable: bool = False,
+        redactor: Redactor | None = _DEFAULT_REDACTOR,
+    ) -> EventLog:
+        """Read a log from disk, then append to it (resume; never rewrites a byte).
+
+        A last line cut off mid-write is left in place and ended with a newline before the
+        next event, which reuses the cut line's id; `read` later lists it in `torn_lines`.
+
+        Args:
+            path: an existing JSONL log.
+            clock: wall clock for the new events' timestamps.
+            durable: fsync on every flush.
+            redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
+
+        Raises:
+            UsageError: the file does not exist.
+            CorruptLogError: a line other than the last is corrupt.
+            SchemaVersionError: a line has an unknown schema version.
+        """
+        log = cls.read(path)
+        log._readonly = False
+        log.clock = clock
+        log.durable = durable
+        log.redactor = redactor
+        log._needs_newline = log.path is not None and not _ends_with_newline(log.path)
+        log._file = open(log.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
         return log
 
     def __iter__(self) -> Iterator[Event]:
@@ -764,3 +851,101 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterable[dict[str, Any]]:
         for line in fh:
             if line.strip():
                 yield json.loads(line)
+
+
+def _ends_with_newline(path: pathlib.Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+# -- tombstones (R-S3) --------------------------------------------------------------------
+
+_REDACTABLE = frozenset({"model.request", "model.response", "tool.call"})
+_STRUCTURAL = ("step", "tool", "tool_call_id", "ok", "error_type", "final", "role")
+
+
+def content_hash(text: str) -> str:
+    """sha256 (first 16 hex) of a content string; tombstones revoke content by this hash."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def revoked_hashes(event: Event) -> set[str]:
+    """Hashes of every content string of `event` that a tombstone on it revokes."""
+    p = event.payload
+    texts: list[Any] = [p.get("content")]
+    message = p.get("message")
+    if isinstance(message, dict):
+        texts.append(message.get("content"))
+        for call in message.get("tool_calls") or ():
+            raw = call.get("function", {}).get("arguments")
+            texts.append(raw)
+            with contextlib.suppress(TypeError, ValueError):
+                texts.append(json.dumps(json.loads(raw)))
+    if "arguments" in p:
+        texts.append(json.dumps(p["arguments"]))
+    return {content_hash(t) for t in texts if isinstance(t, str) and t}
+
+
+def _artifact_id(payload: dict[str, Any]) -> Any:
+    ref = payload.get("artifact") or payload.get("ref")
+    if isinstance(ref, dict):
+        return ref.get("id")
+    return payload.get("artifact_id") or payload.get("id") or ref
+
+
+def _tombstoned(event: Event, marker: str) -> Event:
+    """A copy of `event` keeping only structural payload keys (ids, tool, step)."""
+    payload: dict[str, Any] = {k: event.payload[k] for k in _STRUCTURAL if k in event.payload}
+    payload["tombstoned"] = marker
+    if event.type in ("user.message", "tool.result"):
+        payload["content"] = marker
+    message = event.payload.get("message")
+    if isinstance(message, dict):
+        payload["message"] = _redact_message(message, None, marker)
+    if "arguments" in event.payload:
+        payload["arguments"] = {}
+    return dataclasses.replace(event, payload=payload, summary=marker)
+
+
+def _redact_message(
+    message: dict[str, Any], revoked: set[str] | None, marker: str
+) -> dict[str, Any]:
+    out = dict(message)
+    content = out.get("content")
+    if isinstance(content, str) and (revoked is None or content_hash(content) in revoked):
+        out["content"] = marker
+    calls = []
+    for c in out.get("tool_calls") or ():
+        args = c.get("function", {}).get("arguments")
+        if isinstance(args, str) and (revoked is None or content_hash(args) in revoked):
+            c = {**c, "function": {**c["function"], "arguments": "{}"}}
+        calls.append(c)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _redact_copies(event: Event, revoked: set[str]) -> Event:
+    """Redact revoked content copied into requests, responses and tool calls."""
+    p = event.payload
+    marker = "[tombstoned]"
+    changed = False
+    payload = dict(p)
+    for key in ("messages", "new_messages"):
+        if key in p:
+            new = [_redact_message(m, revoked, marker) for m in p[key]]
+            if new != p[key]:
+                payload[key], changed = new, True
+    if isinstance(p.get("message"), dict):
+        new_msg = _redact_message(p["message"], revoked, marker)
+        if new_msg != p["message"]:
+            payload["message"], changed = new_msg, True
+    if "arguments" in p and content_hash(json.dumps(p["arguments"])) in revoked:
+        payload["arguments"], changed = {}, True
+    if not changed:
+        return event
+    return dataclasses.replace(event, payload=payload, summary=marker)

@@ -17,6 +17,7 @@ import enum
 import functools
 import inspect
 import json
+import logging
 import os
 import pathlib
 import threading
@@ -29,6 +30,7 @@ from typing import Any
 
 from harnesskit.errors import StopRun, ToolError
 from harnesskit.gate import Gate
+from harnesskit.idempotency import IdempotencyLedger
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools import Tool, ToolContext, ToolRegistry
 
@@ -122,6 +124,8 @@ class Executor:
             (parameter bindings, R-A6); it raises `ToolError` for a bad binding.
         postprocess: optional hook `postprocess(executed) -> ToolResult` run on every result
             (e.g. forced externalization, R-A1).
+        idempotency: the run's write ledger (R-E5): write calls are admitted, recorded before
+            they run and after, and a repeated or unknown-outcome write does not act again.
     """
 
     def __init__(
@@ -133,8 +137,10 @@ class Executor:
         max_workers: int = 8,
         bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None = None,
         postprocess: Callable[[Executed], ToolResult] | None = None,
+        idempotency: IdempotencyLedger | None = None,
     ) -> None:
         self.registry = registry
+        self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
         self.bind = bind
@@ -176,7 +182,9 @@ class Executor:
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, tuple[cf.Future[Any], float] | str | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
-            tool, _, args, ctx = p[0]
+            tool, call, args, ctx = p[0]
+            if ctx.idempotency_key is not None and self.idempotency is not None:
+                self.idempotency.begin(tool, call, args, ctx)
             if len(runnable) == 1 and not (tool.timeout_seconds is None and tool.is_async):
                 # nothing to overlap: inline, or one worker thread that enforces the timeout
                 started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
@@ -193,7 +201,12 @@ class Executor:
                 executed.result = _with_circuit_notice(
                     executed.result, self.breaker.open[executed.call.name]
                 )
+            key = p[0][3].idempotency_key if p[1] is None else None
+            if key is not None and self.idempotency is not None:
+                self.idempotency.finish(key, executed.result)
             out.append(executed)
+        if self.idempotency is not None:
+            self.idempotency.release()
         return out
 
     def _prepare(
@@ -271,6 +284,10 @@ class Executor:
             if decision.decision == "confirm":  # a human (callback) said no: keep the fact
                 failed.result = _replace_meta(failed.result, {"approval": "denied"})
             return none, failed
+        if self.idempotency is not None and not dry_run and tool.risk != "read":
+            recorded = self.idempotency.admit(tool, call, args, ctx)
+            if recorded is not None:
+                return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
         ctx.dry_run = dry_run
         ctx.approval = "approved" if decision.approved_by == "callback" else None
         return (tool, call, args, ctx), None
@@ -319,7 +336,11 @@ class Executor:
                 value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
             elif started == _ON_WORKER:
                 job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
-                done = _run_on_worker(job, tool.timeout_seconds)
+                on_late = None
+                if ctx.idempotency_key is not None and self.idempotency is not None:
+                    key, ledger = ctx.idempotency_key, self.idempotency
+                    on_late = functools.partial(ledger.late, key)  # a write that ends late
+                done = _run_on_worker(job, tool.timeout_seconds, on_late)
                 if done is None:
                     return self._timed_out(tool, call, args, ctx)
                 value, seconds = done
@@ -330,6 +351,9 @@ class Executor:
                 try:
                     value, seconds = future.result(timeout=remaining)
                 except cf.TimeoutError:
+                    if ctx.idempotency_key is not None and self.idempotency is not None:
+                        key, ledger = ctx.idempotency_key, self.idempotency
+                        future.add_done_callback(lambda f: ledger.late(key, f))
                     return self._timed_out(tool, call, args, ctx)
         except StopRun:  # a control-flow signal for the loop, not a tool failure
             raise
@@ -385,19 +409,23 @@ class _Worker:
 
     A lone call with a timeout runs here rather than in the thread pool: two raw locks cost
     less than a pool round trip (future, work queue, the pool's semaphore). Idle workers are
-    shared by all executors; one whose call timed out is abandoned and exits once the call
-    returns, as a pool thread would.
+    shared by all executors; one whose call timed out is abandoned: it exits once the call
+    returns, handing the late outcome to `on_late` as a `Future` (like a pool future's done
+    callback).
     """
 
-    __slots__ = ("_done", "_go", "_job", "_outcome")
+    __slots__ = ("_abandoned", "_done", "_go", "_job", "_late", "_lock", "_outcome")
 
     def __init__(self) -> None:
         self._go = threading.Lock()
         self._go.acquire()
         self._done = threading.Lock()
         self._done.acquire()
+        self._lock = threading.Lock()
         self._job: Callable[[], Any] | None = None
         self._outcome: tuple[bool, Any] | None = None
+        self._abandoned = False
+        self._late: Callable[[cf.Future[Any]], Any] | None = None
         threading.Thread(target=self._serve, name="hk-tool", daemon=True).start()
 
     def _serve(self) -> None:
@@ -407,19 +435,35 @@ class _Worker:
             if job is None:
                 return
             try:
-                self._outcome = (True, job())
+                outcome: tuple[bool, Any] = (True, job())
             except BaseException as exc:  # handed to the waiting caller, as a Future does
-                self._outcome = (False, exc)
+                outcome = (False, exc)
+            with self._lock:
+                abandoned = self._abandoned
+                self._outcome = outcome
+            if abandoned:  # the caller gave up: settle the late outcome and end
+                _settle_late(self._late, outcome)
+                return
             self._done.release()
 
-    def run(self, job: Callable[[], Any], timeout: float) -> tuple[bool, Any] | None:
+    def run(
+        self,
+        job: Callable[[], Any],
+        timeout: float,
+        on_late: Callable[[cf.Future[Any]], Any] | None = None,
+    ) -> tuple[bool, Any] | None:
         """`(ok, value or exception)`, or `None` when `timeout` seconds passed first."""
         self._job = job
         self._go.release()
         if self._done.acquire(timeout=max(0.0, timeout)):
             outcome, self._outcome = self._outcome, None
             return outcome
-        self.stop()  # the thread exits when the late call returns
+        with self._lock:
+            self._abandoned, self._late = True, on_late
+            ended = self._outcome  # the call ended between the timeout and this lock
+        self.stop()
+        if ended is not None:
+            _settle_late(on_late, ended)
         return None
 
     def stop(self) -> None:
@@ -428,19 +472,43 @@ class _Worker:
         self._go.release()
 
 
+def _settle_late(
+    on_late: Callable[[cf.Future[Any]], Any] | None, outcome: tuple[bool, Any]
+) -> None:
+    if on_late is None:
+        return
+    future: cf.Future[Any] = cf.Future()
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+    try:
+        on_late(future)
+    except Exception:  # as for a Future's done callback: log it, never raise into the thread
+        logging.getLogger(__name__).exception("settling a timed-out call's late outcome failed")
+
+
 _IDLE_WORKERS: list[_Worker] = []
 _MAX_IDLE_WORKERS = 8
 if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
     os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
 
 
-def _run_on_worker(job: Callable[[], Any], timeout: float) -> Any:
-    """`job()` on an idle worker thread; `None` on timeout; re-raises what `job` raised."""
+def _run_on_worker(
+    job: Callable[[], Any],
+    timeout: float,
+    on_late: Callable[[cf.Future[Any]], Any] | None = None,
+) -> Any:
+    """`job()` on an idle worker thread; `None` on timeout; re-raises what `job` raised.
+
+    After a timeout, `on_late(future)` gets the call's outcome when it finally ends.
+    """
     try:
         worker = _IDLE_WORKERS.pop()
     except IndexError:
         worker = _Worker()
-    outcome = worker.run(job, timeout)
+    outcome = worker.run(job, timeout, on_late)
     if outcome is None:
         return None
     if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:

@@ -22,6 +22,7 @@ from harnesskit.errors import BrakeTripped, ModelError, ModelOutputError, StopRu
 from harnesskit.events import EventLog, hash_json
 from harnesskit.executor import Executor
 from harnesskit.gate import Gate
+from harnesskit.idempotency import Confirmer, IdempotencyLedger, ledger_path
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 from harnesskit.models.base import Model, ModelRequest, get_model
 from harnesskit.redact import Redactor
@@ -140,6 +141,11 @@ class Harness:
         progress: callback receiving `Progress` items.
         estimator: token estimator used when a model reports no usage.
         clock: wall clock (seconds since epoch) for event timestamps.
+        workspace_revision: the workspace revision (a string, or a function returning the
+            current one, e.g. a git commit); recorded in the contract, on write results and on
+            forks, and checked on resume.
+        confirmers: `{write_tool: confirm(record) -> EffectCheck}`: how to find out whether a
+            write whose outcome is unknown took effect (used on resume, R-E5).
         redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
             passwords, private keys, e-mails); `None` turns it off.
         on_unavailable: when the model (or every node of a `FallbackModel` chain) stays
@@ -162,6 +168,8 @@ class Harness:
         progress: Callable[[Progress], None] | None = None,
         estimator: TokenEstimator | None = None,
         clock: Callable[[], float] = time.time,
+        workspace_revision: str | Callable[[], str | None] | None = None,
+        confirmers: dict[str, Confirmer] | None = None,
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
     ) -> None:
@@ -201,6 +209,13 @@ class Harness:
         if on_unavailable not in ("error", "pause"):
             raise UsageError(f"on_unavailable must be 'error' or 'pause', got {on_unavailable!r}")
         self.on_unavailable = on_unavailable
+        self.workspace_revision = workspace_revision
+        self.confirmers = dict(confirmers or {})
+
+    def revision(self) -> str | None:
+        """The current workspace revision (`None` when not tracked)."""
+        rev = self.workspace_revision
+        return rev() if callable(rev) else rev
 
     def start(
         self,
@@ -230,6 +245,35 @@ class Harness:
         """`start(...)` then `run()`: the run, finished."""
         return self.start(user_message, **kwargs).run()
 
+    def resume(self, path: str | Path, *, branch_id: str | None = None) -> Run:
+        """Reopen a logged run and go on from where it stopped (R-V6; see `resume.reopen`).
+
+        The six resume checks must pass; the step in flight is finished (writes already done
+        return their recorded results, never act twice), then `run()` goes on.
+
+        Raises:
+            ResumeError: a check failed (`.failed` names it; restart or fork instead).
+        """
+        from harnesskit.resume import reopen
+
+        point = reopen(self, path, branch_id=branch_id)
+        run = Run._attach(self, point)
+        if point.pending:
+            run._execute(point.pending, logged=point.logged)
+        elif point.answered:
+            run._finish(point.answered)
+        run.log.flush()
+        return run
+
+    def restart(self, path: str | Path, *, reason: str, branch_id: str | None = None) -> Run:
+        """Run a logged task again from its start, on a new branch (`run.restart`).
+
+        The old attempt stays in the log as evidence; see `resume.restart_point`.
+        """
+        from harnesskit.resume import restart_point
+
+        return Run._attach(self, restart_point(self, path, reason=reason, branch_id=branch_id))
+
 
 class Run:
     """One run of a harness: step it in a notebook cell with `step()`, or `run()` to the end."""
@@ -237,16 +281,15 @@ class Run:
     def __init__(
         self, harness: Harness, run_id: str, user_message: Any, task: dict[str, Any]
     ) -> None:
-        self.harness = harness
-        self.state = RunState(run_id=run_id)
-        self.error: BaseException | None = None
         path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
-        self.log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
-        self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
-        self.executor = Executor(harness.tools, harness.gate)
-        self._tools_key: tuple[str, ...] | None = None
-        self._tools: tuple[dict[str, Any], ...] = ()
-        self._tools_tokens: tuple[Any, int] = ((), 0)
+        log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
+        ledger = IdempotencyLedger(
+            ledger_path(path) if path else None,
+            confirmers=harness.confirmers,
+            redactor=harness.redactor,
+        )
+        self._setup(harness, RunState(run_id=run_id), log, ledger)
+        revision = harness.revision()
         self.log.append(
             "task.contract",
             {
@@ -258,12 +301,34 @@ class Run:
                 "tools": harness.tools.versions(),
                 "gate": harness.gate.to_dict(),
                 "limits": {k: getattr(harness.limits, k) for k in Limits.__slots__},
+                "workspace_revision": revision,
+                "idempotency": {"ledger": ledger.path.name if ledger.path else "memory"},
             },
+            workspace_revision=revision,
             summary=f"run {run_id} with {len(harness.tools)} tools",
         )
         for text in [user_message] if isinstance(user_message, str) else user_message or ():
             self.send(text, flush=False)
         self.log.flush()
+
+    def _setup(
+        self, harness: Harness, state: RunState, log: EventLog, ledger: IdempotencyLedger
+    ) -> None:
+        self.harness, self.state, self.log, self.ledger = harness, state, log, ledger
+        self.error: BaseException | None = None
+        self.context = ContextBuilder(harness.policy, estimator=harness.estimator)
+        self.executor = Executor(harness.tools, harness.gate, idempotency=ledger)
+        self._tools_key: tuple[str, ...] | None = None
+        self._tools: tuple[dict[str, Any], ...] = ()
+        self._tools_tokens: tuple[Any, int] = ((), 0)
+
+    @classmethod
+    def _attach(cls, harness: Harness, point: Any) -> Run:
+        """A run going on from a reopened log (`resume.ResumePoint`): no new contract."""
+        run = cls.__new__(cls)
+        run._setup(harness, RunState(**point.state), point.log, point.ledger)
+        run.executor.breaker.open.update(point.disabled)
+        return run
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -291,6 +356,25 @@ class Run:
         if flush:
             self.log.flush()
         return self
+
+    def fork(
+        self, event_id: int, name: str, *, harness: Harness | None = None, reason: str = ""
+    ) -> Run:
+        """Start branch `name` at `event_id` and return a run on it (R-V5; same log).
+
+        The branch records its frozen start (revision, tool versions, permissions, policy from
+        `harness`, default this run's) and sees its ancestors, never a sibling branch.
+
+        Raises:
+            UsageError: a taken name, or tool calls without results at `event_id`.
+        """
+        from harnesskit.resume import ResumePoint, rebuild_state
+        from harnesskit.trajectory import Trajectory, frozen_start
+
+        h = harness or self.harness
+        Trajectory(self.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
+        point = ResumePoint(log=self.log, ledger=self.ledger, state=rebuild_state(self.log, name))
+        return Run._attach(h, point)
 
     def cancel(self) -> None:
         """Ask the run to stop at the top of the next iteration (finish_reason `cancelled`)."""
@@ -521,10 +605,10 @@ class Run:
             role="assistant", content=message.content, tool_calls=tuple(calls), name=message.name
         )
 
-    def _execute(self, calls: tuple[ToolCall, ...]) -> None:
+    def _execute(self, calls: tuple[ToolCall, ...], logged: dict[str, int] | None = None) -> None:
         st, log = self.state, self.log
-        call_events = {}
-        for c in calls:
+        call_events = dict(logged or {})
+        for c in (c for c in calls if c.id not in call_events):
             call_events[c.id] = log.append(
                 "tool.call",
                 {
@@ -539,6 +623,8 @@ class Run:
                 input_hash=hash_json([c.name, c.arguments]),
                 summary=f"{c.name}({_args_text(c)})"[:80],
             ).event_id
+        if any(_writes(self.harness.tools.get(c.name)) for c in calls):
+            log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
 
         def make_context(call: ToolCall) -> ToolContext:
             return ToolContext(
@@ -577,6 +663,7 @@ class Run:
                 branch_id=st.branch_id,
                 source="tool",
                 summary=(r.content if r.ok else f"{r.error_type}: {r.message}")[:80],
+                workspace_revision=self.harness.revision() if _writes(ex.tool) else None,
             )
             st.tool_history.append((st.step, r.name, r.ok))
             self._emit_progress(r.error_type or "ok", tool=r.name)
@@ -649,3 +736,7 @@ def _args_text(call: ToolCall) -> str:
     if call.arguments is None:
         return call.raw_arguments or ""
     return json.dumps(call.arguments, ensure_ascii=False, default=str)
+
+
+def _writes(tool: Tool | None) -> bool:
+    return tool is not None and tool.risk != "read"

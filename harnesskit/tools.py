@@ -84,6 +84,9 @@ class ToolContext:
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self.approval: str | None = None
         """`"approved"` when a confirmation callback approved this call (set by the executor)."""
+        self.idempotency_key: str | None = None
+        """For write calls: the key the ledger records the call under (R-E5); a tool may store
+        it with its effect so that a confirmer can later find out whether the effect happened."""
 
     def emit(self, type: str, payload: dict[str, Any]) -> None:
         """Append an event of `type` (e.g. `"alert.mismatch"`) with `payload` to the run's log."""

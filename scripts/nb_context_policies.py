@@ -161,12 +161,14 @@ limit is reached and stay flat. `window` is cheap too, but it filters nothing â€
 Each probe plants a unique canary in a real run (real tools and files, the real loop, an
 offline model), makes it stale or forbidden the way a run would, and searches the exact bytes
 of every later request for it. Two repeats per cell, each with its own seed (a new canary and
-a different number of steps before the plant).""",
+a different number of steps before the plant). `naive` is the probe baseline: literally every
+event of the log, every branch. Every other policy, even `full-history`, keeps sibling
+branches apart (R-V5), so the other-branch canary can only leak under `naive`.""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-matrix = hk.run_probes(["full-history", "window", "default", "summary"], repeats=2, seed=0)
+matrix = hk.run_probes(["naive", "full-history", "window", "default", "summary"], repeats=2, seed=0)
 matrix""",
     ),
     ("code", "hk.probe_heatmap(matrix)"),

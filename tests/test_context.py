@@ -183,9 +183,17 @@ def test_default_excludes_stale_other_branch_restricted_and_says_why():
     assert "[HUMAN-9] data_class.restricted" in text
 
 
-def test_full_history_is_the_naive_baseline():
+def test_full_history_keeps_every_status_but_not_sibling_branches():
     log = stale_log()
-    prompt = ContextBuilder("full-history").build(log)
+    text = json.dumps([m.to_openai() for m in ContextBuilder("full-history").build(log).messages])
+    for stale in ("REJECTED", "EXPIRED", "OLD-FACT", "SECRET", "OTHER-TASK"):
+        assert stale in text
+    assert "OTHER-BRANCH" not in text
+
+
+def test_naive_is_literally_everything():
+    log = stale_log()
+    prompt = ContextBuilder("naive").build(log)
     text = json.dumps([m.to_openai() for m in prompt.messages])
     for stale in ("REJECTED", "EXPIRED", "OLD-FACT", "SECRET", "OTHER-BRANCH", "OTHER-TASK"):
         assert stale in text

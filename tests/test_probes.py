@@ -32,11 +32,24 @@ def test_default_blocks_every_probe_kind_in_the_bytes_sent(kind):
 
 
 @pytest.mark.parametrize("kind", PROBE_KINDS)
-def test_full_history_leaks_every_probe_kind_so_the_probes_can_fail(kind):
-    result = run_probe("full-history", kind, seed=3)
+def test_naive_leaks_every_probe_kind_so_the_probes_can_fail(kind):
+    result = run_probe("naive", kind, seed=3)
     texts = sent_after(result)
     assert result.leaked and any(result.canary in t for t in texts)
     assert len(result.leaked_in) == sum(result.canary in t for t in texts)
+
+
+@pytest.mark.parametrize("kind", [k for k in PROBE_KINDS if k != "other_branch"])
+def test_full_history_leaks_every_stale_kind(kind):
+    result = run_probe("full-history", kind, seed=3)
+    assert result.leaked
+
+
+def test_full_history_still_keeps_sibling_branches_apart():
+    # branch isolation (R-V5) is a runtime invariant: only `branches: all` (naive) drops it
+    result = run_probe("full-history", "other_branch", seed=3)
+    assert not result.leaked
+    assert not any(result.canary in t for t in sent_after(result))
 
 
 def test_canaries_sent_before_they_went_stale_do_not_count():
@@ -49,15 +62,15 @@ def test_canaries_sent_before_they_went_stale_do_not_count():
 
 def test_probe_matrix_is_parameterized_like_an_experiment():
     matrix = run_probes(
-        ["default", "full-history", "window"],
+        ["default", "naive", "window"],
         kinds=["other_branch", "untrusted_instruction"],
         repeats=2,
         seed=7,
     )
-    assert matrix.index.tolist() == ["default", "full-history", "window"]
+    assert matrix.index.tolist() == ["default", "naive", "window"]
     assert matrix.columns.tolist() == ["other_branch", "untrusted_instruction"]
     assert set(matrix.loc["default"]) == {"blocked"}
-    assert set(matrix.loc["full-history"]) == {"leaked"}
+    assert set(matrix.loc["naive"]) == {"leaked"}
     runs = matrix.attrs["runs"]
     assert len(runs) == 12 and sorted(set(runs["seed"])) == [7, 8]
     # one canary per kind and seed, shared by the policies so they face the same run
@@ -65,7 +78,8 @@ def test_probe_matrix_is_parameterized_like_an_experiment():
     assert (per_run == 1).all() and runs["canary"].nunique() == 4
     fig = probe_heatmap(matrix)
     assert fig.axes[0].get_title().startswith("contamination probes")
-    assert [t.get_text() for t in fig.axes[0].texts].count("blocked") == 2
+    # window keeps sibling branches apart too (R-V5): 2 blocked for default + 1 for window
+    assert [t.get_text() for t in fig.axes[0].texts].count("blocked") == 3
 
 
 def test_run_probes_rejects_bad_parameters():
