@@ -14,7 +14,9 @@ import importlib
 import inspect
 import json
 import shutil
+import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,9 +55,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hk-bench-fold-"))
     try:
         path = tmp / "scale.jsonl"
-        _synth.write_log(path, N)
+        live = _synth.write_log(path, N)
         data = path.read_bytes()
         rows = run(path, data, args.repeat)
+        rows += incremental(live, args.repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _common.report(rows, args.json)
@@ -138,6 +141,39 @@ def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
                 target=0.05,
                 note=f"build {build_s * 1e3:.0f} ms"
                 + (f" + fold {fold_s * 1e3:.0f} ms" if fold_s else ""),
+            )
+        )
+    return rows
+
+
+def incremental(live: hk.EventLog, repeat: int) -> list[dict[str, Any]]:
+    """What a live run pays per step at 100k events: the next build after one more step.
+
+    A builder that has built the prompt once is kept, one step's five events are appended,
+    and the next `build` is timed (the builders read only the new events).
+    """
+    rows = []
+    step = list(_synth.stream(12))[-5:]  # one step: context, request, response, call, result
+    for policy in POLICIES:
+        try:
+            builder = hk.ContextBuilder(policy)
+        except hk.UsageError:
+            continue
+        builder.build(live)
+        times = []
+        for _ in range(max(repeat, 5)):
+            for type_, payload, kw in step:
+                live.append(type_, payload, **kw)
+            t = time.perf_counter()
+            builder.build(live)
+            times.append(time.perf_counter() - t)
+        rows.append(
+            _common.row(
+                "fold+context",
+                f"next build after one more step at 100k events, '{policy}'",
+                statistics.median(times) * 1e3,
+                "ms",
+                note="incremental: the cost a live run pays per step",
             )
         )
     return rows
