@@ -265,12 +265,13 @@ class _PayloadEncoder:
     """
 
     __slots__ = ("_encode",)
+    _encode: Callable[[Any], str]
 
     def __init__(self) -> None:
         self._reset()
 
     def _reset(self) -> None:
-        make = json.encoder.c_make_encoder
+        make = getattr(json.encoder, "c_make_encoder", None)
         if make is None:  # no C accelerator: fall back to the pure-Python encoder
             encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
             self._encode = encoder.encode

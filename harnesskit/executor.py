@@ -180,7 +180,7 @@ class Executor:
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
-        started: dict[int, tuple[cf.Future[Any], float] | str | None] = {}
+        started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
             tool, call, args, ctx = p[0]
             if ctx.idempotency_key is not None and self.idempotency is not None:
@@ -329,23 +329,24 @@ class Executor:
         call: ToolCall,
         args: dict[str, Any],
         ctx: ToolContext,
-        started: tuple[cf.Future[Any], float] | str | None,
+        started: tuple[cf.Future[Any], float] | _Start | None,
     ) -> Executed:
         try:
             if started is None:
                 value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
-            elif started == _ON_WORKER:
+            elif started is _ON_WORKER:
                 job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 on_late = None
                 if ctx.idempotency_key is not None and self.idempotency is not None:
                     key, ledger = ctx.idempotency_key, self.idempotency
                     on_late = functools.partial(ledger.late, key)  # a write that ends late
-                done = _run_on_worker(job, tool.timeout_seconds, on_late)
+                # never None here: a lone call without a timeout runs inline
+                done = _run_on_worker(job, tool.timeout_seconds or 0.0, on_late)
                 if done is None:
                     return self._timed_out(tool, call, args, ctx)
                 value, seconds = done
             else:
-                future, t0 = started  # type: ignore[misc]
+                future, t0 = started
                 timeout = tool.timeout_seconds
                 remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
                 try:
@@ -401,7 +402,11 @@ class Executor:
         return ex
 
 
-_ON_WORKER = "worker"
+class _Start(enum.Enum):
+    ON_WORKER = "worker"  # a lone call with a timeout: run it on a reused worker thread
+
+
+_ON_WORKER = _Start.ON_WORKER
 
 
 class _Worker:
