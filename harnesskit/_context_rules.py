@@ -51,6 +51,14 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 
+# Each alternative of `_INSTRUCTION` starts with one of these words (or with CJK text, which
+# ASCII text cannot hold); for ASCII text, IGNORECASE matching is plain lower-casing, so text
+# holding none of them cannot match and skips the regex (~15-50x faster on tool output).
+_INSTRUCTION_WORDS = (
+    "ignore", "disregard", "forget", "you are now", "new ", "system prompt", "override",
+    "act as", "reveal", "print", "send", "leak",
+)  # fmt: skip
+
 
 # -- statuses and branches ------------------------------------------------------------------
 
@@ -168,6 +176,13 @@ def looks_like_instruction(text: str) -> bool:
     A heuristic over common English and Chinese prompt-injection shapes; it decides what the
     `untrusted.instructions` exclusion withholds. It cannot catch every attack.
     """
+    if text.isascii():  # every branch of the pattern needs one of these words (ASCII text)
+        low = text.lower()
+        for word in _INSTRUCTION_WORDS:
+            if word in low:
+                break
+        else:
+            return False
     return bool(_INSTRUCTION.search(text))
 
 

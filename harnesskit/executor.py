@@ -14,8 +14,11 @@ import dataclasses
 import datetime as dt
 import decimal
 import enum
+import functools
 import inspect
 import json
+import logging
+import os
 import pathlib
 import threading
 import time
@@ -177,13 +180,14 @@ class Executor:
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
-        started: dict[int, tuple[cf.Future[Any], float] | None] = {}
+        started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
         for p in runnable:  # start all first: calls of one turn run concurrently
             tool, call, args, ctx = p[0]
             if ctx.idempotency_key is not None and self.idempotency is not None:
                 self.idempotency.begin(tool, call, args, ctx)
-            if len(runnable) == 1 and tool.timeout_seconds is None and not tool.is_async:
-                started[id(p)] = None
+            if len(runnable) == 1 and not (tool.timeout_seconds is None and tool.is_async):
+                # nothing to overlap: inline, or one worker thread that enforces the timeout
+                started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
@@ -249,7 +253,7 @@ class Executor:
                 args = self.bind(args, call)
             except ToolError as exc:
                 return none, self._fail(call, tool, exc.error_type, str(exc), exc.hint)
-        errors = sorted(tool.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = tool.argument_errors(args)
         if errors:
             message, hint = schema_error_message(errors[0])
             if len(errors) > 1:
@@ -325,11 +329,22 @@ class Executor:
         call: ToolCall,
         args: dict[str, Any],
         ctx: ToolContext,
-        started: tuple[cf.Future[Any], float] | None,
+        started: tuple[cf.Future[Any], float] | _Start | None,
     ) -> Executed:
         try:
             if started is None:
                 value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
+            elif started is _ON_WORKER:
+                job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
+                on_late = None
+                if ctx.idempotency_key is not None and self.idempotency is not None:
+                    key, ledger = ctx.idempotency_key, self.idempotency
+                    on_late = functools.partial(ledger.late, key)  # a write that ends late
+                # never None here: a lone call without a timeout runs inline
+                done = _run_on_worker(job, tool.timeout_seconds or 0.0, on_late)
+                if done is None:
+                    return self._timed_out(tool, call, args, ctx)
+                value, seconds = done
             else:
                 future, t0 = started
                 timeout = tool.timeout_seconds
@@ -385,6 +400,130 @@ class Executor:
         ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
         ex.emitted = list(ctx.emitted)
         return ex
+
+
+class _Start(enum.Enum):
+    ON_WORKER = "worker"  # a lone call with a timeout: run it on a reused worker thread
+
+
+_ON_WORKER = _Start.ON_WORKER
+
+
+class _Worker:
+    """A daemon thread that runs one call at a time for a caller waiting with a timeout.
+
+    A lone call with a timeout runs here rather than in the thread pool: two raw locks cost
+    less than a pool round trip (future, work queue, the pool's semaphore). Idle workers are
+    shared by all executors; one whose call timed out is abandoned: it exits once the call
+    returns, handing the late outcome to `on_late` as a `Future` (like a pool future's done
+    callback).
+    """
+
+    __slots__ = ("_abandoned", "_done", "_go", "_job", "_late", "_lock", "_outcome")
+
+    def __init__(self) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._lock = threading.Lock()
+        self._job: Callable[[], Any] | None = None
+        self._outcome: tuple[bool, Any] | None = None
+        self._abandoned = False
+        self._late: Callable[[cf.Future[Any]], Any] | None = None
+        threading.Thread(target=self._serve, name="hk-tool", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            if job is None:
+                return
+            try:
+                outcome: tuple[bool, Any] = (True, job())
+            except BaseException as exc:  # handed to the waiting caller, as a Future does
+                outcome = (False, exc)
+            with self._lock:
+                abandoned = self._abandoned
+                self._outcome = outcome
+            if abandoned:  # the caller gave up: settle the late outcome and end
+                _settle_late(self._late, outcome)
+                return
+            self._done.release()
+
+    def run(
+        self,
+        job: Callable[[], Any],
+        timeout: float,
+        on_late: Callable[[cf.Future[Any]], Any] | None = None,
+    ) -> tuple[bool, Any] | None:
+        """`(ok, value or exception)`, or `None` when `timeout` seconds passed first."""
+        self._job = job
+        self._go.release()
+        if self._done.acquire(timeout=max(0.0, timeout)):
+            outcome, self._outcome = self._outcome, None
+            return outcome
+        with self._lock:
+            self._abandoned, self._late = True, on_late
+            ended = self._outcome  # the call ended between the timeout and this lock
+        self.stop()
+        if ended is not None:
+            _settle_late(on_late, ended)
+        return None
+
+    def stop(self) -> None:
+        """Let the thread end after its current call (if any)."""
+        self._job = None
+        self._go.release()
+
+
+def _settle_late(
+    on_late: Callable[[cf.Future[Any]], Any] | None, outcome: tuple[bool, Any]
+) -> None:
+    if on_late is None:
+        return
+    future: cf.Future[Any] = cf.Future()
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+    try:
+        on_late(future)
+    except Exception:  # as for a Future's done callback: log it, never raise into the thread
+        logging.getLogger(__name__).exception("settling a timed-out call's late outcome failed")
+
+
+_IDLE_WORKERS: list[_Worker] = []
+_MAX_IDLE_WORKERS = 8
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
+    os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
+
+
+def _run_on_worker(
+    job: Callable[[], Any],
+    timeout: float,
+    on_late: Callable[[cf.Future[Any]], Any] | None = None,
+) -> Any:
+    """`job()` on an idle worker thread; `None` on timeout; re-raises what `job` raised.
+
+    After a timeout, `on_late(future)` gets the call's outcome when it finally ends.
+    """
+    try:
+        worker = _IDLE_WORKERS.pop()
+    except IndexError:
+        worker = _Worker()
+    outcome = worker.run(job, timeout, on_late)
+    if outcome is None:
+        return None
+    if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:
+        _IDLE_WORKERS.append(worker)
+    else:
+        worker.stop()
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
 
 
 async def _await(awaitable: Any) -> Any:

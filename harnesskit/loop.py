@@ -345,6 +345,7 @@ class Run:
         )
         self._tools_key: tuple[Any, ...] | None = None
         self._tools: tuple[dict[str, Any], ...] = ()
+        self._tools_tokens: tuple[Any, int] = ((), 0)
 
     @classmethod
     def _attach(cls, harness: Harness, point: Any) -> Run:
@@ -504,6 +505,11 @@ class Run:
             self._tools_key, self._tools = key, specs
         return self._tools
 
+    def _count_tools(self, tools: tuple[dict[str, Any], ...]) -> int:
+        if self._tools_tokens[0] is not tools:  # re-encode the specs only when they change
+            self._tools_tokens = (tools, self.harness.estimator.count_tools(tools))
+        return self._tools_tokens[1]
+
     def _request(self, *, final: bool, note: str = "") -> ModelResponse:
         st, h = self.state, self.harness
         extra = (Message(role="system", content=note),) if note else ()
@@ -544,7 +550,7 @@ class Run:
         t0 = time.monotonic()
         response = h.model.request(request)
         usage = response.usage or Usage(
-            prompt_tokens=prompt.token_estimate + h.estimator.count_tools(tools),
+            prompt_tokens=prompt.token_estimate + self._count_tools(tools),
             completion_tokens=h.estimator.count_message(response.message),
             estimated=True,
         )

@@ -135,6 +135,10 @@ class Tool:
     """True for `async def` tools (the executor runs them to completion on a worker thread)."""
     validator: Any = field(default=None, init=False, repr=False, compare=False)
     """The compiled `jsonschema.Draft202012Validator` (with format checks) for the arguments."""
+    _accepts: Callable[[Any], bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
@@ -158,6 +162,7 @@ class Tool:
         except ValueError as exc:
             raise UsageError(f"tool {self.name!r}: invalid parameters schema: {exc}") from exc
         object.__setattr__(self, "validator", compiled)
+        object.__setattr__(self, "_accepts", _fast_accept(self.parameters))
 
     @classmethod
     def from_function(
@@ -257,11 +262,31 @@ class Tool:
             },
         }
 
+    def argument_errors(self, arguments: Any) -> list[Any]:
+        """Schema errors of `arguments`, sorted by JSON path; empty when they are valid.
+
+        Flat schemas (typed properties, enums, required, no extra properties) are accepted by a
+        direct check first; anything it does not certainly accept goes to jsonschema, so the
+        errors are always jsonschema's.
+
+        Returns:
+            `jsonschema.ValidationError`s ordered by `absolute_path`.
+        """
+        if self._accepts is not None and self._accepts(arguments):
+            return []
+        return sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+
     @property
     def spec_hash(self) -> str:
-        """sha256 (first 16 hex) of the spec the model sees plus version and risk."""
-        blob = json.dumps([self.to_openai(), self.version, self.risk], sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """sha256 (first 16 hex) of the spec the model sees plus version and risk.
+
+        Computed once: a tool's spec is fixed when it is made (its validator is compiled
+        then too); change a tool with `dataclasses.replace`, which makes a new one.
+        """
+        if self._spec_hash is None:
+            blob = json.dumps([self.to_openai(), self.version, self.risk], sort_keys=True)
+            object.__setattr__(self, "_spec_hash", hashlib.sha256(blob.encode()).hexdigest()[:16])
+        return self._spec_hash  # type: ignore[return-value]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation, no gate)."""
@@ -364,6 +389,83 @@ def tool(
         )
 
     return build(fn) if fn is not None else build
+
+
+# --- fast acceptance of flat argument schemas ------------------------------------------
+
+# JSON Schema type -> the exact Python types jsonschema certainly accepts for it (bool is not
+# an integer; 1.0 is, but that rare case is left to jsonschema).
+_FAST_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated"})
+
+
+def _fast_property(schema: Any) -> tuple[frozenset[type], tuple[Any, ...] | None] | None:
+    """`(types, enum)` for a property schema made only of type/enum/annotations, else None."""
+    if not isinstance(schema, dict) or not set(schema) <= _ANNOTATIONS | {"type", "enum"}:
+        return None
+    kind = schema.get("type")
+    names = [kind] if isinstance(kind, str) else kind
+    if names is None:
+        types = frozenset(t for ts in _FAST_TYPES.values() for t in ts)
+    elif isinstance(names, list) and all(n in _FAST_TYPES for n in names):
+        types = frozenset(t for n in names for t in _FAST_TYPES[n])
+    else:
+        return None
+    enum = schema.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not all(type(v) in (str, int, bool) for v in enum):
+            return None
+        enum = tuple(enum)
+    return types, enum
+
+
+def _fast_accept(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """A check that returns True only for arguments `schema` certainly accepts.
+
+    Built for flat object schemas (what `@tool` derives from `str`/`int`/`float`/`bool`/
+    `Literal` hints); `None` for anything else. False means "ask jsonschema", not "invalid".
+    """
+    if not set(schema) <= _ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}:
+        return None
+    extra = schema.get("additionalProperties", True)
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if schema.get("type") != "object" or extra not in (True, False):
+        return None
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    checks = {name: _fast_property(sub) for name, sub in properties.items()}
+    if any(c is None for c in checks.values()):
+        return None
+    known = frozenset(checks)
+    needed = tuple(required)
+
+    def accepts(arguments: Any) -> bool:
+        if type(arguments) is not dict:
+            return False
+        if extra is False and not known.issuperset(arguments):
+            return False
+        for name in needed:
+            if name not in arguments:
+                return False
+        for name, value in arguments.items():
+            check = checks.get(name)
+            if check is None:
+                continue
+            types, enum = check
+            if type(value) not in types:
+                return False
+            if enum is not None and not any(type(v) is type(value) and v == value for v in enum):
+                return False
+        return True
+
+    return accepts
 
 
 # --- schema derivation ------------------------------------------------------------------
