@@ -580,29 +580,12 @@ def _with_circuit_notice(result: ToolResult, reason: str) -> ToolResult:
     """The failure that opened a circuit also tells the model the tool is now disabled."""
     body = json.loads(result.content)
     body["disabled"] = reason
-    return ToolResult(
-        tool_call_id=result.tool_call_id,
-        name=result.name,
-        ok=False,
+    return dataclasses.replace(
+        result,
         content=json.dumps(body, ensure_ascii=False),
-        error_type=result.error_type,
-        message=result.message,
-        hint=result.hint,
-        duration_seconds=result.duration_seconds,
         meta={**result.meta, "circuit_opened": True},
     )
 
 
 def _replace_meta(result: ToolResult, meta: dict[str, Any]) -> ToolResult:
-    return ToolResult(
-        tool_call_id=result.tool_call_id,
-        name=result.name,
-        ok=result.ok,
-        content=result.content,
-        value=result.value,
-        error_type=result.error_type,
-        message=result.message,
-        hint=result.hint,
-        duration_seconds=result.duration_seconds,
-        meta={**result.meta, **meta},
-    )
+    return dataclasses.replace(result, meta={**result.meta, **meta})

@@ -8,6 +8,7 @@ marked incomplete. The loop renders nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import time
@@ -615,15 +616,8 @@ class Run:
         calls, changed = [], False
         for i, c in enumerate(message.tool_calls):
             if not c.id or c.id in self.state.call_ids:
-                c = ToolCall(
-                    id=f"call_{self.state.step}_{i}_{uuid.uuid4().hex[:6]}",
-                    name=c.name,
-                    arguments=c.arguments,
-                    raw_arguments=c.raw_arguments,
-                    parse_error=c.parse_error,
-                    recovered=c.recovered,
-                    original_id=c.id,
-                )
+                new_id = f"call_{self.state.step}_{i}_{uuid.uuid4().hex[:6]}"
+                c = dataclasses.replace(c, id=new_id, original_id=c.id)
                 changed = True
             self.state.call_ids.add(c.id)
             calls.append(c)

@@ -9,6 +9,7 @@ forms (R-A5) before the model is called. `TransportPolicy` holds every threshold
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -220,15 +221,7 @@ class Transport:
         summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars)
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
-        return ToolResult(
-            tool_call_id=r.tool_call_id,
-            name=r.name,
-            ok=True,
-            content=json.dumps(summary, ensure_ascii=False),
-            value=r.value,
-            duration_seconds=r.duration_seconds,
-            meta=meta,
-        )
+        return dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False), meta=meta)
 
     def _redact(self, text: str) -> str:
         """The text as the log (and so the prompt) holds it: with the log's redactor applied."""

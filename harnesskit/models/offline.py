@@ -6,6 +6,7 @@ network and no keys.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -61,14 +62,7 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
 
 
 def _with_id(call: ToolCall, new_id: str) -> ToolCall:
-    return ToolCall(
-        id=new_id,
-        name=call.name,
-        arguments=call.arguments,
-        raw_arguments=call.raw_arguments,
-        parse_error=call.parse_error,
-        recovered=call.recovered,
-    )
+    return dataclasses.replace(call, id=new_id)
 
 
 class ScriptedModel:
