@@ -684,6 +684,11 @@ class EventLog:
                     )
                 log.torn_lines.append(bad[0])
                 bad = None
+            elif event.event_id != len(log.events) + 1:  # ids are positions: a gap is a loss
+                raise CorruptLogError(
+                    f"{p}:{i + 1}: event id {event.event_id} where {len(log.events) + 1} was "
+                    "expected; a line is missing or out of order, so the log is corrupt"
+                )
             log._add(event)
             if not log.run_id and event.type == "task.contract":
                 log.run_id = event.payload.get("run_id", "")

@@ -406,8 +406,14 @@ def run_probes(
     """
     import pandas as pd
 
-    if repeats < 1:
-        raise UsageError(f"repeats must be at least 1, got {repeats}")
+    if isinstance(policies, str | dict | ContextPolicy):
+        policies = [policies]  # one policy, not its characters
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise UsageError(f"repeats must be a whole number >= 1, got {repeats!r}")
+    if not policies or not kinds:
+        raise UsageError("run_probes needs at least one policy and one kind")
     resolved = [ContextPolicy.resolve(p) for p in policies]
     rows = [
         run_probe(p, kind, seed=seed + r, repeat=r, log_dir=log_dir).to_dict()

@@ -511,7 +511,10 @@ class Trajectory:
         """
         if not _BRANCH_NAME.fullmatch(name):
             raise UsageError(f"branch name {name!r} must match {_BRANCH_NAME.pattern}")
+        if isinstance(event_id, bool) or not isinstance(event_id, int):
+            raise UsageError(f"fork needs an event id (int), got {event_id!r}")
         at = self.log[event_id]
+        event_id = at.event_id  # log[-1] is allowed: fork at the last event
         if name in self.branches():
             raise UsageError(f"branch {name!r} already exists; pick another name")
         view = [e for e in visible_events(self.log, at.branch_id) if e.event_id <= event_id]

@@ -271,13 +271,16 @@ than copies, which a verbatim check cannot see).""",
         "code",
         """# NBVAL_IGNORE_OUTPUT
 RECORDED = Path("..").resolve().parent / "shared/datasets/sierra-research__tau-bench/historical_trajectories/gpt-4o-airline.json"
-recorded = airline.load_recorded_runs(RECORDED, limit=LIMIT)
-gpt4o = hk.TransportAudit.merge(hk.transport_audit(airline.replay_run(r, redact=False).log) for r in recorded)
-c = gpt4o.counts
-assert c["runs"] == LIMIT and c["ids_bound"] == 0 and c["ids_typed"] == c["from_user"] + c["from_tool"] + c["invented"] + c["from_system"]
-print(gpt4o.verdict)
-g = gpt4o.frame()
-g[g.status.isin(["altered", "invented"]) & ~g.in_text][["run_id", "tool", "path", "value", "status", "closest", "how"]]""",
+if not RECORDED.is_file():  # a clone without ../shared beside it: nothing to audit here
+    print(f"skipped: the recorded runs are not at {RECORDED}")
+else:
+    recorded = airline.load_recorded_runs(RECORDED, limit=LIMIT)
+    gpt4o = hk.TransportAudit.merge(hk.transport_audit(airline.replay_run(r, redact=False).log) for r in recorded)
+    c = gpt4o.counts
+    assert c["runs"] == LIMIT and c["ids_bound"] == 0 and c["ids_typed"] == c["from_user"] + c["from_tool"] + c["invented"] + c["from_system"]
+    print(gpt4o.verdict)
+    g = gpt4o.frame()
+    display(g[g.status.isin(["altered", "invented"]) & ~g.in_text][["run_id", "tool", "path", "value", "status", "closest", "how"]])""",
     ),
     (
         "md",

@@ -100,5 +100,5 @@ def test_agent_answers_a_brakes_closing_request_in_text():
     )
     run = h.start(task.user_message).run()
     assert run.finish_reason == "max_steps"
-    assert run.final_text.startswith("I could not finish your book")
+    assert run.final_text.startswith("I could not finish your booking")
     assert "get_user_details" in run.final_text

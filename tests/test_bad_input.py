@@ -231,3 +231,43 @@ def test_unset_api_key_env_is_an_error(monkeypatch):
         hk.get_model(
             "openai-compat:m", base_url="http://127.0.0.1:9/v1", api_key_env="HK_TEST_UNSET_KEY"
         )
+
+
+def test_a_missing_line_in_the_middle_is_corruption(tmp_path):
+    p = tmp_path / "l.jsonl"
+    with hk.EventLog(p) as log:
+        for i in range(4):
+            log.append("user.message", {"content": str(i)})
+    lines = p.read_text().splitlines(True)
+    p.write_text("".join(lines[:2] + lines[3:]))
+    with pytest.raises(hk.CorruptLogError, match="event id 4 where 3 was expected"):
+        hk.EventLog.read(p)
+
+
+def test_fork_at_minus_one_is_the_last_event():
+    model = hk.ScriptedModel([reply.text("a"), reply.text("b")])
+    run = hk.Harness([], model).start("x").run()
+    last = run.log[-1].event_id
+    branch = run.fork(-1, "b1")
+    fork = branch.log.of_type("branch.fork")[-1]
+    assert fork.parent_id == last
+    with pytest.raises(hk.UsageError, match="event id"):
+        run.fork("5", "b2")
+
+
+def test_one_name_is_not_split_into_characters():
+    from harnesskit.probes import run_probes
+
+    matrix = run_probes("default", kinds="expired_snippet", repeats=1, seed=0)
+    assert matrix.index.tolist() == ["default"]
+    assert matrix.columns.tolist() == ["expired_snippet"]
+    with pytest.raises(hk.UsageError, match="at least one"):
+        run_probes([], kinds=["expired_snippet"])
+    with pytest.raises(hk.UsageError, match="whole number"):
+        run_probes("default", repeats=1.5)
+    cases = hk.load_cases("datasets/cases/shop.jsonl")
+    with pytest.raises(hk.UsageError, match="no agent 'carefull'"):
+        hk.Experiment(cases, models="shop:carefull")
+    assert list(hk.Experiment(cases, models="shop:careful", policies="default").models) == [
+        "shop:careful"
+    ]

@@ -280,8 +280,17 @@ class Experiment:
         per_endpoint: int | Mapping[str, int] | None = 4,
         settings: Mapping[str, Any] | None = None,
     ) -> None:
+        if isinstance(cases, str | os.PathLike):
+            raise UsageError(
+                "Experiment takes cases, not a path: "
+                f"hk.Experiment(hk.load_cases({str(cases)!r}), ...)"
+            )
         if not cases:
             raise UsageError("an experiment needs at least one case")
+        if isinstance(policies, str | ContextPolicy):
+            policies = [policies]  # one policy, not its characters
+        if isinstance(models, str):
+            models = [models]
         ids = [c.id for c in cases]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
@@ -294,8 +303,11 @@ class Experiment:
         self.policies = _labelled(policies, lambda p: ContextPolicy.resolve(p).name, "policy")
         for p in self.policies.values():
             ContextPolicy.resolve(p)  # fail early on an unknown policy
+        self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
         for label, spec in self.models.items():
+            if isinstance(spec, str):
+                self._check_model_spec(spec)  # a typo fails here, not in every trial
             if type(spec).__name__ in ("ScriptedModel", "FunctionModel", "ReplayModel"):
                 raise UsageError(
                     f"model {label!r}: a {type(spec).__name__} instance keeps state between "
@@ -387,6 +399,19 @@ class Experiment:
         return ExperimentResult(rows, path=path, repeats=self.repeats)
 
     # -- internals ----------------------------------------------------------------------------
+    def _check_model_spec(self, spec: str) -> None:
+        prefix, _, style = spec.partition(":")
+        domain = self.domains.get(prefix)
+        if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+            domain = get_domain(prefix)
+        if domain is not None:
+            if style not in domain.agents:
+                raise UsageError(
+                    f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
+                )
+        elif prefix not in ("scripted", "function", "replay") and ":" not in spec:
+            get_model(spec)  # raises UsageError naming the known providers
+
     def _domain(self, case: Case) -> Domain:
         name = case.domain or "shop"
         return self.domains.get(name) or get_domain(name)

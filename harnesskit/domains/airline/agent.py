@@ -260,7 +260,8 @@ def _best_effort(request: Request, history: list[_Done]) -> str:
     """The closing answer after a brake: facts from tool results only, nothing invented."""
     done = [d.name for d in history if d.ok]
     failed = [d.name for d in history if not d.ok]
-    parts = [f"I could not finish your {request.intent or 'request'} within this session's limits."]
+    what = {"book": "booking", "cancel": "cancellation"}.get(request.intent, "request")
+    parts = [f"I could not finish your {what} within this session's limits."]
     parts.append(f"Done so far: {', '.join(done) if done else 'nothing'}.")
     if failed:
         parts.append(f"Failed: {', '.join(failed)}.")
