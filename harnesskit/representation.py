@@ -136,11 +136,15 @@ _Hit = tuple[str, str, tuple[int, int] | None]  # (source ref, form, span)
 
 
 class _Source:
-    __slots__ = ("grams", "ref", "text")
+    __slots__ = ("birth", "grams", "ref", "text")
 
-    def __init__(self, ref: str, text: str) -> None:
+    def __init__(self, ref: str, text: str, birth: int = 0) -> None:
         self.ref, self.text = ref, text
         self.grams: dict[str, list[int]] | None = None
+        # For inline results (`call:` refs): how many message texts had been seen when the
+        # result was produced. A message seen before that cannot hold it, so it is not
+        # rescanned for it; this keeps each step's check from growing with the history.
+        self.birth = birth
 
 
 class RepresentationChecker:
@@ -183,6 +187,7 @@ class RepresentationChecker:
         self._sources: dict[str, _Source] = {}
         self._order: list[_Source] = []
         self._cache: dict[tuple[str, str], tuple[int, list[_Hit], Any]] = {}
+        self._seen: dict[tuple[str, str], int] = {}  # message text -> order first seen
         self._missing: set[str] = set()
         self._calls: set[str] = set()
         self._declared: dict[tuple[str, str], dict[str, Any] | None] = {}
@@ -190,7 +195,7 @@ class RepresentationChecker:
     def add_source(self, ref: str, text: str) -> None:
         """Track a source (e.g. an artifact created in this run) by its exact text."""
         if ref not in self._sources and text:
-            src = _Source(ref, text)
+            src = _Source(ref, text, birth=len(self._seen) if ref.startswith("call:") else 0)
             self._sources[ref] = src
             self._order.append(src)
 
@@ -267,11 +272,12 @@ class RepresentationChecker:
         done, found, view = self._cache.get(key, (0, [], None))
         if done == len(self._order):
             return found
+        seen = self._seen.setdefault(key, len(self._seen))
         found = list(found)
         if view is None and content:  # per message, once: its k-grams, or its cut-marker-free ends
             view = self._grams_of(content) if role == "assistant" else self._ends_of(content)
         for src in self._order[done:]:
-            if not content:
+            if not content or src.birth > seen:  # born after this text was seen: cannot be in it
                 continue
             hit = (
                 self._restated(content, view, src)
