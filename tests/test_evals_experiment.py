@@ -198,9 +198,8 @@ def test_shared_stateful_models_and_bad_specs_are_refused(cases):
         hk.Experiment(cases, policies=["no-such-policy"])
     with pytest.raises(hk.UsageError, match="share the label"):
         hk.Experiment(cases, policies=["full-history", "full-history"])
-    exp = hk.Experiment(cases[:1], models=["shop:reckless"])
-    with pytest.raises(hk.UsageError, match="no agent 'reckless'"):
-        exp._model(exp.trials()[0])
+    with pytest.raises(hk.UsageError, match="no agent 'reckless'"):  # before any trial runs
+        hk.Experiment(cases[:1], models=["shop:reckless"])
     with pytest.raises(hk.UsageError, match="unknown eval domain 'mars'"):
         hk.evals.get_domain("mars")
 

@@ -83,7 +83,7 @@ def test_probe_matrix_is_parameterized_like_an_experiment():
 
 
 def test_run_probes_rejects_bad_parameters():
-    with pytest.raises(hk.UsageError, match="repeats must be at least 1"):
+    with pytest.raises(hk.UsageError, match="repeats must be a whole number >= 1"):
         run_probes(["default"], repeats=0)
     with pytest.raises(hk.UsageError, match="unknown probe kind"):
         run_probe("default", "nope")
