@@ -28,7 +28,7 @@ from typing import Any
 
 from harnesskit._search import SearchIndex
 from harnesskit.errors import ArtifactNotFoundError, UsageError
-from harnesskit.events import FACT_TYPES, INTERPRETATION_TYPES, Event, EventLog
+from harnesskit.events import EVENT_TYPES, FACT_TYPES, INTERPRETATION_TYPES, Event, EventLog
 from harnesskit.messages import Message, ToolCall
 
 __all__ = [
@@ -709,7 +709,21 @@ class Trajectory:
         Returns:
             Columns: event_id, parent_id, branch_id, type, source, created_at, step, status,
             kind, summary.
+
+        Raises:
+            UsageError: an unknown event type, status or kind (a typo would match nothing).
         """
+        for name, value, known in (
+            ("type", type, EVENT_TYPES),
+            ("status", status, STATUSES),
+            ("kind", kind, ("fact", "interpretation", "reference", "record")),
+        ):
+            values = [value] if isinstance(value, str) else list(value or ())
+            bad = [v for v in values if v not in known]
+            if bad:
+                raise UsageError(f"search({name}=...): unknown {bad}; use one of {sorted(known)}")
+        if text is not None and not isinstance(text, str):
+            raise UsageError(f"search(text=...) takes a string, got {text!r}")
         idx = self._search_index(with_text=text is not None)
         self._fold()
         return idx.query(

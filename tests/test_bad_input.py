@@ -271,3 +271,15 @@ def test_one_name_is_not_split_into_characters():
     assert list(hk.Experiment(cases, models="shop:careful", policies="default").models) == [
         "shop:careful"
     ]
+
+
+def test_search_filter_typos_are_errors_not_empty_frames():
+    run = hk.Harness([], hk.ScriptedModel([reply.text("a")])).run("x")
+    traj = hk.Trajectory(run.log)
+    assert len(traj.search(type="model.response")) == 1
+    with pytest.raises(hk.UsageError, match="unknown \\['tool.reslt'\\]"):
+        traj.search(type="tool.reslt")
+    with pytest.raises(hk.UsageError, match="status"):
+        traj.search(status="actve")
+    with pytest.raises(hk.UsageError, match="kind"):
+        traj.search(kind="factt")
