@@ -587,9 +587,12 @@ class ArtifactStore(InspectionMixin):
         Raises:
             ArtifactNotFoundError: unknown id.
         """
+        return self._retire(ref_id, "expired", reason)
+
+    def _retire(self, ref_id: str, status: str, reason: str) -> ArtifactRef:
         with self._lock:
             meta = self._require_meta(ref_id)
-            self._set_status(meta, "expired", f"{reason} at {_iso(self.clock())}")
+            self._set_status(meta, status, f"{reason} at {_iso(self.clock())}")
             return ArtifactRef.from_dict(meta)
 
     def sweep(self) -> list[str]:
@@ -648,10 +651,7 @@ class ArtifactStore(InspectionMixin):
         Raises:
             ArtifactNotFoundError: unknown id.
         """
-        with self._lock:
-            meta = self._require_meta(ref_id)
-            self._set_status(meta, "deleted", f"{reason} at {_iso(self.clock())}")
-            return ArtifactRef.from_dict(meta)
+        return self._retire(ref_id, "deleted", reason)
 
     def refs(self, *, run_id: str | None = None, status: str | None = None) -> list[ArtifactRef]:
         """All refs (optionally of one run, or one status), oldest first."""

@@ -375,28 +375,20 @@ def _check(
     )
 
     # 5. same policy and tool versions
-    tools_now = harness.tools.versions()
-    ok = start.get("tools") == tools_now
-    checks.append(
-        ResumeCheck(
-            name="tool_versions",
-            ok=ok,
-            detail="unchanged" if ok else _diff(start.get("tools"), tools_now),
-            recorded=start.get("tools"),
-            current=tools_now,
+    for name, key, now in (
+        ("tool_versions", "tools", harness.tools.versions()),
+        ("policy", "policy", harness.policy.to_dict()),
+    ):
+        ok = start.get(key) == now
+        checks.append(
+            ResumeCheck(
+                name=name,
+                ok=ok,
+                detail="unchanged" if ok else _diff(start.get(key), now),
+                recorded=start.get(key),
+                current=now,
+            )
         )
-    )
-    policy_now = harness.policy.to_dict()
-    ok = start.get("policy") == policy_now
-    checks.append(
-        ResumeCheck(
-            name="policy",
-            ok=ok,
-            detail="unchanged" if ok else _diff(start.get("policy"), policy_now),
-            recorded=start.get("policy"),
-            current=policy_now,
-        )
-    )
 
     # 6. unchanged task contract (goal and stop conditions)
     p = contract.payload
