@@ -2,7 +2,7 @@
 
 The log (100k events of real run steps, with supersede/reject events) is written by the real
 `EventLog` and read back with `EventLog.read`. Then, on the loaded log: the status fold (from
-`harnesskit.trajectory` or `harnesskit.context`, whichever has one) and a fresh
+`harnesskit.log.trajectory` or `harnesskit.context.builder`, whichever has one) and a fresh
 `ContextBuilder(policy).build(log)` for every built-in policy this harnesskit has. Baseline:
 `json.loads` of every line of the same file bytes, in the same process. Target: fold + context
 build at most 50 ms.
@@ -35,13 +35,13 @@ def find_folds() -> list[tuple[str, Callable[[hk.EventLog], Any]]]:
     fresh view) and `context.fold_statuses(log.events)` (the one the context builder uses)."""
     folds: list[tuple[str, Callable[[hk.EventLog], Any]]] = []
     try:
-        trajectory = importlib.import_module("harnesskit.trajectory")
+        trajectory = importlib.import_module("harnesskit.log.trajectory")
     except ImportError:
         trajectory = None
     cls = getattr(trajectory, "Trajectory", None)
     if cls is not None and hasattr(cls, "statuses"):
         folds.append(("Trajectory(log).statuses()", lambda log: cls(log).statuses()))
-    context = importlib.import_module("harnesskit.context")
+    context = importlib.import_module("harnesskit.context.builder")
     fn = getattr(context, "fold_statuses", None)
     if callable(fn):
         first = next(iter(inspect.signature(fn).parameters), "")

@@ -24,8 +24,11 @@ import bench_floor
 import bench_harnesskit
 
 import harnesskit as hk
-from harnesskit import context, events, executor, loop, redact
+from harnesskit.context import builder as context
+from harnesskit.log import events, redact
 from harnesskit.models import offline
+from harnesskit.run import loop
+from harnesskit.tools import executor
 
 PARTS = [
     ("step", loop.Run, "step", 0),

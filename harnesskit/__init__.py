@@ -12,7 +12,33 @@ run.log.frame()     # one row per event
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx.
 """
 
-from harnesskit.artifacts import (
+from harnesskit.analysis.audit import AuditReport, ExperimentAudit, audit
+from harnesskit.analysis.evals import (
+    CallSpec,
+    Case,
+    CheckResult,
+    Domain,
+    Experiment,
+    ExperimentResult,
+    Fact,
+    Score,
+    Trial,
+    load_cases,
+    pass_hat_k,
+    register_domain,
+    save_cases,
+    score,
+)
+from harnesskit.analysis.probes import (
+    compare_policies,
+    plot_policy_tokens,
+    probe_heatmap,
+    run_probes,
+)
+from harnesskit.analysis.replay import Divergence, ReplayReport, counterfactual, replay
+from harnesskit.context.builder import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
+from harnesskit.context.tokens import TokenEstimator, estimate_tokens
+from harnesskit.data.artifacts import (
     ArtifactRef,
     ArtifactStore,
     Preview,
@@ -20,10 +46,8 @@ from harnesskit.artifacts import (
     check_representation,
     verify_preview,
 )
-from harnesskit.audit import AuditReport, ExperimentAudit, audit
-from harnesskit.bindings import TransportAudit, transport_audit
-from harnesskit.context import ContextBuilder, ContextPolicy, InjectionRecord, Prompt
-from harnesskit.display import set_display
+from harnesskit.data.bindings import TransportAudit, transport_audit
+from harnesskit.data.transport import Transport, TransportPolicy
 from harnesskit.errors import (
     ArtifactError,
     ArtifactIntegrityError,
@@ -45,27 +69,10 @@ from harnesskit.errors import (
     ToolTimeoutError,
     UsageError,
 )
-from harnesskit.evals import (
-    CallSpec,
-    Case,
-    CheckResult,
-    Domain,
-    Experiment,
-    ExperimentResult,
-    Fact,
-    Score,
-    Trial,
-    load_cases,
-    pass_hat_k,
-    register_domain,
-    save_cases,
-    score,
-)
-from harnesskit.events import Event, EventLog
-from harnesskit.executor import Executor
-from harnesskit.gate import ApprovalRequest, Gate, allow_all, deny_all
-from harnesskit.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
-from harnesskit.loop import Harness, Limits, Progress, Run, RunState
+from harnesskit.log.events import Event, EventLog
+from harnesskit.log.redact import Redactor
+from harnesskit.log.resume import ResumeCheck, ResumeReport, check_resume
+from harnesskit.log.trajectory import Evidence, Gap, Trajectory, visible_events
 from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult, Usage
 from harnesskit.models import (
     FallbackModel,
@@ -78,14 +85,8 @@ from harnesskit.models import (
     get_model,
     register_provider,
 )
-from harnesskit.probes import compare_policies, plot_policy_tokens, probe_heatmap, run_probes
-from harnesskit.progress import TqdmProgress
-from harnesskit.redact import Redactor
-from harnesskit.replay import Divergence, ReplayReport, counterfactual, replay
-from harnesskit.resume import ResumeCheck, ResumeReport, check_resume
-from harnesskit.tokens import TokenEstimator, estimate_tokens
-from harnesskit.tools import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
-from harnesskit.trace import (
+from harnesskit.notebook.display import set_display
+from harnesskit.notebook.trace import (
     budget_frame,
     comparison_frame,
     composition_frame,
@@ -94,9 +95,13 @@ from harnesskit.trace import (
     plot_comparison,
     plot_composition,
 )
-from harnesskit.trajectory import Evidence, Gap, Trajectory, visible_events
-from harnesskit.transport import Transport, TransportPolicy
-from harnesskit.widgets import ApprovalPrompt, StepControls, TraceExplorer
+from harnesskit.notebook.widgets import ApprovalPrompt, StepControls, TraceExplorer
+from harnesskit.run.loop import Harness, Limits, Progress, Run, RunState
+from harnesskit.run.progress import TqdmProgress
+from harnesskit.tools.executor import Executor
+from harnesskit.tools.gate import ApprovalRequest, Gate, allow_all, deny_all
+from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, WriteRecord
+from harnesskit.tools.spec import LintIssue, Tool, ToolContext, ToolRegistry, lint, tool
 
 __version__ = "0.1.0"
 

@@ -51,8 +51,8 @@ def _model(args: argparse.Namespace) -> object | None:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from harnesskit.audit import audit
-    from harnesskit.evals import Experiment, load_cases
+    from harnesskit.analysis.audit import audit
+    from harnesskit.analysis.evals import Experiment, load_cases
 
     cases = load_cases(args.cases, domain=args.domain, tags=args.tag or ())
     if not cases:

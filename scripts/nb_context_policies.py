@@ -29,7 +29,7 @@ built-in policies on one scripted 40-turn run and runs the contamination probe m
         "code",
         """%matplotlib inline
 import harnesskit as hk
-from harnesskit.context import POLICY_DIR, ContextPolicy
+from harnesskit.context.builder import POLICY_DIR, ContextPolicy
 from harnesskit.testing import reply""",
     ),
     ("md", "## Policies are data\n\nThe built-in `default` policy, as shipped:"),

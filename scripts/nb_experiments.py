@@ -189,7 +189,7 @@ asks before any write and acts only after a yes — the do-not-act cases tell th
         """import json
 
 from harnesskit.domains import airline
-from harnesskit.evals import AFFIRMATIVE
+from harnesskit.analysis.evals import AFFIRMATIVE
 
 WRITES = {"book_reservation", "cancel_reservation", "update_reservation_flights",
           "update_reservation_baggages", "update_reservation_passengers", "send_certificate"}

@@ -9,7 +9,7 @@ DESK = '''%%writefile $DESK_PY
 """A tiny order desk: a JSON-file database, one read tool and two write tools."""
 import json, os, pathlib, sys, threading, time
 import harnesskit as hk
-from harnesskit.idempotency import EffectCheck
+from harnesskit.tools.idempotency import EffectCheck
 
 ORDERS = {"A1": 120, "A2": 75, "A3": 310, "A4": 42}
 

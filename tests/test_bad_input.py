@@ -256,7 +256,7 @@ def test_fork_at_minus_one_is_the_last_event():
 
 
 def test_one_name_is_not_split_into_characters():
-    from harnesskit.probes import run_probes
+    from harnesskit.analysis.probes import run_probes
 
     matrix = run_probes("default", kinds="expired_snippet", repeats=1, seed=0)
     assert matrix.index.tolist() == ["default"]

@@ -159,7 +159,7 @@ class ReplayModel(ScriptedModel):
 
     Identical to `ScriptedModel` except that its name defaults to `"replay"`; divergence
     reports (recorded vs recomputed tool results) are made by the replay drivers that feed it
-    (e.g. `harnesskit.domains.airline.replay`, `harnesskit.trajectory`).
+    (e.g. `harnesskit.domains.airline.replay`, `harnesskit.log.trajectory`).
     """
 
     def __init__(self, responses: Sequence[Turn], *, name: str = "replay") -> None:

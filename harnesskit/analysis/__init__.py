@@ -1,0 +1,49 @@
+"""Analysis that drives or reads runs: replay, audit, probes and evals."""
+
+from harnesskit.analysis import evals
+from harnesskit.analysis.audit import (
+    POINTS,
+    AuditReport,
+    ExperimentAudit,
+    Finding,
+    audit,
+    is_identifier,
+)
+from harnesskit.analysis.probes import (
+    PROBE_KINDS,
+    ProbeResult,
+    compare_policies,
+    debug_session,
+    plot_policy_tokens,
+    probe_heatmap,
+    run_probe,
+    run_probes,
+)
+from harnesskit.analysis.replay import (
+    Divergence,
+    ReplayReport,
+    counterfactual,
+    replay,
+)
+
+__all__ = [
+    "AuditReport",
+    "Divergence",
+    "ExperimentAudit",
+    "Finding",
+    "POINTS",
+    "PROBE_KINDS",
+    "ProbeResult",
+    "ReplayReport",
+    "audit",
+    "compare_policies",
+    "counterfactual",
+    "debug_session",
+    "evals",
+    "is_identifier",
+    "plot_policy_tokens",
+    "probe_heatmap",
+    "replay",
+    "run_probe",
+    "run_probes",
+]

@@ -1,0 +1,586 @@
+"""Experiments: every case × policy × model × repeat, run in parallel, scored, saved (R-P3).
+
+```python
+exp = hk.Experiment(
+    hk.load_cases("datasets/cases/shop.jsonl"),
+    policies=["full-history", "default"],
+    models=["shop:careful", "shop:hasty"],
+    repeats=4,
+    seed=0,
+)
+result = exp.run()                  # a run directory under runs/experiments/
+result.frame                         # one row per trial
+result.summary()                     # pass rate, pass^1..k, tokens per pass, per policy × model
+hk.ExperimentResult.load(result.path).frame.equals(result.frame)   # True
+```
+
+Trials run on threads; a per-endpoint semaphore bounds the requests in flight to one model
+endpoint. Each trial gets its own environment (a fresh database) and its own model, built
+from a seed derived from `(seed, case id, repeat)` — the same for every policy and model, so
+comparisons use common random numbers — which makes parallel and serial runs give the same
+results.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harnesskit.analysis.evals.cases import Case, save_cases
+from harnesskit.analysis.evals.results import ExperimentResult
+from harnesskit.analysis.evals.scoring import CheckResult, Score, score
+from harnesskit.context.builder import ContextPolicy
+from harnesskit.errors import UsageError
+from harnesskit.log.events import EventLog
+from harnesskit.messages import ModelResponse
+from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.run.loop import Harness, Limits, Run
+from harnesskit.tools.gate import Gate
+from harnesskit.tools.spec import ToolRegistry
+
+__all__ = [
+    "Domain",
+    "Experiment",
+    "Trial",
+    "derive_seed",
+    "endpoint_of",
+    "get_domain",
+    "register_domain",
+]
+
+EXPERIMENT_SCHEMA_VERSION = 1
+
+# -- domains ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Domain:
+    """Where cases run: a fresh environment per trial, plus the domain's offline agents.
+
+    The environment is any object with `tools` (a `ToolRegistry` or list of tools) and
+    optionally `system_prompt` (str), `gate` (`Gate`), `state` and
+    `checks(case, log) -> list[CheckResult]` (domain checks such as a final-database check).
+    """
+
+    name: str
+    """The name cases use in their `domain` field."""
+    environment: Callable[[Case], Any]
+    """Builds a fresh environment for one trial of a case."""
+    agents: Mapping[str, Callable[..., Model]] = field(default_factory=dict)
+    """`{style: factory(seed=...)}`: offline agents, named in experiments as `domain:style`."""
+
+
+_DOMAINS: dict[str, Domain] = {}
+_DOMAINS_LOCK = threading.Lock()
+
+
+def register_domain(domain: Domain) -> None:
+    """Make cases with `domain: <name>` runnable, and its agents nameable as `name:style`."""
+    with _DOMAINS_LOCK:
+        _DOMAINS[domain.name] = domain
+
+
+def get_domain(name: str) -> Domain:
+    """The registered domain `name` (the built-in `shop` and `airline` load on first use).
+
+    Raises:
+        UsageError: no such domain (the message lists the known ones).
+    """
+    with _DOMAINS_LOCK:
+        if name not in _DOMAINS and name in _BUILTIN_DOMAINS:
+            _DOMAINS[name] = _BUILTIN_DOMAINS[name]()
+        found = _DOMAINS.get(name)
+    if found is None:
+        known = sorted(set(_DOMAINS) | set(_BUILTIN_DOMAINS))
+        raise UsageError(f"unknown eval domain {name!r}; known: {known} (see register_domain)")
+    return found
+
+
+def _shop_domain() -> Domain:
+    from harnesskit.domains import shop
+
+    agents = {style: _style_factory(shop.agent, style) for style in shop.AGENTS}
+    return Domain(name="shop", environment=shop.environment, agents=agents)
+
+
+def _style_factory(make: Callable[..., Model], style: str) -> Callable[..., Model]:
+    def factory(*, seed: int = 0) -> Model:
+        return make(style, seed=seed)
+
+    factory.__name__ = style
+    return factory
+
+
+@dataclass(slots=True, kw_only=True)
+class _AirlineEnv:
+    tools: Any
+    system_prompt: str
+    state: Any
+
+    def checks(self, case: Case, log: EventLog) -> list[CheckResult]:
+        """τ-bench's database check when the case lists `setup.db_actions`."""
+        actions = case.setup.get("db_actions")
+        if actions is None:
+            return []
+        from harnesskit.domains import airline
+
+        expected = airline.expected_state_hash(
+            [airline.ExpectedAction(name=a["tool"], kwargs=a.get("args") or {}) for a in actions]
+        )
+        final = self.state.state_hash()
+        what = f"after the task's {len(actions)} actions" if actions else "unchanged"
+        return [
+            CheckResult(
+                name="final database equals the expected one",
+                kind="state",
+                passed=final == expected,
+                detail=f"expected the fresh database {what}; "
+                + ("equal" if final == expected else f"hash {final[:12]} ≠ {expected[:12]}"),
+            )
+        ]
+
+
+def _airline_domain() -> Domain:
+    from harnesskit.domains import airline
+
+    def environment(case: Case) -> _AirlineEnv:
+        db = airline.load_database()
+        return _AirlineEnv(tools=airline.tools(db), system_prompt=airline.POLICY, state=db)
+
+    def embedded(*, seed: int = 0) -> Model:
+        return airline.agent_model()  # deterministic: the seed has nothing to vary
+
+    embedded.__name__ = "embedded"
+    return Domain(name="airline", environment=environment, agents={"embedded": embedded})
+
+
+_BUILTIN_DOMAINS: dict[str, Callable[[], Domain]] = {
+    "airline": _airline_domain,
+    "shop": _shop_domain,
+}
+
+
+# -- trials -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trial:
+    """One cell of an experiment: a case under one policy and model, one repeat."""
+
+    index: int
+    """Position in the experiment's trial order (case, policy, model, repeat)."""
+    case: Case
+    """The case."""
+    policy: str
+    """The context policy's label."""
+    model: str
+    """The model's label."""
+    repeat: int
+    """Repeat number, 0-based."""
+    seed: int
+    """Derived from `(experiment seed, case id, repeat)`; equal across policies and models."""
+
+    @property
+    def run_id(self) -> str:
+        """A unique, filesystem-safe run id: `t0007-<case>-<policy>-<model>-r1`."""
+        raw = f"t{self.index:04d}-{self.case.id}-{self.policy}-{self.model}-r{self.repeat}"
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)[:180]
+
+
+def derive_seed(seed: int, case_id: str, repeat: int) -> int:
+    """The trial seed: 31 bits of sha256 over `seed:case_id:repeat`."""
+    digest = hashlib.sha256(f"{seed}:{case_id}:{repeat}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+ModelSpec = str | Model | Callable[[Trial], Model | str]
+PolicySpec = str | dict[str, Any] | ContextPolicy
+
+
+class _Throttled:
+    """A model proxy holding its endpoint's semaphore for the duration of each request."""
+
+    def __init__(self, model: Model, semaphore: threading.Semaphore | None) -> None:
+        self.model = model
+        self.name = model.name
+        self._sem = semaphore
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        if self._sem is None:
+            return self.model.request(request)
+        with self._sem:
+            return self.model.request(request)
+
+
+def endpoint_of(model: Any) -> str:
+    """The key of a model's concurrency limit: its `endpoint` or `base_url`, else its name."""
+    for attr in ("endpoint", "base_url"):
+        value = getattr(model, attr, None)
+        if value:
+            return str(value)
+    return str(getattr(model, "name", type(model).__name__))
+
+
+# -- the experiment ---------------------------------------------------------------------------
+
+
+class Experiment:
+    """Cases × policies × models × repeats, run in parallel with a per-endpoint limit.
+
+    Args:
+        cases: the cases (see `load_cases`).
+        policies: context policies (names, dicts or `ContextPolicy`), or `{label: policy}`.
+        models: model specs, or `{label: spec}`. A spec is a string (`"shop:careful"` names a
+            domain's offline agent, built per trial with the trial's seed; anything else goes
+            to `get_model`), a factory `fn(trial) -> Model`, or a `Model` instance shared by
+            all trials (not allowed for the stateful offline models).
+        repeats: trials per (case, policy, model); pass^k needs `repeats >= k`.
+        seed: the experiment seed; each trial's seed is derived from it, the case id and the
+            repeat, and is sent in the request settings (`seed`) and to agent factories.
+        name: the experiment's name (run folder prefix).
+        domains: `{name: Domain}` overriding the registry for this experiment.
+        limits: default brakes; a case's `limits` override them.
+        gate: the gate for environments that bring none. The default allows every risk level
+            (destructive too): the cases judge whether the agent asked before acting, so the
+            gate must not refuse on its behalf. Pass `Gate()` to evaluate under the
+            interactive default (destructive → confirm → refused in batch).
+        max_workers: threads running trials at once.
+        per_endpoint: requests in flight per model endpoint (`endpoint_of`): one number for
+            all, or `{endpoint: n}` (endpoints not listed are unlimited); `None` = unlimited.
+        settings: sampling settings sent with every request (the trial seed is added).
+
+    Raises:
+        UsageError: no cases, policies or models; duplicate labels or case ids;
+            `repeats < 1`.
+    """
+
+    def __init__(
+        self,
+        cases: Sequence[Case],
+        policies: Sequence[PolicySpec] | Mapping[str, PolicySpec] = ("full-history",),
+        models: Sequence[ModelSpec] | Mapping[str, ModelSpec] = ("shop:careful",),
+        *,
+        repeats: int = 1,
+        seed: int = 0,
+        name: str = "experiment",
+        domains: Mapping[str, Domain] | None = None,
+        limits: Limits | None = None,
+        gate: Gate | None = None,
+        max_workers: int = 4,
+        per_endpoint: int | Mapping[str, int] | None = 4,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(cases, str | os.PathLike):
+            raise UsageError(
+                "Experiment takes cases, not a path: "
+                f"hk.Experiment(hk.load_cases({str(cases)!r}), ...)"
+            )
+        if not cases:
+            raise UsageError("an experiment needs at least one case")
+        if isinstance(policies, str | ContextPolicy):
+            policies = [policies]  # one policy, not its characters
+        if isinstance(models, str):
+            models = [models]
+        ids = [c.id for c in cases]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise UsageError(f"duplicate case ids in the experiment: {dupes}")
+        if repeats < 1:
+            raise UsageError(f"repeats must be >= 1, got {repeats}")
+        if max_workers < 1:
+            raise UsageError(f"max_workers must be >= 1, got {max_workers}")
+        self.cases = list(cases)
+        self.policies = _labelled(policies, lambda p: ContextPolicy.resolve(p).name, "policy")
+        for p in self.policies.values():
+            ContextPolicy.resolve(p)  # fail early on an unknown policy
+        self.domains = dict(domains or {})
+        self.models = _labelled(models, _model_label, "model")
+        for label, spec in self.models.items():
+            if isinstance(spec, str):
+                self._check_model_spec(spec)  # a typo fails here, not in every trial
+            if type(spec).__name__ in ("ScriptedModel", "FunctionModel", "ReplayModel"):
+                raise UsageError(
+                    f"model {label!r}: a {type(spec).__name__} instance keeps state between "
+                    "requests, so trials cannot share it; pass a factory `lambda trial: ...` "
+                    "that builds one per trial (use trial.seed)"
+                )
+        self.repeats = repeats
+        self.seed = seed
+        self.name = name
+        self.domains = dict(domains or {})
+        self.limits = limits or Limits()
+        self.gate = gate
+        self.max_workers = max_workers
+        self.per_endpoint = per_endpoint
+        self.settings = dict(settings or {})
+        self._semaphores: dict[str, threading.Semaphore | None] = {}
+        self._sem_lock = threading.Lock()
+
+    def trials(self) -> list[Trial]:
+        """Every trial, in order: case, then policy, then model, then repeat."""
+        out: list[Trial] = []
+        for case in self.cases:
+            for policy in self.policies:
+                for model in self.models:
+                    for r in range(self.repeats):
+                        out.append(
+                            Trial(
+                                index=len(out),
+                                case=case,
+                                policy=policy,
+                                model=model,
+                                repeat=r,
+                                seed=derive_seed(self.seed, case.id, r),
+                            )
+                        )
+        return out
+
+    def run(
+        self,
+        out_dir: str | os.PathLike[str] | None = None,
+        *,
+        parallel: bool = True,
+        progress: bool = True,
+    ) -> ExperimentResult:
+        """Run every trial, score it, and write the run directory.
+
+        Args:
+            out_dir: the run directory (must be absent or empty); default
+                `runs/experiments/<name>-<UTC time>-<6 hex>`.
+            parallel: False runs the trials one after another on this thread.
+            progress: show a tqdm progress bar (one tick per finished trial).
+
+        Returns:
+            The `ExperimentResult`, rows in trial order.
+
+        Raises:
+            UsageError: `out_dir` exists and is not empty, or a case names an unknown domain.
+        """
+        path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
+        if path.exists() and any(path.iterdir()):
+            raise UsageError(f"run directory {path} is not empty; pick a new one")
+        (path / "logs").mkdir(parents=True, exist_ok=True)
+        trials = self.trials()
+        for case in self.cases:
+            self._domain(case)  # fail before starting on an unknown domain
+        save_cases(self.cases, path / "cases.jsonl")
+        _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(trials), desc=self.name, unit="trial", disable=not progress)
+        rows: list[dict[str, Any]] = [{}] * len(trials)
+        try:
+            if parallel and self.max_workers > 1:
+                with cf.ThreadPoolExecutor(self.max_workers, thread_name_prefix="hk-eval") as pool:
+                    futures = {pool.submit(self._run_trial, t, path / "logs"): t for t in trials}
+                    for fut in cf.as_completed(futures):
+                        rows[futures[fut].index] = fut.result()
+                        bar.update(1)
+            else:
+                for t in trials:
+                    rows[t.index] = self._run_trial(t, path / "logs")
+                    bar.update(1)
+        finally:
+            bar.close()
+        with open(path / "results.jsonl", "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        _write_json(path / "experiment.json", self._manifest(len(trials), finished=True))
+        return ExperimentResult(rows, path=path, repeats=self.repeats)
+
+    # -- internals ----------------------------------------------------------------------------
+    def _check_model_spec(self, spec: str) -> None:
+        prefix, _, style = spec.partition(":")
+        domain = self.domains.get(prefix)
+        if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+            domain = get_domain(prefix)
+        if domain is not None:
+            if style not in domain.agents:
+                raise UsageError(
+                    f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
+                )
+        elif prefix not in ("scripted", "function", "replay") and ":" not in spec:
+            get_model(spec)  # raises UsageError naming the known providers
+
+    def _domain(self, case: Case) -> Domain:
+        name = case.domain or "shop"
+        return self.domains.get(name) or get_domain(name)
+
+    def _model(self, trial: Trial) -> Model:
+        spec: Any = self.models[trial.model]
+        if not isinstance(spec, str) and not hasattr(spec, "request") and callable(spec):
+            spec = spec(trial)
+        if isinstance(spec, str):
+            prefix, _, style = spec.partition(":")
+            domain = self.domains.get(prefix)
+            if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+                domain = get_domain(prefix)
+            if domain is not None and style in domain.agents:
+                return domain.agents[style](seed=trial.seed)
+            if domain is not None:
+                raise UsageError(
+                    f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
+                )
+            return get_model(spec)
+        return spec  # type: ignore[no-any-return]
+
+    def _semaphore(self, model: Model) -> threading.Semaphore | None:
+        key = endpoint_of(model)
+        with self._sem_lock:
+            if key not in self._semaphores:
+                limit = self.per_endpoint
+                n = limit.get(key) if isinstance(limit, Mapping) else limit
+                self._semaphores[key] = threading.Semaphore(n) if n else None
+            return self._semaphores[key]
+
+    def _run_trial(self, trial: Trial, log_dir: Path) -> dict[str, Any]:
+        case, run, error = trial.case, None, None
+        risks: dict[str, str] = {}
+        env: Any = None
+        try:
+            env = self._domain(case).environment(case)
+            registry = env.tools if isinstance(env.tools, ToolRegistry) else ToolRegistry(env.tools)
+            risks = {t.name: t.risk for t in registry}
+            model = self._model(trial)
+            limits = Limits(**{**_limits_dict(self.limits), **case.limits})
+            harness = Harness(
+                registry,
+                _Throttled(model, self._semaphore(model)),
+                policy=self.policies[trial.policy],
+                limits=limits,
+                log_dir=log_dir,
+                system_prompt=getattr(env, "system_prompt", "") or "",
+                gate=getattr(env, "gate", None)
+                or self.gate
+                or Gate(policy={"destructive": "allow"}),
+                settings={**self.settings, "seed": trial.seed},
+            )
+            task = {
+                "case": case.id,
+                "policy": trial.policy,
+                "model": trial.model,
+                "repeat": trial.repeat,
+                "seed": trial.seed,
+            }
+            run = harness.start(case.input[0], run_id=trial.run_id, task=task)
+            run.run()
+            for text in case.input[1:]:
+                if run.finish_reason != "stop":
+                    break
+                run.send(text).run()
+        except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if run is not None:  # a crashed run did not reach its own close
+                run.executor.close()
+                run.log.close()
+        return _row(trial, run, error, risks, env)
+
+    def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
+        return {
+            "schema_version": EXPERIMENT_SCHEMA_VERSION,
+            "name": self.name,
+            "seed": self.seed,
+            "repeats": self.repeats,
+            "cases": [c.id for c in self.cases],
+            "policies": {k: ContextPolicy.resolve(v).to_dict() for k, v in self.policies.items()},
+            "models": {k: _model_label(v) for k, v in self.models.items()},
+            "trials": n_trials,
+            "max_workers": self.max_workers,
+            "finished": finished,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Experiment {self.name}: {len(self.cases)} cases × {len(self.policies)} policies × "
+            f"{len(self.models)} models × {self.repeats} repeats>"
+        )
+
+
+def _row(
+    trial: Trial, run: Run | None, error: str | None, risks: Mapping[str, str], env: Any
+) -> dict[str, Any]:
+    case = trial.case
+    if run is not None:
+        extra: list[CheckResult] = []
+        domain_checks = getattr(env, "checks", None)
+        if callable(domain_checks):
+            extra = list(domain_checks(case, run.log))
+        s = score(case, run.log, risks=risks, extra=extra)
+        st = run.state
+        steps, prompt, completion = st.step, st.prompt_tokens, st.completion_tokens
+        calls = len(st.tool_history)
+    else:
+        s, steps, prompt, completion, calls = Score(case_id=case.id, checks=()), 0, 0, 0, 0
+    if error is not None:
+        failed = CheckResult(name="run completes", kind="run", passed=False, detail=error)
+        s = Score(case_id=case.id, checks=(*s.checks, failed))
+    return {
+        "case": case.id,
+        "policy": trial.policy,
+        "model": trial.model,
+        "repeat": trial.repeat,
+        "seed": trial.seed,
+        "pass": s.passed,
+        "steps": steps,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "tool_calls": calls,
+        "finish_reason": "error" if error else (run.finish_reason if run else None),
+        "failed_checks": s.failed,
+        "error": error,
+        "run_id": trial.run_id,
+        "checks": [c.to_dict() for c in s.checks],
+    }
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _labelled(items: Any, label: Callable[[Any], str], what: str) -> dict[str, Any]:
+    if isinstance(items, Mapping):
+        out = dict(items)
+    else:
+        out = {}
+        for item in items:
+            key = label(item)
+            if key in out:
+                raise UsageError(f"two {what} specs share the label {key!r}; pass a dict of labels")
+            out[key] = item
+    if not out:
+        raise UsageError(f"an experiment needs at least one {what}")
+    return out
+
+
+def _model_label(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    if hasattr(spec, "request"):
+        return str(spec.name)
+    return str(getattr(spec, "__name__", type(spec).__name__))
+
+
+def _limits_dict(limits: Limits) -> dict[str, Any]:
+    return {k: getattr(limits, k) for k in Limits.__slots__}
+
+
+def _default_dir(name: str) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    return Path("runs") / "experiments" / f"{safe}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(
+        json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )

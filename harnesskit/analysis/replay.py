@@ -1,0 +1,362 @@
+"""Replay a recorded run, and counterfactual context under another policy (R-V7).
+
+`replay` re-runs a logged run with its recorded model responses (a `ReplayModel`), sends the
+user turns where they were sent, and compares every step with the recording: the exact request,
+the tool calls, the tool results and the finish reason. `counterfactual` rebuilds each recorded
+prompt under another context policy from the events that existed at that moment and sets the
+selections and token estimates side by side.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime as dt
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harnesskit.errors import ToolError, UsageError
+from harnesskit.log.events import Event, EventLog, hash_json
+from harnesskit.log.trajectory import _calls_of, visible_events
+from harnesskit.messages import Message, ModelResponse, Usage
+from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
+
+__all__ = ["Divergence", "ReplayReport", "counterfactual", "replay"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Divergence:
+    """One place where a replay differs from its recording."""
+
+    step: int
+    """The loop step (1-based)."""
+    what: str
+    """`request`, `tool_calls`, `tool_result`, `finish_reason` or `length`."""
+    recorded: Any
+    """The recorded value (for `request`: the first differing message)."""
+    replayed: Any
+    """The replayed value."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayReport:
+    """The outcome of `replay`: the divergences, and the replay run itself."""
+
+    divergences: tuple[Divergence, ...]
+    """Every divergence, in step order; empty when the replay reproduced the recording."""
+    steps: int
+    """Steps recorded."""
+    replayed_steps: int
+    """Steps replayed."""
+    run: Any = None
+    """The replay `Run` (its log is in memory)."""
+
+    @property
+    def identical(self) -> bool:
+        """True when nothing diverged."""
+        return not self.divergences
+
+    def frame(self) -> Any:
+        """One row per divergence: step, what, recorded, replayed."""
+        import pandas as pd
+
+        rows = [dataclasses.asdict(d) for d in self.divergences]
+        return pd.DataFrame(rows, columns=["step", "what", "recorded", "replayed"])
+
+    def __repr__(self) -> str:
+        verdict = "identical" if self.identical else f"{len(self.divergences)} divergences"
+        return f"<ReplayReport {self.steps} steps, {verdict}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        display.renderer("ReplayReport")(_replay_html)
+        return display.render_html(self)
+
+
+def _replay_html(report: ReplayReport) -> str:
+    from harnesskit.notebook import display
+
+    rows = [[d.step, d.what, d.recorded, d.replayed] for d in report.divergences]
+    return display.table(["step", "what", "recorded", "replayed"], rows, caption=repr(report))
+
+
+def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for e in view:
+        p = e.payload
+        if e.type == "model.request":
+            steps.append({"step": p.get("step"), "request": e.event_id, "calls": [], "results": {}})
+        elif e.type == "model.response" and steps:
+            steps[-1]["calls"] = [(c.name, c.arguments) for c in _calls_of(e)]
+        elif e.type == "tool.result" and steps:
+            steps[-1]["results"][p.get("tool_call_id")] = (p.get("ok"), p.get("content"))
+        elif e.type == "run.finished" and steps:
+            steps[-1]["finish"] = p.get("finish_reason")
+    for s in steps:
+        s["messages"] = log.request_messages(s["request"])
+        s["tools"] = log.request_tools(s["request"])
+    return steps
+
+
+def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
+    """Stand-in tools answering every call with its recorded result (by tool_call_id)."""
+    results = {e.payload.get("tool_call_id"): e.payload for e in view if e.type == "tool.result"}
+    specs: dict[str, dict[str, Any]] = {}
+    for e in view:
+        if e.type == "model.request":
+            for spec in log.request_tools(e.event_id):
+                specs.setdefault(spec["function"]["name"], spec["function"])
+
+    def make(name: str) -> Callable[..., Any]:
+        def recorded(ctx: ToolContext, **_: Any) -> Any:
+            r = results.get(ctx.tool_call_id)
+            if r is None:
+                raise ToolError(f"no recorded result for call {ctx.tool_call_id} of {name}")
+            if r.get("ok"):
+                return r.get("content", "")
+            body = json.loads(r.get("content") or "{}")
+            err = ToolError(body.get("message", ""), hint=body.get("hint"))
+            err.error_type = body.get("error_type", "tool_error")  # type: ignore[misc]
+            raise err
+
+        return recorded
+
+    return ToolRegistry(
+        Tool(
+            name=name,
+            description=spec.get("description", ""),
+            parameters=spec.get("parameters") or {"type": "object"},
+            fn=make(name),
+            context_param="ctx",
+            timeout_seconds=None,
+        )
+        for name, spec in specs.items()
+    )
+
+
+def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
+    """Index of the first message that differs (or where one list ends), `None` if equal."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def replay(
+    log: EventLog | str | os.PathLike[str],
+    harness: Any,
+    *,
+    branch_id: str = "main",
+    tools: str = "live",
+) -> ReplayReport:
+    """Re-run a recorded run on its recorded model responses and report divergences (R-V7).
+
+    The replay uses a copy of `harness` whose model is a `ReplayModel` of the recorded
+    responses (with their usage), whose log is in memory and whose clock is fixed, so two
+    replays are identical. User turns are sent at the points they were sent. Compared per
+    step: the exact request (messages and tools), the tool calls, the tool results, and the
+    finish reason.
+
+    Args:
+        log: the recorded log (or its path).
+        harness: supplies tools, gate, policy and limits (use fresh tool state, e.g. a new
+            copy of the database: with `tools="live"` write tools act again).
+        branch_id: the branch to replay (its view: ancestors and itself).
+        tools: `"live"` runs `harness.tools`; `"recorded"` answers every call with its
+            recorded result (nothing acts; only context building and the loop are replayed).
+
+    Returns:
+        A `ReplayReport`.
+
+    Raises:
+        UsageError: no task contract on the branch, or an unknown `tools` mode.
+    """
+    from harnesskit.models.offline import ReplayModel
+
+    recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
+    view = visible_events(recorded_log, branch_id)
+    contract = next((e for e in view if e.type == "task.contract"), None)
+    if contract is None:
+        raise UsageError(f"no task.contract visible on branch {branch_id!r}")
+    if tools not in ("live", "recorded"):
+        raise UsageError(f"tools must be 'live' or 'recorded', got {tools!r}")
+    responses = []
+    for e in view:
+        if e.type == "model.response":
+            p = e.payload
+            usage = p.get("usage") or {}
+            responses.append(
+                ModelResponse(
+                    message=Message.from_openai(p["message"]),
+                    usage=Usage(
+                        prompt_tokens=usage.get("prompt_tokens", 0),
+                        completion_tokens=usage.get("completion_tokens", 0),
+                        cached_tokens=usage.get("cached_tokens", 0),
+                        estimated=usage.get("estimated", False),
+                    ),
+                    finish_reason=p.get("finish_reason") or "stop",
+                    model=p.get("model") or "",
+                )
+            )
+    first_request = next((e for e in view if e.type == "model.request"), None)
+    start = first_request.event_id if first_request is not None else len(recorded_log) + 1
+    opening = [
+        e.payload.get("content", "")
+        for e in view
+        if e.type == "user.message" and e.event_id < start
+    ]
+    later = [
+        e.payload.get("content", "")
+        for e in view
+        if e.type == "user.message" and e.event_id > start
+    ]
+    contract_time = (
+        dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
+    )
+    h = copy.copy(harness)
+    h.model = ReplayModel(responses, name=contract.payload.get("model") or "replay")
+    h.log_dir = None
+    h.progress = None
+    h.clock = lambda: contract_time
+    h.system_prompt = contract.payload.get("system_prompt", "")
+    if tools == "recorded":
+        h.tools = _recorded_registry(recorded_log, view)
+    run = h.start(opening, run_id=contract.payload.get("run_id"), task=contract.payload.get("task"))
+    divergences: list[Divergence] = []
+    try:
+        run.run()
+        for text in later:
+            if run.finish_reason != "stop":
+                break
+            run.send(text).run()
+    except UsageError as exc:
+        divergences.append(
+            Divergence(
+                step=run.state.step, what="length", recorded=len(responses), replayed=str(exc)
+            )
+        )
+    old, new = _steps(recorded_log, view), _steps(run.log, visible_events(run.log, "main"))
+    seen = 0  # messages of the previous request: a difference there was reported already
+    for a, b in zip(old, new, strict=False):
+        step = a["step"]
+        first = _first_difference(a["messages"], b["messages"])
+        if first is not None and first >= seen:
+            am, bm = a["messages"], b["messages"]
+            divergences.append(
+                Divergence(
+                    step=step,
+                    what="request",
+                    recorded=am[first] if first < len(am) else None,
+                    replayed=bm[first] if first < len(bm) else None,
+                )
+            )
+        seen = len(a["messages"])
+        if first is None and a["tools"] != b["tools"]:
+            divergences.append(
+                Divergence(
+                    step=step,
+                    what="request",
+                    recorded=hash_json(a["tools"]),
+                    replayed=hash_json(b["tools"]),
+                )
+            )
+        if a["calls"] != b["calls"]:
+            divergences.append(
+                Divergence(step=step, what="tool_calls", recorded=a["calls"], replayed=b["calls"])
+            )
+        for call_id, result in a["results"].items():
+            if b["results"].get(call_id) != result:
+                divergences.append(
+                    Divergence(
+                        step=step,
+                        what="tool_result",
+                        recorded=result,
+                        replayed=b["results"].get(call_id),
+                    )
+                )
+        if a.get("finish") != b.get("finish"):
+            divergences.append(
+                Divergence(
+                    step=step,
+                    what="finish_reason",
+                    recorded=a.get("finish"),
+                    replayed=b.get("finish"),
+                )
+            )
+    if len(old) != len(new) and not any(d.what == "length" for d in divergences):
+        divergences.append(
+            Divergence(
+                step=min(len(old), len(new)) + 1,
+                what="length",
+                recorded=len(old),
+                replayed=len(new),
+            )
+        )
+    return ReplayReport(
+        divergences=tuple(divergences), steps=len(old), replayed_steps=len(new), run=run
+    )
+
+
+def counterfactual(
+    log: EventLog | str | os.PathLike[str],
+    policy: Any,
+    *,
+    branch_id: str = "main",
+    estimator: Any = None,
+) -> Any:
+    """What the model would have seen under another context policy, step by step (R-V7).
+
+    For every recorded request, the prompt is rebuilt from the events that existed just
+    before it under `policy`, and set beside the recorded `context.injected` record.
+
+    Args:
+        log: the recorded log (or its path).
+        policy: a policy name, dict or `ContextPolicy`, or a ready builder (anything with
+            `build(log, branch_id=...)` returning a `Prompt`).
+        branch_id: the branch whose requests to revisit.
+        estimator: token estimator for the rebuilt prompts.
+
+    Returns:
+        A DataFrame, one row per request: step, request_id, recorded_policy, recorded_ids,
+        recorded_tokens, policy, ids, tokens, only_recorded, only_policy, messages (the
+        counterfactual prompt as chat-completions dicts).
+    """
+    import pandas as pd
+
+    from harnesskit.context.builder import ContextBuilder
+
+    recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
+    builder = policy if hasattr(policy, "build") else ContextBuilder(policy, estimator=estimator)
+    name = getattr(getattr(builder, "policy", None), "name", type(builder).__name__)
+    view = EventLog(None, run_id=recorded_log.run_id)  # the log as it stood before each request
+    rows = []
+    injected: Event | None = None
+    for e in recorded_log.events:
+        if e.type == "context.injected" and e.branch_id == branch_id:
+            injected = e
+        if e.type == "model.request" and e.branch_id == branch_id:
+            prompt = builder.build(view, branch_id=branch_id)
+            rec_ids = tuple(injected.payload.get("selected", ())) if injected else ()
+            alt_ids = tuple(prompt.selected)
+            rows.append(
+                {
+                    "step": e.payload.get("step"),
+                    "request_id": e.event_id,
+                    "recorded_policy": injected.payload.get("policy") if injected else None,
+                    "recorded_ids": rec_ids,
+                    "recorded_tokens": injected.payload.get("token_estimate") if injected else None,
+                    "policy": name,
+                    "ids": alt_ids,
+                    "tokens": prompt.token_estimate,
+                    "only_recorded": tuple(i for i in rec_ids if i not in set(alt_ids)),
+                    "only_policy": tuple(i for i in alt_ids if i not in set(rec_ids)),
+                    "messages": [m.to_openai() for m in prompt.messages],
+                }
+            )
+            injected = None
+        view.events.append(e)
+    return pd.DataFrame(rows)

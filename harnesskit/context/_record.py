@@ -1,0 +1,131 @@
+"""The injection record read back from a log (R-C5).
+
+Private: import `InjectionRecord` and `injection_records` from `harnesskit.context.builder`. The
+record is written by `ContextBuilder.record`; its excluded map may be a delta (`delta_of`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harnesskit.errors import UsageError
+from harnesskit.log.events import Event, EventLog
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InjectionRecord:
+    """One `context.injected` event read back: what a model request was built from (R-C5)."""
+
+    event_id: int
+    """Id of the `context.injected` event."""
+    request_id: int | None
+    """Id of the `model.request` it belongs to (`None` if no request followed)."""
+    step: int | None
+    """The loop step."""
+    policy: str
+    """Policy name."""
+    policy_version: str
+    """Policy version."""
+    model: str
+    """The target model."""
+    selected: tuple[int, ...]
+    """Event ids whose content was sent, in order of appearance."""
+    excluded: dict[int, str]
+    """`{event_id: reason}` of content events left out."""
+    summarized: tuple[int, ...] = ()
+    """Event ids only named in the structured summary."""
+    summary_hash: str | None = None
+    """sha256 (16 hex) of the structured summary, if any."""
+    token_estimate: int = 0
+    """Estimated prompt tokens of the messages (tool specs not included)."""
+    conflicts: tuple[dict[str, Any], ...] = ()
+    """Conflicting fact keys surfaced in this assembly."""
+    rows: tuple[tuple[int, str, str, str, str], ...] = ()
+    """`(event_id, label, type, decision, reason)` per event, in id order, for tables."""
+
+    @classmethod
+    def from_log(cls, log: EventLog, event_id: int) -> InjectionRecord:
+        """Read the `context.injected` event `event_id` of `log`.
+
+        Raises:
+            UsageError: that event is not a `context.injected`.
+        """
+        e = log[event_id]
+        if e.type != "context.injected":
+            raise UsageError(f"event {event_id} is a {e.type}, not a context.injected")
+        p = e.payload
+        request_id = None
+        for later in log.events[event_id:]:
+            if later.type == "model.request" and later.parent_id == event_id:
+                request_id = later.event_id
+                break
+            if later.type == "context.injected" and later.branch_id == e.branch_id:
+                break
+        selected, excluded = _resolve_ids(log, e)
+        summarized = tuple(p.get("summarized") or ())
+        decisions = {
+            **{i: ("excluded", r) for i, r in excluded.items()},
+            **dict.fromkeys(summarized, ("summarized", "named in the summary")),
+            **dict.fromkeys(selected, ("selected", "")),
+        }
+        rows = tuple(
+            (i, log[i].label, log[i].type, d, r)
+            for i, (d, r) in sorted(decisions.items())
+            if 1 <= i <= len(log)
+        )
+        return cls(
+            event_id=event_id,
+            request_id=request_id,
+            step=p.get("step"),
+            policy=p.get("policy", ""),
+            policy_version=str(p.get("policy_version", "")),
+            model=p.get("model", ""),
+            selected=selected,
+            excluded=excluded,
+            summarized=summarized,
+            summary_hash=p.get("summary_hash"),
+            token_estimate=int(p.get("token_estimate") or 0),
+            conflicts=tuple(p.get("conflicts") or ()),
+            rows=rows,
+        )
+
+    def frame(self) -> Any:
+        """A pandas DataFrame, one row per event: event_id, label, type, decision, reason."""
+        import pandas as pd
+
+        cols = ["event_id", "label", "type", "decision", "reason"]
+        return pd.DataFrame.from_records(list(self.rows), columns=cols)
+
+    def __repr__(self) -> str:
+        return (
+            f"<InjectionRecord {self.policy} v{self.policy_version} step={self.step} "
+            f"selected={len(self.selected)} excluded={len(self.excluded)} "
+            f"tokens~{self.token_estimate}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        return display.render_html(self)
+
+
+def _resolve_ids(log: EventLog, event: Event) -> tuple[tuple[int, ...], dict[int, str]]:
+    """The selected ids and the full excluded map of a record (following `delta_of` links)."""
+    chain = [event]
+    while "delta_of" in chain[-1].payload:
+        chain.append(log[chain[-1].payload["delta_of"]])
+    excluded = {int(k): v for k, v in (chain[-1].payload.get("excluded") or {}).items()}
+    for link in reversed(chain[:-1]):
+        for k in link.payload["excluded_gone"]:
+            excluded.pop(int(k), None)
+        excluded.update({int(k): v for k, v in link.payload["excluded_new"].items()})
+    return tuple(event.payload.get("selected") or ()), excluded
+
+
+def injection_records(log: EventLog, *, branch_id: str | None = None) -> list[InjectionRecord]:
+    """Every `context.injected` event of `log` (optionally of one branch), read back in order."""
+    return [
+        InjectionRecord.from_log(log, e.event_id)
+        for e in log.of_type("context.injected", branch_id=branch_id)
+    ]

@@ -1,0 +1,665 @@
+"""Parameter bindings and the transport audit (R-A6, R-A7).
+
+The guiding rule: the model says *which* value, the system moves the bytes.
+
+- `Binder` resolves a tool argument written as `{"$bind": "<source>#/json/pointer"}` from stored
+  results before validation; `<source>` is an artifact id, a tool_call_id or `TOOL-<n>`. A bad
+  binding is an `invalid_argument` result naming the argument, the pointer and what exists there.
+- `transport_audit()` reads a finished run's log: every identifier-like value and array the
+  model typed into tool arguments, where it first appeared (system prompt, which user message,
+  which tool result; nowhere = invented), and whether it arrived altered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harnesskit.data import _jsontext as jt
+from harnesskit.data.artifacts import (
+    INSPECTION_TOOLS,
+    ArtifactStore,
+    RepresentationChecker,
+    _decode,
+)
+from harnesskit.errors import (
+    ArtifactNotFoundError,
+    ToolArgumentsError,
+    ToolNotFoundError,
+    UsageError,
+)
+from harnesskit.log.events import Event, EventLog
+from harnesskit.messages import ToolCall
+
+__all__ = ["BINDINGS_NOTE", "ID_PATTERNS", "Binder", "TransportAudit", "transport_audit"]
+
+#: What the model is told about bindings (appended to the system prompt of runs with tools).
+BINDINGS_NOTE = (
+    "Never retype ids or copy arrays from tool results: pass a value as "
+    '{"$bind": "<tool_call_id or art_… id>#<JSON pointer>"}, e.g. {"$bind": "call_1#/items/0"}. '
+    "Large results arrive as an artifact summary; read parts with the artifact_* tools."
+)
+
+
+class Binder:
+    """Resolves `$bind` arguments of one run from its artifacts and tool results (R-A6).
+
+    Args:
+        store: the artifact store (`art_…` sources).
+        log: the run's event log (tool_call_id and `TOOL-<n>` sources).
+    """
+
+    def __init__(self, store: ArtifactStore, log: EventLog | None = None) -> None:
+        self.store = store
+        self.log = log
+        self._results: dict[str, Event] = {}
+        self._indexed = 0
+
+    def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        """Replace every `{"$bind": "<source>#<pointer>"}` in `arguments` by the exact value.
+
+        `<source>` is an artifact id, a tool_call_id of this run, or an event label `TOOL-<n>`.
+
+        Raises:
+            ToolArgumentsError: malformed binding, unknown source, failed call, or a pointer
+                that does not resolve (`invalid_argument`, naming the argument, the pointer and
+                what exists there).
+            ToolNotFoundError: the artifact expired or was deleted (`not_found`, saying why).
+        """
+        if "$bind" not in json.dumps(arguments, default=str):
+            return arguments
+        out: dict[str, Any] = self._bind_value(arguments, "")
+        return out
+
+    def _bind_value(self, value: Any, path: str) -> Any:
+        if isinstance(value, dict):
+            if "$bind" in value:
+                return self._resolve(value, path or "/")
+            return {k: self._bind_value(v, f"{path}/{k}") for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._bind_value(v, f"{path}/{i}") for i, v in enumerate(value)]
+        return value
+
+    def _resolve(self, obj: dict[str, Any], path: str) -> Any:
+        spec = obj["$bind"]
+        if len(obj) != 1 or not isinstance(spec, str):
+            raise ToolArgumentsError(
+                f'argument {path}: a binding is exactly {{"$bind": "<source>#<pointer>"}}, '
+                f"got {json.dumps(obj, default=str)[:200]}",
+                hint='write e.g. {"$bind": "call_1#/flights/0/flight_number"}',
+            )
+        source, _, pointer = spec.partition("#")
+        kind, target = self._source(source.strip(), path)
+        try:
+            if kind == "artifact":
+                return self.store.value(target, pointer)
+            return jt.resolve(target, pointer)
+        except ArtifactNotFoundError as exc:
+            raise ToolNotFoundError(
+                f"argument {path}: $bind {spec!r}: {exc}",
+                hint="call the tool that produced it again and bind to the new result",
+            ) from None
+        except (jt.PointerError, ToolArgumentsError) as exc:
+            raise ToolArgumentsError(
+                f"argument {path}: $bind {spec!r} does not resolve: {exc}",
+                hint="fix the JSON pointer (after '#') to name a value that exists",
+            ) from None
+
+    def _source(self, source: str, path: str) -> tuple[str, Any]:
+        if source in self.store:
+            return "artifact", source
+        event = self._result_event(source)
+        if event is None:
+            known = [f"{k} ({e.payload.get('tool')})" for k, e in list(self._results.items())[-8:]]
+            raise ToolArgumentsError(
+                f"argument {path}: $bind source {source!r} is neither an artifact id nor a "
+                f"tool_call_id of this run; known: {', '.join(known) or 'none yet'}",
+                hint="bind to the tool_call_id of an earlier successful call",
+            )
+        p = event.payload
+        if not p.get("ok"):
+            raise ToolArgumentsError(
+                f"argument {path}: call {source!r} failed ({p.get('error_type')}); there is no "
+                "value to bind",
+                hint="bind to a call that succeeded",
+            )
+        if p.get("artifact"):
+            return "artifact", p["artifact"]
+        value, kind = _decode(p.get("content", ""))
+        return "value", value if kind == "json" else p.get("content", "")
+
+    def _result_event(self, source: str) -> Event | None:
+        if self.log is None:
+            return None
+        events = self.log.events
+        for e in events[self._indexed :]:
+            if e.type == "tool.result" and e.payload.get("tool_call_id"):
+                self._results[e.payload["tool_call_id"]] = e
+        self._indexed = len(events)
+        m = re.fullmatch(r"TOOL-(\d+)", source)
+        if m and 1 <= int(m.group(1)) <= len(events):
+            e = events[int(m.group(1)) - 1]
+            return e if e.type == "tool.result" else None
+        return self._results.get(source)
+
+
+# --- R-A7: the transport audit -----------------------------------------------------------------
+
+#: `(kind, regex)` of identifier-like values, tried in order on whole argument values. Override
+#: with `transport_audit(..., patterns=...)`.
+ID_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("uuid", r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+    ("payment_id", r"(?:credit_card|debit_card|gift_card|certificate|paypal|bank_account)_\d+"),
+    ("user_id", r"[a-z]+(?:_[a-z]+)+_\d{2,}"),
+    ("flight_number", r"[A-Z]{2,3}\d{2,4}"),
+    ("reservation_id", r"[A-Z0-9]{6}"),
+    ("token", r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{16,}"),
+)
+_HANDLE = re.compile(r"art_[0-9a-f]{12}|call_[A-Za-z0-9_]+|TOOL-\d+")
+
+
+def _classify(value: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> str | None:
+    for kind, rx in patterns:
+        if rx.fullmatch(value):
+            return kind
+    return None
+
+
+def _in_text(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> list[tuple[str, str]]:
+    """Id-like tokens inside free text (reservation-style codes must contain a digit)."""
+    out = []
+    for m in re.finditer(r"(?<![\w-])[\w-]{6,}(?![\w-])", text):
+        kind = _classify(m.group(), patterns)
+        if kind and not (kind == "reservation_id" and not any(c.isdigit() for c in m.group())):
+            out.append((m.group(), kind))
+    return out
+
+
+def _levenshtein(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Seen:
+    event: Event
+    label: str
+    origin: str  # system | user | tool | model | human
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransportAudit:
+    """The transport audit of one or more finished runs (R-A7): rows plus a one-line verdict.
+
+    Each row is a value the model put into a tool argument: an identifier-like string (typed or
+    bound) or an array. `status` is `exact` (typed, found verbatim in an earlier message),
+    `altered` (typed, but only a near match exists: case, cut, extended or mixed up),
+    `invented` (typed, in no earlier user message, tool result or system prompt), `bound`
+    (passed with `$bind`), or for arrays `copied` / `subset` / `composed`.
+    """
+
+    runs: tuple[str, ...]
+    """The run ids audited."""
+    rows: tuple[dict[str, Any], ...]
+    """One dict per value (see `COLUMNS`)."""
+    violations: tuple[dict[str, Any], ...] = ()
+    """R-A5 findings over each run's whole conversation (report mode), with `run_id`."""
+
+    COLUMNS = (
+        "run_id",
+        "event_id",
+        "step",
+        "tool",
+        "path",
+        "kind",
+        "value",
+        "in_text",
+        "transport",
+        "status",
+        "source",
+        "source_event_id",
+        "origin",
+        "closest",
+        "how",
+    )
+
+    def frame(self) -> Any:
+        """A pandas DataFrame, one row per value, columns `COLUMNS`."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(list(self.rows), columns=list(self.COLUMNS))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Headline counts (whole-value ids only; ids inside free text are `ids_in_text`)."""
+        ids = [r for r in self.rows if r["kind"] != "array" and not r["in_text"]]
+        typed = [r for r in ids if r["transport"] == "typed"]
+        arrays = [r for r in self.rows if r["kind"] == "array"]
+        restating = {
+            v["run_id"] for v in self.violations if "restatement" in json.dumps(v["forms"])
+        }
+        return {
+            "runs": len(self.runs),
+            "ids_typed": len(typed),
+            "ids_bound": sum(r["transport"] == "bound" for r in ids),
+            "from_user": sum(r["origin"] == "user" for r in typed),
+            "from_tool": sum(r["origin"] == "tool" for r in typed),
+            "from_system": sum(r["origin"] == "system" for r in typed),
+            "altered": sum(r["status"] == "altered" for r in typed),
+            "invented": sum(r["status"] == "invented" for r in typed),
+            "ids_in_text": sum(r["in_text"] for r in self.rows),
+            "arrays_typed": sum(r["transport"] == "typed" for r in arrays),
+            "arrays_copied": sum(r["status"] in ("copied", "subset") for r in arrays),
+            "representation_violations": len(self.violations),
+            "runs_restating": len(restating),
+        }
+
+    @property
+    def verdict(self) -> str:
+        """One line: clean or leaky, and why."""
+        c = self.counts
+        leaky = (
+            c["from_tool"]
+            + c["altered"]
+            + c["invented"]
+            + c["arrays_copied"]
+            + c["representation_violations"]
+        )
+        head = "clean" if leaky == 0 else "leaky"
+        runs = f"{c['runs']} runs: " if c["runs"] != 1 else ""
+        return (
+            f"{head} — {runs}{c['ids_typed']} ids typed by the model ({c['from_user']} from user "
+            f"messages, {c['from_tool']} from tool results that could have been bound, "
+            f"{c['from_system']} from the system prompt), {c['altered']} altered, "
+            f"{c['invented']} invented; {c['ids_bound']} bound; {c['arrays_typed']} arrays typed "
+            f"({c['arrays_copied']} copied from results); {c['representation_violations']} "
+            f"representation violations ({c['runs_restating']} runs restating results)"
+        )
+
+    @classmethod
+    def merge(cls, audits: Iterable[TransportAudit]) -> TransportAudit:
+        """One audit over many runs (rows and findings concatenated)."""
+        audits = list(audits)
+        return cls(
+            runs=tuple(r for a in audits for r in a.runs),
+            rows=tuple(r for a in audits for r in a.rows),
+            violations=tuple(v for a in audits for v in a.violations),
+        )
+
+    def __repr__(self) -> str:
+        return f"<TransportAudit {self.verdict}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        return display.render_html(self)
+
+
+def _conversation(events: Sequence[Event]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for e in events:
+        p = e.payload
+        if e.type == "task.contract" and p.get("system_prompt"):
+            out.append({"role": "system", "content": p["system_prompt"]})
+        elif e.type == "user.message":
+            out.append({"role": "user", "content": p.get("content", "")})
+        elif e.type == "model.response":
+            out.append(p["message"])
+        elif e.type == "tool.result":
+            out.append(
+                {"role": "tool", "content": p.get("content", ""), "tool_call_id": p["tool_call_id"]}
+            )
+    return out
+
+
+def transport_audit(
+    source: Any,
+    *,
+    store: ArtifactStore | None = None,
+    branch_id: str = "main",
+    patterns: Sequence[tuple[str, str]] = ID_PATTERNS,
+    restate_chars: int | None = 200,
+) -> TransportAudit:
+    """Audit how data travelled in a finished run (R-A7).
+
+    For every tool call the model made: each identifier-like argument value (`patterns`; also
+    such tokens inside free text, flagged `in_text`; also a value matching no pattern that is a
+    near copy of an id seen earlier) and each array — typed or bound, where it first appeared
+    (system prompt, which user message, which tool result; nowhere = invented), and whether it
+    arrived altered (case changed, cut, extended, mixed up). Also runs the R-A5 check in report
+    mode over the whole conversation (restatements of tool results in assistant text).
+
+    Args:
+        source: a `Run` or an `EventLog`.
+        store: the artifact store (default: the run's); used to read artifacts named in the log.
+        branch_id: the branch to audit.
+        patterns: `(kind, regex)` pairs, tried in order on whole string values.
+        restate_chars: shortest verbatim run counted as a restatement; `None` = skip.
+
+    Returns:
+        A `TransportAudit` (`.frame()`, `.counts`, `.verdict`).
+
+    Raises:
+        UsageError: `source` is neither a run nor an event log.
+    """
+    log = getattr(source, "log", source)
+    if not isinstance(log, EventLog):
+        raise UsageError(f"transport_audit needs a Run or an EventLog, got {type(source).__name__}")
+    if store is None and getattr(source, "transport", None) is not None:
+        store = source.transport.store
+    events = [e for e in log.events if e.branch_id == branch_id]
+    run_id = log.run_id or next(
+        (e.payload.get("run_id", "") for e in events if e.type == "task.contract"), ""
+    )
+    auditor = _Auditor([(k, re.compile(rx)) for k, rx in patterns], store)
+    rows: list[dict[str, Any]] = []
+    for e in events:
+        p = e.payload
+        if (
+            e.type == "tool.call"
+            and e.source == "model"
+            and isinstance(p.get("arguments"), dict)
+            and p.get("tool") not in INSPECTION_TOOLS  # reads of an artifact move no data on
+        ):
+            base = {
+                "run_id": run_id,
+                "event_id": e.event_id,
+                "step": p.get("step"),
+                "tool": p.get("tool"),
+            }
+            for path, value in _leaves(p["arguments"]):
+                rows.extend({**base, **row} for row in auditor.value(path, value))
+        auditor.see(e)
+    violations: list[dict[str, Any]] = []
+    if restate_chars is not None:
+
+        def load(ref: str) -> str | None:
+            return store.read(ref, include_archived=True) if store is not None else None
+
+        checker = RepresentationChecker(load, restate_chars=restate_chars)
+        for v in checker.check(_conversation(events)):
+            violations.append({"run_id": run_id, **v.to_dict()})
+    return TransportAudit(runs=(run_id,), rows=tuple(rows), violations=tuple(violations))
+
+
+def _leaves(value: Any, path: str = "") -> Iterable[tuple[str, Any]]:
+    """`(pointer, value)` for string leaves, arrays and binding objects (arrays also descended)."""
+    if isinstance(value, dict):
+        if "$bind" in value:
+            yield path, value
+            return
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}/{k}")
+    elif isinstance(value, list):
+        if value:
+            yield path, value
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}/{i}")
+    elif isinstance(value, str):
+        yield path, value
+
+
+_TOKEN = re.compile(r"(?<![\w-])[\w-]{4,}(?![\w-])")
+_EMPTY = {
+    "in_text": False,
+    "source": None,
+    "source_event_id": None,
+    "origin": None,
+    "closest": None,
+    "how": None,
+}
+
+
+class _Auditor:
+    """Walks a run's events in order, remembering what the model had been shown."""
+
+    def __init__(
+        self, patterns: Sequence[tuple[str, re.Pattern[str]]], store: ArtifactStore | None
+    ) -> None:
+        self.patterns = patterns
+        self.store = store
+        self.seen: list[_Seen] = []
+        self._tokens: dict[int, list[tuple[str, str]]] = {}
+        self._decoded: dict[int, Any] = {}
+        self._pending: _Seen | None = None
+
+    def see(self, e: Event) -> None:
+        """Remember what `e` showed; a model turn counts only after its own calls are audited."""
+        if self._pending is not None and e.type != "tool.call":
+            self.seen.append(self._pending)
+            self._pending = None
+        p = e.payload
+        text, origin = "", ""
+        if e.type == "task.contract":
+            text, origin = p.get("system_prompt") or "", "system"
+        elif e.type == "user.message":
+            text, origin = p.get("content", ""), "user"
+        elif e.type == "human.decision":
+            text, origin = json.dumps(p, ensure_ascii=False), "human"
+        elif e.type == "tool.result":
+            text, origin = p.get("content", ""), "tool"
+        elif e.type == "model.response":
+            m = p.get("message", {})
+            args = " ".join(c["function"].get("arguments") or "" for c in m.get("tool_calls") or [])
+            text, origin = f"{m.get('content') or ''} {args}".strip(), "model"
+        if text:
+            label = e.label if e.type != "task.contract" else "system prompt"
+            seen = _Seen(event=e, label=label, origin=origin, text=text)
+            if origin == "model":
+                self._pending = seen
+            else:
+                self.seen.append(seen)
+
+    def value(self, path: str, value: Any) -> list[dict[str, Any]]:
+        if isinstance(value, dict):
+            return [
+                {
+                    **_EMPTY,
+                    "path": path,
+                    "kind": "binding",
+                    "value": str(value["$bind"]),
+                    "transport": "bound",
+                    "status": "bound",
+                }
+            ]
+        if isinstance(value, list):
+            row = {
+                **_EMPTY,
+                "path": path,
+                "kind": "array",
+                "transport": "typed",
+                "value": json.dumps(value, ensure_ascii=False)[:160],
+            }
+            return [{**row, **self._array_origin(value)}]
+        if _HANDLE.fullmatch(value):
+            return []
+        kind = _classify(value, self.patterns)
+        if kind is not None:
+            found = [(value, kind)]
+        elif " " in value:
+            found = _in_text(value, self.patterns)
+        elif 4 <= len(value) <= 64:  # no pattern: still an id if it is a near copy of one
+            near = self._near(value, None)
+            if near is None:
+                return []
+            return [
+                {
+                    **_EMPTY,
+                    "path": path,
+                    "kind": near["kind"],
+                    "value": value,
+                    "transport": "typed",
+                    **near,
+                }
+            ]
+        else:
+            return []
+        out = []
+        for token, k in found:
+            row = {
+                **_EMPTY,
+                "path": path,
+                "kind": k,
+                "value": token,
+                "transport": "typed",
+                "in_text": token != value,
+            }
+            out.append({**row, **self._origin(token, k)})  # an altered id takes its source's kind
+        return out
+
+    def _origin(self, token: str, kind: str) -> dict[str, Any]:
+        rx = re.compile(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])")
+        for s in self.seen:
+            if rx.search(s.text):
+                if s.origin == "model":
+                    return {
+                        "status": "invented",
+                        "source": _label(s),
+                        "origin": "model",
+                        "source_event_id": s.event.event_id,
+                        "how": "first typed by the model itself",
+                    }
+                return {
+                    "status": "exact",
+                    "source": _label(s),
+                    "origin": s.origin,
+                    "source_event_id": s.event.event_id,
+                }
+        near = self._near(token, kind)
+        if near is not None:
+            return near
+        if self.store is not None:
+            for ref in self.store.refs():
+                try:
+                    text = self.store.read(ref.id, include_archived=True)
+                except Exception:  # unreadable artifacts cannot be searched
+                    continue
+                if token in text:
+                    return {
+                        "status": "invented",
+                        "source": f"artifact {ref.id} (never shown)",
+                        "origin": "artifact",
+                        "how": "in an artifact the model did not read",
+                    }
+        return {"status": "invented", "source": "nowhere", "how": "in no earlier message"}
+
+    def _near(self, token: str, kind: str | None) -> dict[str, Any] | None:
+        """The closest earlier id (same kind preferred): case changed, cut, extended, mixed up."""
+        best: tuple[int, str, str, str, _Seen] | None = None
+        for s in self.seen:
+            if s.origin == "model":
+                continue
+            if s.event.event_id not in self._tokens:
+                toks = [
+                    (m.group(), _classify(m.group(), self.patterns))
+                    for m in _TOKEN.finditer(s.text)
+                ]
+                self._tokens[s.event.event_id] = [(t, k) for t, k in toks if k]
+            for cand, k in self._tokens[s.event.event_id]:
+                if cand == token:
+                    continue
+                found = _near(token, cand)
+                if found is None:
+                    continue
+                rank = found[0] * 2 + (k != kind)  # patterns overlap: prefer, don't require, a kind
+                if best is None or rank < best[0]:
+                    best = (rank, found[1], cand, k, s)
+        if best is None:
+            return None
+        _, how, cand, k, s = best
+        return {
+            "status": "altered",
+            "source": _label(s),
+            "source_event_id": s.event.event_id,
+            "origin": s.origin,
+            "closest": cand,
+            "how": how,
+            "kind": k,
+        }
+
+    def _array_origin(self, value: list[Any]) -> dict[str, Any]:
+        want = _canon(value)
+        items = [_canon(x) for x in value]
+        partial = None
+        for s in self.seen:
+            if s.origin not in ("tool", "user"):
+                continue
+            if s.event.event_id not in self._decoded:
+                self._decoded[s.event.event_id] = _decode(s.text)[0]
+            doc = self._decoded[s.event.event_id]
+            if doc is None:
+                continue
+            for ptr, arr in _arrays_in(doc):
+                where = {
+                    "source": f"{_label(s)} at {ptr or '/'}",
+                    "origin": s.origin,
+                    "source_event_id": s.event.event_id,
+                }
+                if _canon(arr) == want:
+                    return {"status": "copied", **where}
+                if partial is None and len(arr) > len(value) >= 1:
+                    have = {_canon(x) for x in arr}
+                    if all(i in have for i in items):
+                        how = f"{len(value)} of {len(arr)} items"
+                        partial = {"status": "subset", "how": how, **where}
+        return partial or {"status": "composed", "how": "no earlier array equals it"}
+
+
+def _near(token: str, cand: str) -> tuple[int, str] | None:
+    """`(rank, how)` when `token` is an altered copy of `cand` (lower rank = closer)."""
+    if token.lower() == cand.lower():
+        return 0, "case changed"
+    if len(token) >= 4 and cand.startswith(token):
+        return 1, f"cut ({len(token)} of {len(cand)} chars)"
+    if len(cand) >= 4 and token.startswith(cand):
+        return 1, f"extended ({len(token)} chars, was {len(cand)})"
+    if abs(len(token) - len(cand)) <= 1:
+        d = _levenshtein(token, cand)
+        if d <= max(1, len(cand) // 8):
+            return 1 + d, f"mixed up ({d} edits)"
+    mine, theirs = _DIGITS.search(token), _DIGITS.search(cand)
+    if (  # the same number under another prefix: gift_card_5634230 -> credit_card_5634230
+        mine
+        and theirs
+        and mine.group() == theirs.group()
+        and token[: mine.start()] != cand[: theirs.start()]
+    ):
+        return 3, f"mixed up (same number, {cand[: theirs.start()]}… → {token[: mine.start()]}…)"
+    return None
+
+
+_DIGITS = re.compile(r"\d{4,}$")
+
+
+def _label(s: _Seen) -> str:
+    if s.origin == "tool":
+        return f"tool result {s.label} ({s.event.payload.get('tool')})"
+    if s.origin == "user":
+        return f"user message {s.label}"
+    if s.origin == "model":
+        return f"model text {s.label}"
+    return s.label
+
+
+def _canon(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _arrays_in(value: Any) -> Iterable[tuple[str, list[Any]]]:
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, list):
+            yield path, v
+            stack.extend((x, f"{path}/{i}") for i, x in enumerate(v))
+        elif isinstance(v, dict):
+            stack.extend((x, f"{path}/{k}") for k, x in v.items())

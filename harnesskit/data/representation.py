@@ -1,0 +1,427 @@
+"""Single representation (R-A5): one source, one form, within one assembled prompt.
+
+A source is an artifact (its stored text) or an inline tool result (`call:<tool_call_id>`).
+Within one prompt it may appear as `full`, `summary`, `preview`, `truncation` or `restatement`
+- but only one of them. A second form (full plus summary, summary plus preview, two different
+truncations, an assistant message restating it) makes the prompt fail the check: the model
+would spend tokens cross-checking two versions, or hallucinate from their differences. The
+check runs at assembly, before the call (the loop calls `Transport.check`, which uses
+`RepresentationChecker`); replays report instead of refusing.
+
+`excerpt` pieces (answers of the `artifact_*` inspection tools, each labelled with the part of
+the whole it is) are recognised but never count as a second form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harnesskit.data.artifacts import ArtifactStore
+
+__all__ = [
+    "FORMS",
+    "Piece",
+    "RepresentationChecker",
+    "RepresentationViolation",
+    "check_representation",
+]
+
+#: Forms a source can take in a prompt. `excerpt` never counts as a second form.
+FORMS = ("full", "summary", "preview", "truncation", "restatement", "excerpt")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Piece:
+    """One appearance of a source in an assembled prompt: which source, in which form, where."""
+
+    ref: str
+    """The source: an artifact id, or `call:<tool_call_id>` for an inline tool result."""
+    form: str
+    """One of `FORMS`: full, summary, preview, truncation, restatement, excerpt."""
+    message_index: int
+    """Index of the message in the prompt (0-based)."""
+    role: str
+    """That message's role."""
+    span: tuple[int, int] | None = None
+    """For truncations and restatements: the part of the source's text, `(start, end)`."""
+
+    @property
+    def key(self) -> tuple[str, tuple[int, int] | None]:
+        """What makes two pieces different forms: the form, and the span of a truncation."""
+        return (self.form, self.span if self.form == "truncation" else None)
+
+    def describe(self) -> str:
+        """E.g. `truncation chars 0–1999 (message 5, tool)`."""
+        part = f" chars {self.span[0]}–{self.span[1] - 1}" if self.span else ""
+        return f"{self.form}{part} (message {self.message_index}, {self.role})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "ref": self.ref,
+            "form": self.form,
+            "message_index": self.message_index,
+            "role": self.role,
+            "span": list(self.span) if self.span else None,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepresentationViolation:
+    """A source present in two forms within one prompt (R-A5)."""
+
+    ref: str
+    """The source (artifact id or `call:<id>`)."""
+    first: Piece
+    """The first piece, in prompt order."""
+    second: Piece
+    """The first later piece in a different form."""
+
+    @property
+    def message(self) -> str:
+        """A sentence naming the ref and both forms, and what to do."""
+        return (
+            f"{self.ref} appears in two forms in one prompt: {self.first.describe()} and "
+            f"{self.second.describe()}; a source may appear in one form only (R-A5): keep one "
+            "(e.g. the summary, reading parts with the artifact_* tools) and drop the other"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (the payload of an `alert.representation` event)."""
+        return {
+            "ref": self.ref,
+            "forms": [self.first.to_dict(), self.second.to_dict()],
+            "message": self.message,
+        }
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_MARKERS_END = re.compile(r"\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*$")
+_MARKERS_START = re.compile(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*")
+
+
+def _as_parts(message: Any) -> tuple[str, str, str | None]:
+    if isinstance(message, Mapping):
+        content = message.get("content") or ""
+        if isinstance(content, list):
+            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+        return message.get("role", ""), str(content), message.get("tool_call_id")
+    return message.role, message.content or "", message.tool_call_id
+
+
+def _piece_json(role: str, content: str) -> dict[str, Any] | None:
+    if role == "assistant" or '"artifact_ref"' not in content[:200]:
+        return None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("artifact_ref"), str)
+        and data.get("form") in FORMS
+    ):
+        return data
+    return None
+
+
+_Hit = tuple[str, str, tuple[int, int] | None]  # (source ref, form, span)
+
+
+class _Source:
+    __slots__ = ("birth", "grams", "ref", "text")
+
+    def __init__(self, ref: str, text: str, birth: int = 0) -> None:
+        self.ref, self.text = ref, text
+        self.grams: dict[str, list[int]] | None = None
+        # For inline results (`call:` refs): how many message texts had been seen when the
+        # result was produced. A message seen before that cannot hold it, so it is not
+        # rescanned for it; this keeps each step's check from growing with the history.
+        self.birth = birth
+
+
+class RepresentationChecker:
+    """Finds every source's forms in assembled prompts; reports a source in two forms (R-A5).
+
+    Sources are artifacts (their stored text) and inline tool results of at least
+    `min_source_chars` (`call:<tool_call_id>`, the tool message itself being the `full` form).
+    Forms found in a prompt:
+
+    - `summary` / `preview` / `excerpt` / `truncation` / `full`: a non-assistant message whose
+      content is a JSON object with `artifact_ref` and `form` (what this package writes);
+    - `full`: a non-assistant message containing a source's whole text;
+    - `truncation`: a non-assistant message that is a proper prefix or suffix of a source's text
+      (at least `min_source_chars` long, a trailing or leading "…" / "[truncated …]" marker
+      allowed); two truncations with different spans are two forms;
+    - `restatement`: an assistant message whose text holds `restate_chars` or more consecutive
+      characters of a source's text (tool-call arguments are audited by `transport_audit`).
+
+    `excerpt` pieces (inspection answers) never count as a second form.
+    The checker keeps results per message text, so checking each step's prompt costs only the
+    new messages and sources.
+
+    Args:
+        load: returns an artifact's text by id, or `None` when it cannot be read (e.g.
+            `store.read`); artifacts named by pieces are loaded through it.
+        restate_chars: shortest verbatim run counted as a restatement; `None` = do not check.
+        min_source_chars: inline tool results shorter than this are not tracked.
+    """
+
+    def __init__(
+        self,
+        load: Callable[[str], str | None] | None = None,
+        *,
+        restate_chars: int | None = 200,
+        min_source_chars: int = 200,
+    ) -> None:
+        self.load = load
+        self.restate_chars = restate_chars
+        self.min_source_chars = min_source_chars
+        self._sources: dict[str, _Source] = {}
+        self._order: list[_Source] = []
+        self._cache: dict[tuple[str, str], tuple[int, list[_Hit], Any]] = {}
+        self._seen: dict[tuple[str, str], int] = {}  # message text -> order first seen
+        self._missing: set[str] = set()
+        self._calls: set[str] = set()
+        self._declared: dict[tuple[str, str], dict[str, Any] | None] = {}
+
+    def add_source(self, ref: str, text: str) -> None:
+        """Track a source (e.g. an artifact created in this run) by its exact text."""
+        if ref not in self._sources and text:
+            src = _Source(ref, text, birth=len(self._seen) if ref.startswith("call:") else 0)
+            self._sources[ref] = src
+            self._order.append(src)
+
+    def _ensure_artifact(self, ref: str) -> None:
+        if ref in self._sources or ref in self._missing or self.load is None:
+            return
+        try:
+            text = self.load(ref)
+        except Exception:  # an unreadable artifact simply cannot be matched by text
+            text = None
+        if text is None:
+            self._missing.add(ref)
+        else:
+            self.add_source(ref, text)
+
+    def pieces(self, messages: Sequence[Any]) -> list[Piece]:
+        """Every piece of every tracked source in `messages` (Message objects or chat dicts)."""
+        parts = [_as_parts(m) for m in messages]
+        declared: dict[int, dict[str, Any]] = {}
+        for i, (role, content, call_id) in enumerate(parts):
+            key = (role, content)
+            if key not in self._declared:
+                self._declared[key] = _piece_json(role, content)
+            data = self._declared[key]
+            if data is not None:
+                declared[i] = data
+                self._ensure_artifact(data["artifact_ref"])
+            elif role == "tool" and call_id and call_id not in self._calls:
+                self._calls.add(call_id)
+                # an inline result is a source of its own unless it is a form of a known one
+                ends = self._ends_of(content)
+                known = any(self._contained(content, ends, src) for src in self._order)
+                if len(content) >= self.min_source_chars and not known:
+                    self.add_source(f"call:{call_id}", content)
+        out: list[Piece] = []
+        for i, (role, content, _) in enumerate(parts):
+            if i in declared:
+                d = declared[i]
+                span = (
+                    (int(d["start"]), int(d["end"]))
+                    if d["form"] == "truncation" and "start" in d
+                    else None
+                )
+                out.append(
+                    Piece(
+                        ref=d["artifact_ref"], form=d["form"], message_index=i, role=role, span=span
+                    )
+                )
+                continue
+            for ref, form, span in self._scan(role, content):
+                out.append(Piece(ref=ref, form=form, message_index=i, role=role, span=span))
+        return out
+
+    def check(self, messages: Sequence[Any]) -> list[RepresentationViolation]:
+        """The violations in one assembled prompt: one per source found in two forms.
+
+        Returns:
+            Violations in order of the source's first appearance; `[]` when the prompt is clean.
+        """
+        by_ref: dict[str, list[Piece]] = {}
+        for p in self.pieces(messages):
+            if p.form != "excerpt":
+                by_ref.setdefault(p.ref, []).append(p)
+        out = []
+        for ref, ps in by_ref.items():
+            first = ps[0]
+            second = next((p for p in ps[1:] if p.key != first.key), None)
+            if second is not None:
+                out.append(RepresentationViolation(ref=ref, first=first, second=second))
+        return out
+
+    def _scan(self, role: str, content: str) -> list[_Hit]:
+        key = (role, content)
+        done, found, view = self._cache.get(key, (0, [], None))
+        if done == len(self._order):
+            return found
+        seen = self._seen.setdefault(key, len(self._seen))
+        found = list(found)
+        if view is None and content:  # per message, once: its k-grams, or its cut-marker-free ends
+            view = self._grams_of(content) if role == "assistant" else self._ends_of(content)
+        for src in self._order[done:]:
+            if not content or src.birth > seen:  # born after this text was seen: cannot be in it
+                continue
+            hit = (
+                self._restated(content, view, src)
+                if role == "assistant"
+                else self._contained(content, view, src)
+            )
+            if hit is not None:
+                found.append((src.ref, *hit))
+        self._cache[key] = (len(self._order), found, view)
+        return found
+
+    def _ends_of(self, content: str) -> tuple[str, str]:
+        return _MARKERS_END.sub("", content[-200:]), _MARKERS_START.sub("", content[:200])
+
+    def _contained(
+        self, content: str, ends: Any, src: _Source
+    ) -> tuple[str, tuple[int, int] | None] | None:
+        text = src.text
+        if len(content) >= len(text):
+            return ("full", None) if text in content else None
+        if ends is None:
+            ends = self._ends_of(content)
+        end_cut, start_cut = ends  # the last / first 200 chars without a cut marker
+        head = content[: max(0, len(content) - 200)] + end_cut
+        if len(head) >= self.min_source_chars and text.startswith(head):
+            return "truncation", (0, len(head))
+        tail = start_cut + content[200:]
+        if len(tail) >= self.min_source_chars and text.endswith(tail):
+            return "truncation", (len(text) - len(tail), len(text))
+        return None
+
+    def _k(self) -> tuple[int, int]:
+        n = self.restate_chars or 1
+        k = min(32, n)
+        return k, max(1, n - k + 1)
+
+    def _grams_of(self, content: str) -> frozenset[str] | None:
+        """Every k-gram of `content`, or `None` for a very long message (scanned with find)."""
+        if len(content) > LONG_MESSAGE_CHARS:
+            return None
+        k, _ = self._k()
+        return frozenset(content[j : j + k] for j in range(len(content) - k + 1))
+
+    def _restated(
+        self, content: str, grams_of_content: Any, src: _Source
+    ) -> tuple[str, tuple[int, int] | None] | None:
+        """A run of >= restate_chars chars shared by `content` and the source, if any.
+
+        The source is sampled every `n - k + 1` chars (k = 32), so any shared run of `n` chars
+        holds one sampled k-gram whole; a set lookup per sample finds candidates, which are
+        then extended both ways to the full run. A message over `LONG_MESSAGE_CHARS` is searched
+        with `str.find` for at most `LONG_MESSAGE_SAMPLES` samples spread over the source.
+        """
+        n = self.restate_chars
+        if n is None or len(content) < n:
+            return None
+        k, step = self._k()
+        if src.grams is None:
+            sampled: dict[str, list[int]] = {}
+            for p in range(0, len(src.text) - k + 1, step):
+                sampled.setdefault(src.text[p : p + k], []).append(p)
+            src.grams = sampled
+        mine = grams_of_content
+        items: Any = src.grams.items()
+        if mine is None and len(content) > LONG_MESSAGE_CHARS:
+            every = list(items)
+            items = every[:: max(1, len(every) // LONG_MESSAGE_SAMPLES)]
+        elif mine is None:
+            mine = self._grams_of(content)
+        text = src.text
+        for gram, positions in items:
+            if mine is not None and gram not in mine:
+                continue
+            j, tries = content.find(gram), 0
+            while j >= 0 and tries < 8:  # bounded: periodic text repeats a gram many times
+                for p in positions[:8]:
+                    back = _common(content, j, text, p, -1)
+                    ahead = _common(content, j, text, p, 1)
+                    if back + ahead >= n:
+                        return "restatement", (p - back, p + ahead)
+                j, tries = content.find(gram, j + 1), tries + 1
+        return None
+
+
+#: Assistant messages longer than this (chars) are not indexed whole for restatement checks.
+LONG_MESSAGE_CHARS = 100_000
+#: How many source samples are searched in such a message (spread over the source).
+LONG_MESSAGE_SAMPLES = 256
+
+
+def _common(x: str, i: int, y: str, j: int, direction: int) -> int:
+    """Length of the equal run of `x` at `i` and `y` at `j`, forwards (1) or backwards (-1).
+
+    Compares growing, then shrinking, slices (galloping), so a long run costs few comparisons.
+    """
+    n, step = 0, 64
+    while step >= 1:
+        if direction > 0:
+            m = min(step, len(x) - i - n, len(y) - j - n)
+            same = m > 0 and x[i + n : i + n + m] == y[j + n : j + n + m]
+        else:
+            m = min(step, i - n, j - n)
+            same = m > 0 and x[i - n - m : i - n] == y[j - n - m : j - n]
+        if same:
+            n += m
+            if m < step:  # one of the texts ended
+                return n
+            step *= 2
+        else:
+            step //= 2
+    return n
+
+
+def check_representation(
+    messages: Sequence[Any],
+    *,
+    store: ArtifactStore | None = None,
+    sources: Mapping[str, str] | None = None,
+    restate_chars: int | None = 200,
+    min_source_chars: int = 200,
+) -> list[RepresentationViolation]:
+    """Check one assembled prompt for a source present in two forms (R-A5).
+
+    Args:
+        messages: the prompt (`Message`s or chat-completions dicts), in order.
+        store: where artifacts named in the prompt are read from.
+        sources: more sources by id (e.g. every artifact of the run: `{ref.id: text}`), so a
+            full copy of an artifact is found even when no summary names it.
+        restate_chars: shortest verbatim run in an assistant message counted as a restatement;
+            `None` = do not look for restatements.
+        min_source_chars: inline tool results shorter than this are not tracked.
+
+    Returns:
+        One `RepresentationViolation` per source in two forms; `[]` when clean.
+    """
+    load = None
+    if store is not None:
+
+        def load(ref: str) -> str | None:
+            return store.read(ref, include_archived=True)
+
+    checker = RepresentationChecker(
+        load, restate_chars=restate_chars, min_source_chars=min_source_chars
+    )
+    for ref, text in (sources or {}).items():
+        checker.add_source(ref, text)
+    return checker.check(messages)

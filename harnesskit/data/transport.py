@@ -1,0 +1,430 @@
+"""The data transport of a run: the glue the loop wires into the executor and the prompt.
+
+`Transport` (one per run) holds the run's side of R-A1–R-A6: its `postprocess` hook externalizes
+large results into the `ArtifactStore` (the prompt gets a bounded summary), its `bind` hook
+resolves `$bind` arguments before validation, `tool_specs()` adds the `artifact_*` inspection
+tools once the run holds artifacts, and `check()` refuses a prompt holding one source in two
+forms (R-A5) before the model is called. `TransportPolicy` holds every threshold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harnesskit.data.artifacts import (
+    INSPECTION_TOOLS,
+    ArtifactRef,
+    ArtifactStore,
+    RepresentationChecker,
+    RepresentationViolation,
+    _decode,
+    oversize_reason,
+    summarize,
+)
+from harnesskit.data.bindings import BINDINGS_NOTE, Binder
+from harnesskit.errors import (
+    ArtifactNotFoundError,
+    RepresentationError,
+    ToolNotFoundError,
+    UsageError,
+)
+from harnesskit.log.events import EventLog
+from harnesskit.messages import Message, ToolCall, ToolResult
+from harnesskit.tools.executor import Executed
+from harnesskit.tools.spec import Tool, ToolRegistry
+
+__all__ = ["Transport", "TransportPolicy"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransportPolicy:
+    """Thresholds and switches of the data transport (every one a parameter, R-A1)."""
+
+    max_inline_chars: int = 8000
+    """Results whose JSON text is longer than this (characters) are externalized."""
+    max_inline_items: int = 10
+    """Results holding an array longer than this, anywhere, are externalized."""
+    max_summary_chars: int = 2000
+    """Bound on the summary that replaces an externalized result (characters)."""
+    max_answer_chars: int = 4000
+    """Bound on each inspection answer (characters)."""
+    restate_chars: int | None = 200
+    """An assistant text holding this many consecutive characters of a source restates it
+    (R-A5); `None` = do not check restatements."""
+    min_source_chars: int = 200
+    """Inline tool results shorter than this (characters) are not tracked as sources."""
+    on_violation: Literal["refuse", "report"] | None = None
+    """What a prompt with a source in two forms does: `refuse` (raise `RepresentationError`,
+    the model is not called) or `report` (log the alert, go on). `None` = refuse, except under
+    a `ReplayModel` (a recorded run is reported, never refused)."""
+    describe_bindings: bool = True
+    """Append `BINDINGS_NOTE` to the system prompt of runs that have tools."""
+    data_class: str = "internal"
+    """Data class given to new artifacts."""
+
+    def system_prompt(self, base: str, *, has_tools: bool = True) -> str:
+        """`base` plus `BINDINGS_NOTE` when bindings are described and there are tools.
+
+        Idempotent: a prompt that already holds the note (a replayed or resumed contract) is
+        returned as it is.
+        """
+        if not (self.describe_bindings and has_tools) or BINDINGS_NOTE in base:
+            return base
+        return f"{base}\n\n{BINDINGS_NOTE}" if base else BINDINGS_NOTE
+
+    def __post_init__(self) -> None:
+        for name in ("max_inline_chars", "max_inline_items", "max_summary_chars"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"TransportPolicy.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_answer_chars < 1000:
+            raise UsageError("TransportPolicy.max_answer_chars must be >= 1000")
+        if self.on_violation not in (None, "refuse", "report"):
+            raise UsageError(
+                f"on_violation must be 'refuse', 'report' or None, got {self.on_violation!r}"
+            )
+
+
+class Transport:
+    """The data transport of one run: hooks for the executor and the prompt check.
+
+    Args:
+        store: where large results go.
+        policy: thresholds and switches; default `TransportPolicy()`.
+        log: the run's event log (call ids are resolved from its `tool.result` events and the
+            R-A5 alerts are appended to it).
+        refuse: refuse prompts with a source in two forms (else report them); default from
+            `policy.on_violation` (refuse when it is `None`).
+    """
+
+    def __init__(
+        self,
+        store: ArtifactStore,
+        policy: TransportPolicy | None = None,
+        *,
+        log: EventLog | None = None,
+        refuse: bool | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = policy or TransportPolicy()
+        self.log = log
+        self.refuse = (self.policy.on_violation != "report") if refuse is None else refuse
+        self.created: dict[str, ArtifactRef] = {}
+        self.checker = RepresentationChecker(
+            self._load,
+            restate_chars=self.policy.restate_chars,
+            min_source_chars=self.policy.min_source_chars,
+        )
+        self._tools = self._inspection_tools()
+        self._specs = tuple(t.to_openai() for t in self._tools)
+        self.binder = Binder(store, log)
+        self._reported: set[tuple[Any, ...]] = set()
+        if log is not None:
+            self._adopt(log)
+
+    def _adopt(self, log: EventLog) -> None:
+        """Know what a reopened log already holds (a resumed run): its artifacts and results."""
+        for e in log.of_type("artifact.created", "tool.result"):
+            p = e.payload
+            ref_id = p.get("id") if e.type == "artifact.created" else p.get("artifact")
+            if ref_id:
+                try:
+                    self.created[ref_id] = self.store.ref(ref_id)
+                    self.checker.add_source(ref_id, self.store.read(ref_id))
+                except ArtifactNotFoundError:  # expired or gone: nothing to compare against
+                    continue
+            elif e.type == "tool.result" and p.get("ok"):
+                content = p.get("content") or ""
+                if len(content) >= self.policy.min_source_chars:
+                    self.checker.add_source(f"call:{p.get('tool_call_id')}", content)
+
+    def _load(self, ref: str) -> str | None:
+        return self.store.read(ref, include_archived=True)
+
+    # -- what the model is told --------------------------------------------------------------
+    def system_prompt(self, base: str, *, has_tools: bool = True) -> str:
+        """`base` plus `BINDINGS_NOTE` (see `TransportPolicy.system_prompt`)."""
+        return self.policy.system_prompt(base, has_tools=has_tools)
+
+    @property
+    def holds_artifacts(self) -> bool:
+        """True once this run has externalized a result (the inspection tools are then offered)."""
+        return bool(self.created)
+
+    def registry(self, tools: ToolRegistry) -> ToolRegistry:
+        """A registry with `tools` plus the inspection tools, for dispatch.
+
+        Raises:
+            UsageError: a tool of `tools` is named like an inspection tool.
+        """
+        return ToolRegistry([*tools, *self._tools])
+
+    def tool_specs(self, exclude: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
+        """The inspection tools' specs when the run holds artifacts, else `()`."""
+        if not self.holds_artifacts:
+            return ()
+        skip = set(exclude)
+        return tuple(s for s in self._specs if s["function"]["name"] not in skip)
+
+    # -- R-A1: externalization (the executor's postprocess hook) ------------------------------
+    def postprocess(self, executed: Executed) -> ToolResult:
+        """Externalize a large successful result; return what the model will see.
+
+        Results over a threshold go to the store; the returned result's content is the bounded
+        summary, its meta names the artifact, and an `artifact.created` event is queued.
+        Inspection answers are bounded already and pass through.
+        """
+        r = executed.result
+        if r.name in INSPECTION_TOOLS:
+            return r
+        text = r.content
+        if r.meta.get("truncated"):  # the executor cut the content: store the whole value
+            v = r.value
+            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+        text = self._redact(text)  # R-S1: secrets never reach artifacts in clear
+        value, _ = _decode(text)
+        p = self.policy
+        reason = oversize_reason(
+            text, value, max_chars=p.max_inline_chars, max_items=p.max_inline_items
+        )
+        if reason is None:
+            if len(r.content) >= p.min_source_chars:  # R-A5 knows the whole, to spot cuts of it
+                self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
+            return r
+        step, branch = self._where()
+        source = {
+            "run_id": self.log.run_id if self.log else "",
+            "branch_id": branch,
+            "step": step,
+            "tool": r.name,
+            "tool_call_id": r.tool_call_id,
+        }
+        ref = self.store.put(
+            text,
+            source=source,
+            data_class=p.data_class,
+            incomplete=bool(r.meta.get("incomplete")),
+            summary=bool(r.meta.get("summary")),
+        )
+        self.created[ref.id] = ref
+        self.checker.add_source(ref.id, text)
+        where = str(self.store.root) if self.store.root is not None else "memory"
+        executed.emitted.append(
+            (
+                "artifact.created",
+                {**ref.to_dict(), "reason": reason, "store": where, "call_source": source},
+            )
+        )
+        summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars)
+        meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
+        meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
+        return dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False), meta=meta)
+
+    def _redact(self, text: str) -> str:
+        """The text as the log (and so the prompt) holds it: with the log's redactor applied."""
+        redactor = getattr(self.log, "redactor", None)
+        if redactor is None or not redactor.needs(text):
+            return text
+        clean: str = redactor.redact(text)[0]
+        return clean
+
+    def _where(self) -> tuple[int, str]:
+        last = self.log.last("model.response") if self.log is not None else None
+        return (last.payload.get("step", 0), last.branch_id) if last is not None else (0, "main")
+
+    # -- R-A6: bindings (the executor's bind hook) ---------------------------------------------
+    def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        """Resolve `$bind` arguments (see `Binder.bind`).
+
+        Raises:
+            ToolArgumentsError: a bad binding (`invalid_argument`).
+            ToolNotFoundError: the bound artifact expired or was deleted (`not_found`).
+        """
+        return self.binder.bind(arguments, call)
+
+    # -- R-A5: the single-representation check at prompt assembly ----------------------------
+    def check(
+        self, messages: Sequence[Message], *, step: int = 0, branch_id: str = "main"
+    ) -> list[RepresentationViolation]:
+        """Check an assembled prompt; log `alert.representation`; refuse unless reporting.
+
+        Args:
+            messages: the prompt about to be sent.
+            step: the loop step (for the alert event).
+            branch_id: the branch (for the alert event).
+
+        Returns:
+            The violations (only when reporting; a refusing transport raises instead).
+
+        Raises:
+            RepresentationError: a source is in two forms and the transport refuses; the
+                alert is in the log and the model has not been called.
+        """
+        violations = self.checker.check(messages)
+        for v in violations:
+            key = (v.ref, v.first.key, v.second.key)
+            if not self.refuse and key in self._reported:
+                continue
+            self._reported.add(key)
+            if self.log is not None:
+                self.log.append(
+                    "alert.representation",
+                    {"step": step, **v.to_dict(), "refused": self.refuse},
+                    branch_id=branch_id,
+                    summary=f"{v.ref}: {v.first.form} + {v.second.form}",
+                )
+        if violations and self.refuse:
+            v = violations[0]
+            raise RepresentationError(
+                v.message,
+                ref=v.ref,
+                forms=(v.first.describe(), v.second.describe()),
+                violations=[x.to_dict() for x in violations],
+            )
+        return violations
+
+    # -- R-A4: inspection tools ----------------------------------------------------------------
+    def _inspection_tools(self) -> list[Tool]:
+        store, bound = self.store, self.policy.max_answer_chars
+
+        def guard(fn: Any, *args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw, max_chars=bound)
+            except ArtifactNotFoundError as exc:
+                raise ToolNotFoundError(
+                    str(exc), hint="re-run the tool that produced it for fresh data"
+                ) from None
+
+        ref_p = {"type": "string", "description": "the artifact id (art_…) from a tool result"}
+        ptr_p = {"type": "string", "description": "a JSON pointer such as /flights/3; '' = all"}
+        common = (
+            " Use this when a tool result was stored as an artifact (its summary says"
+            " complete: false) and you need more of it. Do not use it for results shown in full,"
+            " and do not copy what it returns into other tools: bind with $bind instead."
+        )
+
+        def spec(props: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
+            return {
+                "type": "object",
+                "properties": props,
+                "required": list(required),
+                "additionalProperties": False,
+            }
+
+        def outline(ref: str, pointer: str = "") -> dict[str, Any]:
+            return guard(store.outline, ref, pointer)  # type: ignore[no-any-return]
+
+        def search(ref: str, query: str, skip: int = 0) -> dict[str, Any]:
+            return guard(store.search, ref, query, skip=skip)  # type: ignore[no-any-return]
+
+        def context(
+            ref: str, offset: int | None = None, pointer: str | None = None, chars: int = 800
+        ) -> dict[str, Any]:
+            return guard(store.context, ref, offset=offset, pointer=pointer, chars=chars)  # type: ignore[no-any-return]
+
+        def head(ref: str, chars: int = 1000) -> dict[str, Any]:
+            return guard(store.head, ref, chars)  # type: ignore[no-any-return]
+
+        def tail(ref: str, chars: int = 1000) -> dict[str, Any]:
+            return guard(store.tail, ref, chars)  # type: ignore[no-any-return]
+
+        def slice_(
+            ref: str,
+            pointer: str = "",
+            start: int = 0,
+            stop: int | None = None,
+            fields: list[str] | None = None,
+        ) -> Any:
+            return guard(store.slice, ref, pointer, start, stop, fields=fields)
+
+        n = {"type": "integer", "minimum": 0}
+        defs: list[tuple[Callable[..., Any], str, str, dict[str, Any]]] = [
+            (
+                outline,
+                "artifact_outline",
+                "Show the shape of a stored artifact: types, keys, item counts and the JSON "
+                "pointers of its arrays." + common + " Returns: the shape of the value at pointer.",
+                spec({"ref": ref_p, "pointer": ptr_p}, ["ref"]),
+            ),
+            (
+                search,
+                "artifact_search",
+                "Find a text (an id, a name, a value) in a stored artifact." + common + " Returns: "
+                "up to 10 hits, each an exact snippet with offsets and the JSON pointer holding it,"
+                " and which hits of the total they are.",
+                spec(
+                    {
+                        "ref": ref_p,
+                        "query": {"type": "string", "description": "text to find"},
+                        "skip": {**n, "description": "hits to skip (paging)"},
+                    },
+                    ["ref", "query"],
+                ),
+            ),
+            (
+                context,
+                "artifact_context",
+                "Read an exact window of a stored artifact's text, around a character offset or "
+                "at a JSON pointer." + common + " Returns: the window with its offsets.",
+                spec(
+                    {
+                        "ref": ref_p,
+                        "offset": {**n, "description": "char offset (from search)"},
+                        "pointer": ptr_p,
+                        "chars": {**n, "description": "window length in chars"},
+                    },
+                    ["ref"],
+                ),
+            ),
+            (
+                head,
+                "artifact_head",
+                "Read the first characters of a stored artifact." + common + " Returns: the exact "
+                "text with offsets (chars 0–N of the whole).",
+                spec({"ref": ref_p, "chars": {**n, "description": "how many chars"}}, ["ref"]),
+            ),
+            (
+                tail,
+                "artifact_tail",
+                "Read the last characters of a stored artifact." + common + " Returns: the exact "
+                "text with offsets.",
+                spec({"ref": ref_p, "chars": {**n, "description": "how many chars"}}, ["ref"]),
+            ),
+            (
+                slice_,
+                "artifact_slice",
+                "Read items start..stop-1 of an array inside a stored artifact (at most 10 per "
+                "call); give fields to read only some values of each item." + common + " Returns:"
+                " the items exactly (or {field: value} per item), their offsets, and which part"
+                " of the whole they are (e.g. items 10–19 of 30), with the call that reads on.",
+                spec(
+                    {
+                        "ref": ref_p,
+                        "pointer": ptr_p,
+                        "start": {**n, "description": "first index (0-based)"},
+                        "stop": {**n, "description": "one past the last index"},
+                        "fields": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "JSON pointers inside each item, e.g. "
+                            "/prices/economy; only these values are returned",
+                        },
+                    },
+                    ["ref"],
+                ),
+            ),
+        ]
+        return [
+            Tool(
+                name=name,
+                description=desc,
+                parameters=params,
+                fn=fn,
+                timeout_seconds=None,
+                version="1",
+            )
+            for fn, name, desc, params in defs
+        ]

@@ -1,0 +1,569 @@
+"""Resume, restart and fork as distinct operations, each an event (R-V6, R-E5).
+
+A run killed mid-step is resumed from its log, not from "the last message": `check_resume` runs
+six checks (same workspace revision; every tool call has a result or its side effect is settled
+by its idempotency record; the events after the last checkpoint; permissions still valid; same
+policy and tool versions; unchanged task contract). A failed check names itself and offers
+restart or fork. `reopen` rebuilds the run's state from the log, settles writes a confirmer could
+establish, appends `run.resume`, and hands the loop the step in flight to finish. `restart_point`
+starts again from the task on a fresh branch and keeps the first attempt as evidence.
+`Harness.resume(path)` and `Harness.restart(path)` are the front doors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnesskit.errors import ResumeError, UsageError
+from harnesskit.log.events import Event, EventLog
+from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
+from harnesskit.messages import ToolCall
+from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, key_for, ledger_path
+
+__all__ = [
+    "ResumeCheck",
+    "ResumePoint",
+    "ResumeReport",
+    "check_resume",
+    "rebuild_state",
+    "reopen",
+    "restart_point",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeCheck:
+    """One resume check and its outcome."""
+
+    name: str
+    """`workspace_revision`, `tool_calls`, `checkpoint`, `permissions`, `tool_versions`,
+    `policy` or `task_contract`."""
+    ok: bool
+    """True when it passed."""
+    detail: str
+    """What was found (and, on failure, what to do)."""
+    recorded: Any = None
+    """The value recorded in the log, when the check compares one."""
+    current: Any = None
+    """The value now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumeReport:
+    """The six resume checks for one branch of a logged run."""
+
+    path: str
+    """The log."""
+    branch_id: str
+    """The branch checked."""
+    checks: tuple[ResumeCheck, ...]
+    """Every check, in the order of the contract."""
+    pending: tuple[str, ...] = ()
+    """Tool call ids of the step in flight that have no result yet."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every check passed."""
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """Names of the failed checks."""
+        return tuple(c.name for c in self.checks if not c.ok)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """What may be done: `resume` only when every check passed; `restart` and `fork` always."""
+        return ("resume", "restart", "fork") if self.ok else ("restart", "fork")
+
+    def frame(self) -> Any:
+        """One row per check: name, ok, detail, recorded, current."""
+        import pandas as pd
+
+        return pd.DataFrame([dataclasses.asdict(c) for c in self.checks])
+
+    def __repr__(self) -> str:
+        verdict = "ok" if self.ok else f"failed: {', '.join(self.failed)}"
+        return f"<ResumeReport {self.branch_id} {verdict}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        display.renderer("ResumeReport")(_report_html)
+        return display.render_html(self)
+
+
+def _report_html(report: ResumeReport) -> str:
+    from harnesskit.notebook import display
+
+    rows = [["ok" if c.ok else "FAILED", c.name, c.detail] for c in report.checks]
+    return display.table(["", "check", "detail"], rows, caption=repr(report))
+
+
+@dataclass(slots=True, kw_only=True)
+class ResumePoint:
+    """What `reopen` / `restart_point` hand to the loop to go on with a logged run."""
+
+    log: EventLog
+    """The log, reopened for appending."""
+    ledger: IdempotencyLedger
+    """The run's write ledger, reopened."""
+    state: dict[str, Any]
+    """`RunState` fields rebuilt from the log (`rebuild_state`)."""
+    disabled: dict[str, str] = field(default_factory=dict)
+    """Tools the circuit breaker had disabled: `{tool: reason}`."""
+    pending: tuple[ToolCall, ...] = ()
+    """Calls of the step in flight that still need a result."""
+    logged: dict[str, int] = field(default_factory=dict)
+    """`{tool_call_id: tool.call event id}` for pending calls already logged."""
+    answered: str | None = None
+    """A finish reason when the run had answered but not logged `run.finished`."""
+    report: ResumeReport | None = None
+    """The checks (for `reopen`)."""
+
+
+def rebuild_state(log: EventLog, branch_id: str = "main") -> dict[str, Any]:
+    """`RunState` fields of a branch, rebuilt from the events it sees.
+
+    Returns:
+        `{"run_id", "branch_id", "step", "prompt_tokens", "completion_tokens",
+        "consecutive_errors", "tool_history", "finish_reason", "incomplete", "call_ids"}`.
+    """
+    view = visible_events(log, branch_id)
+    run_id = next((e.payload.get("run_id", "") for e in view if e.type == "task.contract"), "")
+    state: dict[str, Any] = {
+        "run_id": run_id or log.run_id,
+        "branch_id": branch_id,
+        "step": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "consecutive_errors": 0,
+        "tool_history": [],
+        "finish_reason": None,
+        "incomplete": False,
+        "call_ids": set(),
+    }
+    step_ok: dict[int, bool] = {}
+    for e in view:
+        p = e.payload
+        if e.type == "model.response":
+            state["step"] = max(state["step"], p.get("step") or 0)
+            usage = p.get("usage") or {}
+            state["prompt_tokens"] += usage.get("prompt_tokens", 0)
+            state["completion_tokens"] += usage.get("completion_tokens", 0)
+            state["call_ids"].update(c.id for c in _calls_of(e))
+        elif e.type == "tool.result":
+            step = p.get("step") or 0
+            state["tool_history"].append((step, p.get("tool"), bool(p.get("ok"))))
+            step_ok[step] = step_ok.get(step, False) or bool(p.get("ok"))
+        elif e.type == "run.finished":
+            state["finish_reason"] = p.get("finish_reason")
+            state["incomplete"] = bool(p.get("incomplete"))
+        elif e.type in ("branch.fork", "run.restart") or (
+            e.type == "user.message" and state["finish_reason"] == "stop"
+        ):
+            state["finish_reason"] = None  # a new branch, or a new user turn after an answer
+    streak = 0
+    for step in sorted(step_ok):
+        streak = 0 if step_ok[step] else streak + 1
+    state["consecutive_errors"] = streak
+    return state
+
+
+def _disabled_tools(view: Sequence[Event]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in view:
+        if e.type == "tool.result" and e.payload.get("circuit_opened"):
+            try:
+                reason = json.loads(e.payload.get("content", "{}")).get("disabled", "")
+            except json.JSONDecodeError:
+                reason = ""
+            out[e.payload.get("tool", "")] = reason or "disabled by the circuit breaker"
+    return out
+
+
+def _open_log(harness: Any, path: str | os.PathLike[str]) -> EventLog:
+    """Reopen a run's log for appending with the harness's clock and redactor."""
+    if hasattr(harness, "redactor"):
+        return EventLog.open_existing(path, clock=harness.clock, redactor=harness.redactor)
+    return EventLog.open_existing(path, clock=harness.clock)
+
+
+def _open_ledger(harness: Any, path: str | os.PathLike[str]) -> IdempotencyLedger:
+    """Reopen a run's write ledger with the harness's confirmers and redactor."""
+    return IdempotencyLedger.open(
+        ledger_path(path),
+        confirmers=getattr(harness, "confirmers", None),
+        redactor=getattr(harness, "redactor", None),
+    )
+
+
+def _default_branch(log: EventLog) -> str:
+    for e in reversed(log.events):
+        if e.type not in ("run.resume",):
+            return e.branch_id
+    return "main"
+
+
+def _limits_dict(limits: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(limits) and not isinstance(limits, type):
+        return dataclasses.asdict(limits)
+    return dict(limits or {})
+
+
+def _diff(recorded: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> str:
+    recorded, current = recorded or {}, current or {}
+    keys = sorted(set(recorded) | set(current))
+    changed = [k for k in keys if recorded.get(k) != current.get(k)]
+    parts = []
+    for k in changed[:6]:
+        parts.append(f"{k}: {recorded.get(k, '<absent>')!r} -> {current.get(k, '<absent>')!r}")
+    more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
+    return "; ".join(parts) + more
+
+
+def _pending_step(view: Sequence[Event]) -> tuple[list[ToolCall], dict[str, int], str | None, int]:
+    """What is left of the step in flight.
+
+    Returns:
+        The last model response's calls still without a result, `{call id: tool.call event}`
+        for those already logged, a finish reason when the run had answered but not finished,
+        and that response's step.
+    """
+    last = None
+    for e in reversed(view):
+        if e.type == "model.response":
+            last = e
+            break
+        if e.type in ("run.finished", "user.message"):
+            return [], {}, None, 0
+    if last is None:
+        return [], {}, None, 0
+    after = [e for e in view if e.event_id > last.event_id]
+    calls = _calls_of(last)
+    step = last.payload.get("step") or 0
+    if not calls:
+        if any(e.type == "run.finished" for e in after):
+            return [], {}, None, step
+        brake = next((e for e in reversed(view) if e.type == "brake"), None)
+        reason = brake.payload.get("brake") if last.payload.get("final") and brake else "stop"
+        return [], {}, reason, step
+    answered = {e.payload.get("tool_call_id") for e in after if e.type == "tool.result"}
+    logged = {e.payload.get("tool_call_id"): e.event_id for e in after if e.type == "tool.call"}
+    pending = [c for c in calls if c.id not in answered]
+    return pending, {c.id: logged[c.id] for c in pending if c.id in logged}, None, step
+
+
+def _check(
+    harness: Any,
+    log: EventLog,
+    ledger: IdempotencyLedger,
+    branch_id: str,
+    *,
+    task: Mapping[str, Any] | None = None,
+) -> tuple[ResumeReport, list[tuple[str, EffectCheck]]]:
+    """Run the six resume checks; return the report and the settlements they established."""
+    tr = Trajectory(log)
+    view = visible_events(log, branch_id)
+    contract = next((e for e in view if e.type == "task.contract"), None)
+    if contract is None:
+        raise UsageError(f"{log.path}: no task.contract visible on branch {branch_id!r}")
+    start = tr.start_of(branch_id)
+    checks: list[ResumeCheck] = []
+    current_rev = harness.revision()
+
+    # 1. same workspace revision
+    recorded_rev = next(
+        (e.workspace_revision for e in reversed(view) if e.workspace_revision is not None), None
+    )
+    ok = recorded_rev is None or recorded_rev == current_rev
+    checks.append(
+        ResumeCheck(
+            name="workspace_revision",
+            ok=ok,
+            detail="unchanged"
+            if ok
+            else f"the workspace moved from {recorded_rev} to "
+            f"{current_rev} while the run was interrupted; fork a branch on the new revision or "
+            "restart",
+            recorded=recorded_rev,
+            current=current_rev,
+        )
+    )
+
+    # 2. every tool call has a result or its side effect is confirmed by its ledger record
+    pending, _, _, step = _pending_step(view)
+    settlements: list[tuple[str, EffectCheck]] = []
+    notes, unknown = [], []
+    ledger_on = bool(contract.payload.get("idempotency", {}).get("ledger"))
+    for c in pending:
+        tool = harness.tools.get(c.name)
+        if tool is None or tool.risk == "read" or c.arguments is None:
+            notes.append(f"{c.id} ({c.name}): no side effect; runs again")
+            continue
+        key = key_for(
+            log.run_id or contract.payload.get("run_id", ""), branch_id, step, c.name, c.arguments
+        )
+        record = ledger.records.get(key)
+        if record is None:
+            if ledger_on:
+                notes.append(f"{c.id} ({c.name}): never started (no ledger record); runs now")
+            else:
+                unknown.append(f"{c.id} ({c.name}): the run kept no write ledger")
+        elif record.state in ("done", "failed", "absent"):
+            notes.append(f"{c.id} ({c.name}): {record.state} per its ledger record")
+        else:
+            verdict = ledger.check(record)
+            if verdict.applied is None:
+                unknown.append(
+                    f"{c.id} ({c.name}) started and has no result ({verdict.evidence}); settle it "
+                    f"with ledger.settle({key!r}, EffectCheck(applied=...))"
+                )
+            else:
+                settlements.append((key, verdict))
+                what = "applied" if verdict.applied else "not applied"
+                notes.append(f"{c.id} ({c.name}): confirmed {what} ({verdict.evidence})")
+    detail = "; ".join(unknown or notes) or "every tool call has its result"
+    checks.append(ResumeCheck(name="tool_calls", ok=not unknown, detail=detail))
+
+    # 3. events after the last checkpoint
+    last_cp = next((e for e in reversed(view) if e.type == "checkpoint"), None)
+    since = [e for e in view if last_cp is None or e.event_id > last_cp.event_id]
+    ok = True
+    if last_cp is None:
+        detail = f"no checkpoint; {len(since)} events since the start"
+    else:
+        stage = last_cp.payload.get("stage")
+        detail = f"last checkpoint {stage} at {last_cp.label}; {len(since)} events after it"
+        cp_rev = last_cp.payload.get("workspace_revision")
+        if stage == "human-approved" and cp_rev is not None and cp_rev != current_rev:
+            ok = False
+            detail += (
+                f"; the approval was for revision {cp_rev} and the workspace is now {current_rev}"
+                ": it is void, ask again (restart) or fork"
+            )
+    checks.append(ResumeCheck(name="checkpoint", ok=ok, detail=detail))
+
+    # 4. permissions still valid
+    gate_now = harness.gate.to_dict()
+    statuses = tr.statuses(now=dt.datetime.fromtimestamp(harness.clock(), dt.UTC))
+    expired = [
+        e.label for e in view if e.type == "human.decision" and statuses[e.event_id] == "expired"
+    ]
+    ok = start.get("permissions") == gate_now and not expired
+    detail = (
+        "unchanged"
+        if start.get("permissions") == gate_now
+        else _diff(start.get("permissions"), gate_now)
+    )
+    if expired:
+        detail = ("" if detail == "unchanged" else detail + "; ") + f"expired: {', '.join(expired)}"
+    checks.append(
+        ResumeCheck(
+            name="permissions",
+            ok=ok,
+            detail=detail,
+            recorded=start.get("permissions"),
+            current=gate_now,
+        )
+    )
+
+    # 5. same policy and tool versions
+    for name, key, now in (
+        ("tool_versions", "tools", harness.tools.versions()),
+        ("policy", "policy", harness.policy.to_dict()),
+    ):
+        ok = start.get(key) == now
+        checks.append(
+            ResumeCheck(
+                name=name,
+                ok=ok,
+                detail="unchanged" if ok else _diff(start.get(key), now),
+                recorded=start.get(key),
+                current=now,
+            )
+        )
+
+    # 6. unchanged task contract (goal and stop conditions)
+    p = contract.payload
+    recorded_task = {
+        "system_prompt": p.get("system_prompt"),
+        "limits": p.get("limits"),
+        "task": p.get("task"),
+    }
+    current_task = {
+        "system_prompt": harness.run_system_prompt,  # as recorded: with the bindings note
+        "limits": _limits_dict(harness.limits),
+        "task": dict(task) if task is not None else p.get("task"),
+    }
+    ok = recorded_task == current_task
+    checks.append(
+        ResumeCheck(
+            name="task_contract",
+            ok=ok,
+            detail="unchanged" if ok else _diff(recorded_task, current_task),
+            recorded=recorded_task,
+            current=current_task,
+        )
+    )
+    report = ResumeReport(
+        path=str(log.path),
+        branch_id=branch_id,
+        checks=tuple(checks),
+        pending=tuple(c.id for c in pending),
+    )
+    return report, settlements
+
+
+def check_resume(
+    harness: Any,
+    path: str | os.PathLike[str],
+    *,
+    branch_id: str | None = None,
+    task: Mapping[str, Any] | None = None,
+) -> ResumeReport:
+    """Run the resume checks on a logged run without changing anything (R-V6).
+
+    The six checks: `workspace_revision` (unchanged), `tool_calls` (each call of the step in
+    flight has a result, or its idempotency record settles whether its side effect happened),
+    `checkpoint` (the events after the last one; a `human-approved` one is void once the
+    workspace moved), `permissions` (same gate, no expired approval), `tool_versions` and
+    `policy` (unchanged), `task_contract` (same system prompt, limits and task).
+
+    Args:
+        harness: the harness that would go on (tools, gate, policy, limits, revision).
+        path: the run's JSONL log.
+        branch_id: the branch to resume; default the branch of the last event.
+        task: the task now, when the caller has one to compare with the contract's.
+
+    Returns:
+        The `ResumeReport`.
+
+    Raises:
+        UsageError: the file is missing or holds no task contract.
+        CorruptLogError: the log is corrupt.
+    """
+    log = EventLog.read(path)
+    ledger = _open_ledger(harness, path)
+    report, _ = _check(harness, log, ledger, branch_id or _default_branch(log), task=task)
+    ledger.close()
+    return report
+
+
+def reopen(
+    harness: Any,
+    path: str | os.PathLike[str],
+    *,
+    branch_id: str | None = None,
+    task: Mapping[str, Any] | None = None,
+) -> ResumePoint:
+    """Check, then reopen a logged run for resuming: appends `run.resume` (R-V6).
+
+    Writes whose outcome a confirmer established are settled in the ledger first; the loop
+    then finishes the step in flight (`ResumePoint.pending`) and goes on. Use
+    `Harness.resume(path)`, which calls this.
+
+    Raises:
+        ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
+        UsageError: the file is missing or holds no task contract.
+    """
+    log = _open_log(harness, path)
+    ledger = _open_ledger(harness, path)
+    branch = branch_id or _default_branch(log)
+    report, settlements = _check(harness, log, ledger, branch, task=task)
+    if not report.ok:
+        log.close()
+        ledger.close()
+        failed = [c for c in report.checks if not c.ok]
+        lines = "; ".join(f"{c.name}: {c.detail}" for c in failed)
+        raise ResumeError(
+            f"cannot resume {path} on branch {branch!r}: {lines}. Instead restart "
+            "(harness.restart(path): run again from the task, keeping this attempt as evidence) "
+            "or fork (a new branch with the current tools, policy and revision)",
+            failed=report.failed,
+            report=report,
+        )
+    for key, verdict in settlements:
+        ledger.settle(key, verdict)
+    view = visible_events(log, branch)
+    pending, logged, answered, _ = _pending_step(view)
+    state = rebuild_state(log, branch)
+    log.append(
+        "run.resume",
+        {
+            "checks": [
+                dataclasses.asdict(c) | {"recorded": None, "current": None} for c in report.checks
+            ],
+            "pending": [c.id for c in pending],
+            "settled": [k for k, _ in settlements],
+            "torn_tail": log.incomplete_tail is not None,
+            "from_step": state["step"],
+            "frozen": frozen_start(harness),
+        },
+        branch_id=branch,
+        workspace_revision=harness.revision(),
+        summary=f"resume {branch} at step {state['step']} ({len(pending)} pending calls)",
+    )
+    log.incomplete_tail = None
+    return ResumePoint(
+        log=log,
+        ledger=ledger,
+        state=state,
+        disabled=_disabled_tools(view),
+        pending=tuple(pending),
+        logged=logged,
+        answered=answered,
+        report=report,
+    )
+
+
+def restart_point(
+    harness: Any,
+    path: str | os.PathLike[str],
+    *,
+    reason: str,
+    branch_id: str | None = None,
+) -> ResumePoint:
+    """Restart a logged run: keep its events as evidence, run again from the task (R-V6).
+
+    Appends a `branch.fork` at the last event before the first model request (the task
+    contract and opening user turns) with the harness's frozen start, and a `run.restart` on
+    that new branch `<branch>.restart<N>`. Writes keep their ledger: a natural-key duplicate
+    of an earlier attempt's write is still caught.
+
+    Raises:
+        UsageError: the file is missing or holds no task contract.
+    """
+    log = _open_log(harness, path)
+    ledger = _open_ledger(harness, path)
+    old = branch_id or _default_branch(log)
+    view = visible_events(log, old)
+    first = next((e for e in view if e.type in ("context.injected", "model.request")), None)
+    opening = [e for e in view if first is None or e.event_id < first.event_id]
+    if not opening or opening[0].type != "task.contract":
+        raise UsageError(f"{path}: no task contract on branch {old!r} to restart from")
+    tr = Trajectory(log)
+    taken = tr.branches()
+    n = 1
+    while f"{old}.restart{n}" in taken:
+        n += 1
+    name = f"{old}.restart{n}"
+    tr.fork(opening[-1].event_id, name, frozen=frozen_start(harness), reason=f"restart: {reason}")
+    log.append(
+        "run.restart",
+        {
+            "from_branch": old,
+            "reason": reason,
+            "evidence_head": view[-1].event_id if view else None,
+        },
+        branch_id=name,
+        workspace_revision=harness.revision(),
+        summary=f"restart of {old}: {reason}"[:80],
+    )
+    return ResumePoint(log=log, ledger=ledger, state=rebuild_state(log, name))

@@ -1,0 +1,93 @@
+"""The progress stream as a progress bar (R-L3): `Harness(progress=hk.TqdmProgress())`.
+
+The loop emits `Progress` items (a step began, a tool finished, the run ended); `TqdmProgress`
+turns them into a `tqdm.auto` bar — a widget in a notebook, text on a terminal — counting
+steps against the `max_steps` brake, with the last tool, its status and the error count in the
+postfix. One callback serves consecutive runs of a harness: each run gets its own bar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harnesskit.run.loop import Progress
+
+__all__ = ["TqdmProgress"]
+
+
+class TqdmProgress:
+    """A `Harness` progress callback drawing a tqdm bar per run.
+
+    Args:
+        desc: the bar's label (default `"run"`).
+        leave: keep the finished bar on screen.
+        tqdm_class: the bar class; default `tqdm.auto.tqdm` (notebook widget or terminal text).
+        **tqdm_kwargs: passed to the bar (e.g. `file=sys.stderr`, `disable=True`).
+    """
+
+    def __init__(
+        self,
+        desc: str = "run",
+        *,
+        leave: bool = True,
+        tqdm_class: Any = None,
+        **tqdm_kwargs: Any,
+    ) -> None:
+        self.desc = desc
+        self.leave = leave
+        self.tqdm_class = tqdm_class
+        self.tqdm_kwargs = tqdm_kwargs
+        self.bar: Any = None
+        self.tool_calls = 0
+        self.tool_errors = 0
+        self.finish_reason: str | None = None
+
+    def _new_bar(self, item: Progress) -> Any:
+        cls = self.tqdm_class
+        if cls is None:
+            from tqdm.auto import tqdm
+
+            cls = tqdm
+        self.tool_calls = self.tool_errors = 0
+        self.finish_reason = None
+        return cls(
+            total=item.max_steps, desc=self.desc, unit="step", leave=self.leave, **self.tqdm_kwargs
+        )
+
+    def __call__(self, item: Progress) -> None:
+        """Update the bar with one progress item (the `Harness` calls this).
+
+        Args:
+            item: the item; `status` is `model` (a step began), a tool status (`ok` or an
+                error_type) or `finished`.
+        """
+        if self.bar is None:
+            self.bar = self._new_bar(item)
+        bar = self.bar
+        if item.status == "model":
+            bar.update(max(item.step - bar.n, 0))
+            bar.set_postfix_str(self._postfix("model"), refresh=True)
+        elif item.status == "finished":
+            self.finish_reason = item.finish_reason
+            bar.update(max(item.step - bar.n, 0))
+            bar.set_postfix_str(self._postfix(f"finished: {item.finish_reason}"), refresh=True)
+            bar.close()
+            self.bar = None
+        else:
+            self.tool_calls += 1
+            self.tool_errors += item.status != "ok"
+            bar.set_postfix_str(self._postfix(f"{item.tool} {item.status}"), refresh=True)
+
+    def _postfix(self, last: str) -> str:
+        errors = f", {self.tool_errors} failed" if self.tool_errors else ""
+        return f"{last} | {self.tool_calls} tool calls{errors}"
+
+    def close(self) -> None:
+        """Close a bar left open (a run abandoned before it finished)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __repr__(self) -> str:
+        state = "open" if self.bar is not None else "idle"
+        return f"<TqdmProgress {self.desc!r} {state}>"

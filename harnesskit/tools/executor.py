@@ -1,0 +1,591 @@
+"""Dispatch mechanism: validate, gate, run with a timeout, normalize, break circuits (R-E1–R-E4).
+
+Every failure becomes a structured `ToolResult` (`{"ok": false, "error_type", "message",
+"hint"}`), never an exception in the loop. Results are matched to calls by `tool_call_id`;
+several calls in one turn run concurrently and each gets its own result. The gate (policy)
+lives in `gate.py`; this module only asks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import functools
+import inspect
+import json
+import logging
+import os
+import pathlib
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnesskit.errors import StopRun, ToolError
+from harnesskit.messages import ToolCall, ToolResult
+from harnesskit.tools.gate import Gate
+from harnesskit.tools.idempotency import IdempotencyLedger
+from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
+
+__all__ = ["CircuitBreaker", "Executed", "Executor", "schema_error_message"]
+
+#: Results longer than this many chars are cut (and flagged) unless the tool says otherwise.
+DEFAULT_MAX_RESULT_CHARS = 100_000
+
+
+@dataclass(slots=True)
+class CircuitBreaker:
+    """Disables a tool after `threshold` consecutive failures with the same error_type (R-E3)."""
+
+    threshold: int = 3
+    """Consecutive equal failures that open the circuit."""
+    streaks: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """`{tool: (error_type, count)}` of the current failure streak per tool."""
+    open: dict[str, str] = field(default_factory=dict)
+    """`{tool: reason}` of disabled tools."""
+
+    def record(self, result: ToolResult) -> bool:
+        """Update the streak for `result`; return True when this result opened the circuit."""
+        name = result.name
+        if result.ok or result.error_type in ("unknown_tool", "circuit_open", "permission_denied"):
+            if result.ok:
+                self.streaks.pop(name, None)
+            return False
+        kind, count = self.streaks.get(name, ("", 0))
+        count = count + 1 if kind == result.error_type else 1
+        self.streaks[name] = (result.error_type or "", count)
+        if count >= self.threshold and name not in self.open:
+            self.open[name] = (
+                f"{name} failed {count} times in a row with {result.error_type}; it is disabled "
+                "for the rest of this run"
+            )
+            return True
+        return False
+
+
+@dataclass(slots=True, kw_only=True)
+class Executed:
+    """One call as executed: the result plus what the loop logs around it."""
+
+    call: ToolCall
+    """The call (with its id)."""
+    result: ToolResult
+    """Its structured result."""
+    tool: Tool | None = None
+    """The tool, when the name was known."""
+    arguments: dict[str, Any] | None = None
+    """The arguments after binding and validation."""
+    emitted: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Events the tool asked to append (`ToolContext.emit`), in order."""
+
+
+def schema_error_message(error: Any) -> tuple[str, str]:
+    """Turn a jsonschema `ValidationError` into `(message, hint)`.
+
+    The message names the JSON path, what was expected and what was received (R-E1).
+    """
+    path = error.json_path
+    received = json.dumps(error.instance, ensure_ascii=False, default=str)
+    if len(received) > 200:
+        received = received[:200] + "…"
+    expected = {
+        "type": lambda v: f"type {v}",
+        "enum": lambda v: f"one of {json.dumps(v)}",
+        "required": lambda v: f"required properties {json.dumps(v)}",
+        "format": lambda v: f"format {v}",
+        "additionalProperties": lambda v: "no properties beyond the schema's",
+        "minItems": lambda v: f"at least {v} items",
+        "maxItems": lambda v: f"at most {v} items",
+        "minimum": lambda v: f"a value >= {v}",
+        "maximum": lambda v: f"a value <= {v}",
+        "pattern": lambda v: f"a string matching {v}",
+    }.get(error.validator, lambda v: f"{error.validator} {v}")(error.validator_value)
+    message = f"at {path}: expected {expected}, received {received} ({error.message})"
+    hint = f"fix the argument at {path} to match the tool's schema and call again"
+    return message, hint
+
+
+class Executor:
+    """Runs tool calls against a registry under a gate.
+
+    Args:
+        registry: the tools.
+        gate: permission policy; default `Gate()` (read/write allow, destructive confirm→deny).
+        circuit_threshold: equal consecutive failures before a tool is disabled (R-E3).
+        max_workers: threads for concurrent calls and timeouts.
+        bind: optional hook `bind(arguments, call) -> arguments` run before validation
+            (parameter bindings, R-A6); it raises `ToolError` for a bad binding.
+        postprocess: optional hook `postprocess(executed) -> ToolResult` run on every result
+            (e.g. forced externalization, R-A1).
+        idempotency: the run's write ledger (R-E5): write calls are admitted, recorded before
+            they run and after, and a repeated or unknown-outcome write does not act again.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        gate: Gate | None = None,
+        *,
+        circuit_threshold: int = 3,
+        max_workers: int = 8,
+        bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None = None,
+        postprocess: Callable[[Executed], ToolResult] | None = None,
+        idempotency: IdempotencyLedger | None = None,
+    ) -> None:
+        self.registry = registry
+        self.idempotency = idempotency
+        self.gate = gate or Gate()
+        self.breaker = CircuitBreaker(threshold=circuit_threshold)
+        self.bind = bind
+        self.postprocess = postprocess
+        self._max_workers = max_workers
+        self._pool: cf.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def disabled(self) -> dict[str, str]:
+        """`{tool: reason}` of tools disabled by the circuit breaker."""
+        return self.breaker.open
+
+    def _get_pool(self) -> cf.ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="hk-tool")
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the worker threads (running tools are not interrupted)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def execute(
+        self, calls: Sequence[ToolCall], context: Callable[[ToolCall], ToolContext]
+    ) -> list[Executed]:
+        """Execute the calls of one model turn.
+
+        Args:
+            calls: the turn's tool calls (ids must be unique; the loop ensures it).
+            context: builds the `ToolContext` for a call.
+
+        Returns:
+            One `Executed` per call, in the order of `calls`; each result carries its call's id.
+        """
+        prepared = [self._prepare(c, context(c)) for c in calls]
+        runnable = [p for p in prepared if p[1] is None]
+        started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
+        for p in runnable:  # start all first: calls of one turn run concurrently
+            tool, call, args, ctx = p[0]
+            if ctx.idempotency_key is not None and self.idempotency is not None:
+                self.idempotency.begin(tool, call, args, ctx)
+            if len(runnable) == 1 and not (tool.timeout_seconds is None and tool.is_async):
+                # nothing to overlap: inline, or one worker thread that enforces the timeout
+                started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
+            else:
+                future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
+                started[id(p)] = (future, time.monotonic())
+        outcomes = {id(p): self._finish(*p[0], started[id(p)]) for p in runnable}
+        out = []
+        for p in prepared:
+            executed = p[1] if p[1] is not None else outcomes[id(p)]
+            if self.postprocess is not None and executed.result.ok:
+                executed.result = self.postprocess(executed)
+            if self.breaker.record(executed.result):
+                executed.result = _with_circuit_notice(
+                    executed.result, self.breaker.open[executed.call.name]
+                )
+            key = p[0][3].idempotency_key if p[1] is None else None
+            if key is not None and self.idempotency is not None:
+                self.idempotency.finish(key, executed.result)
+            out.append(executed)
+        if self.idempotency is not None:
+            self.idempotency.release()
+        return out
+
+    def _prepare(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> tuple[tuple[Tool, ToolCall, dict[str, Any], ToolContext], Executed | None]:
+        """Check everything that needs no tool execution; return a failure or what to run."""
+        tool = self.registry.get(call.name)
+        none: Any = (None, call, {}, ctx)
+        if tool is None:
+            names = self.registry.closest(call.name, n=len(self.registry))
+            msg = f"no tool named {call.name!r}"
+            hint = f"call one of these tools instead (closest first): {', '.join(names)}"
+            return none, Executed(
+                call=call,
+                result=ToolResult.failure(call, "unknown_tool", msg, hint, valid_names=names),
+            )
+        if tool.name in self.breaker.open:
+            return none, self._fail(
+                call,
+                tool,
+                "circuit_open",
+                self.breaker.open[tool.name],
+                "do not call this tool again in this run; use another way",
+            )
+        if call.arguments is None:
+            if call.parse_error == "truncated":
+                return none, self._fail(
+                    call,
+                    tool,
+                    "truncated_call",
+                    "the arguments were cut off by the output limit (finish_reason=length)",
+                    "raise the model's output limit (max_tokens) or make the call smaller",
+                )
+            return none, self._fail(
+                call,
+                tool,
+                "invalid_argument",
+                call.parse_error or "no arguments",
+                "send the arguments as one JSON object matching the schema",
+            )
+        args = dict(call.arguments)
+        if self.bind is not None:
+            try:
+                args = self.bind(args, call)
+            except ToolError as exc:
+                return none, self._fail(call, tool, exc.error_type, str(exc), exc.hint)
+        errors = tool.argument_errors(args)
+        if errors:
+            message, hint = schema_error_message(errors[0])
+            if len(errors) > 1:
+                message += f" (and {len(errors) - 1} more schema errors)"
+            return none, self._fail(call, tool, "invalid_argument", message, hint, arguments=args)
+        preview = None
+        dry_run = bool(self.gate.dry_run and tool.risk != "read")
+        if dry_run and not tool.supports_dry_run:
+            return none, self._fail(
+                call,
+                tool,
+                "permission_denied",
+                f"this run is dry-run only and {tool.name} cannot dry-run",
+                "describe the change to the user instead of making it",
+            )
+        if self.gate.decision_for(tool) == "confirm" and tool.supports_dry_run:
+            preview = self._call(tool, args, ctx, dry_run=True)[0]
+        decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
+        if not decision.allowed:
+            failed = self._fail(
+                call,
+                tool,
+                "permission_denied",
+                decision.reason,
+                "do not retry this call; ask the user or choose another action",
+                arguments=args,
+            )
+            if decision.decision == "confirm":  # a human (callback) said no: keep the fact
+                failed.result = _replace_meta(failed.result, {"approval": "denied"})
+            return none, failed
+        if self.idempotency is not None and not dry_run and tool.risk != "read":
+            recorded = self.idempotency.admit(tool, call, args, ctx)
+            if recorded is not None:
+                return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
+        ctx.dry_run = dry_run
+        ctx.approval = "approved" if decision.approved_by == "callback" else None
+        return (tool, call, args, ctx), None
+
+    def _fail(
+        self,
+        call: ToolCall,
+        tool: Tool | None,
+        error_type: str,
+        message: str,
+        hint: str | None,
+        *,
+        arguments: dict[str, Any] | None = None,
+    ) -> Executed:
+        return Executed(
+            call=call,
+            tool=tool,
+            arguments=arguments,
+            result=ToolResult.failure(call, error_type, message, hint),
+        )
+
+    def _call(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
+    ) -> tuple[Any, float]:
+        kwargs = dict(args)
+        if tool.context_param:
+            kwargs[tool.context_param] = ctx
+        if tool.supports_dry_run:
+            kwargs["dry_run"] = dry_run
+        t0 = time.perf_counter()
+        value = tool.fn(**kwargs)
+        if inspect.isawaitable(value):  # async tools run to completion on this worker thread
+            value = asyncio.run(_await(value))
+        return value, time.perf_counter() - t0
+
+    def _finish(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        started: tuple[cf.Future[Any], float] | _Start | None,
+    ) -> Executed:
+        try:
+            if started is None:
+                value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
+            elif started is _ON_WORKER:
+                job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
+                on_late = None
+                if ctx.idempotency_key is not None and self.idempotency is not None:
+                    key, ledger = ctx.idempotency_key, self.idempotency
+                    on_late = functools.partial(ledger.late, key)  # a write that ends late
+                # never None here: a lone call without a timeout runs inline
+                done = _run_on_worker(job, tool.timeout_seconds or 0.0, on_late)
+                if done is None:
+                    return self._timed_out(tool, call, args, ctx)
+                value, seconds = done
+            else:
+                future, t0 = started
+                timeout = tool.timeout_seconds
+                remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+                try:
+                    value, seconds = future.result(timeout=remaining)
+                except cf.TimeoutError:
+                    if ctx.idempotency_key is not None and self.idempotency is not None:
+                        key, ledger = ctx.idempotency_key, self.idempotency
+                        future.add_done_callback(lambda f: ledger.late(key, f))
+                    return self._timed_out(tool, call, args, ctx)
+        except StopRun:  # a control-flow signal for the loop, not a tool failure
+            raise
+        except ToolError as exc:
+            ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
+        except Exception as exc:
+            ex = self._fail(
+                call,
+                tool,
+                "tool_error",
+                f"{type(exc).__name__}: {exc}",
+                "the tool failed; check the arguments or try another approach",
+                arguments=args,
+            )
+            ex.result = _replace_meta(ex.result, {"traceback": traceback.format_exc(limit=8)})
+        else:
+            ex = Executed(
+                call=call,
+                tool=tool,
+                arguments=args,
+                result=_success(call, tool, value, seconds, dry_run=ctx.dry_run),
+            )
+            if ctx.approval:
+                ex.result = _replace_meta(ex.result, {"approval": ctx.approval})
+        ex.emitted = list(ctx.emitted)
+        return ex
+
+    def _timed_out(
+        self, tool: Tool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+    ) -> Executed:
+        writes = tool.risk != "read"
+        outcome = "unknown (the call may still complete)" if writes else "none (read-only tool)"
+        ex = self._fail(
+            call,
+            tool,
+            "timeout",
+            f"{tool.name} did not finish within {tool.timeout_seconds:g} s; side effect: {outcome}",
+            "do not repeat a write whose outcome is unknown; check its effect first"
+            if writes
+            else "try again later or with a narrower request",
+            arguments=args,
+        )
+        ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
+        ex.emitted = list(ctx.emitted)
+        return ex
+
+
+class _Start(enum.Enum):
+    ON_WORKER = "worker"  # a lone call with a timeout: run it on a reused worker thread
+
+
+_ON_WORKER = _Start.ON_WORKER
+
+
+class _Worker:
+    """A daemon thread that runs one call at a time for a caller waiting with a timeout.
+
+    A lone call with a timeout runs here rather than in the thread pool: two raw locks cost
+    less than a pool round trip (future, work queue, the pool's semaphore). Idle workers are
+    shared by all executors; one whose call timed out is abandoned: it exits once the call
+    returns, handing the late outcome to `on_late` as a `Future` (like a pool future's done
+    callback).
+    """
+
+    __slots__ = ("_abandoned", "_done", "_go", "_job", "_late", "_lock", "_outcome")
+
+    def __init__(self) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._lock = threading.Lock()
+        self._job: Callable[[], Any] | None = None
+        self._outcome: tuple[bool, Any] | None = None
+        self._abandoned = False
+        self._late: Callable[[cf.Future[Any]], Any] | None = None
+        threading.Thread(target=self._serve, name="hk-tool", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            job, self._job = self._job, None
+            if job is None:
+                return
+            try:
+                outcome: tuple[bool, Any] = (True, job())
+            except BaseException as exc:  # handed to the waiting caller, as a Future does
+                outcome = (False, exc)
+            with self._lock:
+                abandoned = self._abandoned
+                self._outcome = outcome
+            if abandoned:  # the caller gave up: settle the late outcome and end
+                _settle_late(self._late, outcome)
+                return
+            self._done.release()
+
+    def run(
+        self,
+        job: Callable[[], Any],
+        timeout: float,
+        on_late: Callable[[cf.Future[Any]], Any] | None = None,
+    ) -> tuple[bool, Any] | None:
+        """`(ok, value or exception)`, or `None` when `timeout` seconds passed first."""
+        self._job = job
+        self._go.release()
+        if self._done.acquire(timeout=max(0.0, timeout)):
+            outcome, self._outcome = self._outcome, None
+            return outcome
+        with self._lock:
+            self._abandoned, self._late = True, on_late
+            ended = self._outcome  # the call ended between the timeout and this lock
+        self.stop()
+        if ended is not None:
+            _settle_late(on_late, ended)
+        return None
+
+    def stop(self) -> None:
+        """Let the thread end after its current call (if any)."""
+        self._job = None
+        self._go.release()
+
+
+def _settle_late(
+    on_late: Callable[[cf.Future[Any]], Any] | None, outcome: tuple[bool, Any]
+) -> None:
+    if on_late is None:
+        return
+    future: cf.Future[Any] = cf.Future()
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+    try:
+        on_late(future)
+    except Exception:  # as for a Future's done callback: log it, never raise into the thread
+        logging.getLogger(__name__).exception("settling a timed-out call's late outcome failed")
+
+
+_IDLE_WORKERS: list[_Worker] = []
+_MAX_IDLE_WORKERS = 8
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
+    os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
+
+
+def _run_on_worker(
+    job: Callable[[], Any],
+    timeout: float,
+    on_late: Callable[[cf.Future[Any]], Any] | None = None,
+) -> Any:
+    """`job()` on an idle worker thread; `None` on timeout; re-raises what `job` raised.
+
+    After a timeout, `on_late(future)` gets the call's outcome when it finally ends.
+    """
+    try:
+        worker = _IDLE_WORKERS.pop()
+    except IndexError:
+        worker = _Worker()
+    outcome = worker.run(job, timeout, on_late)
+    if outcome is None:
+        return None
+    if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:
+        _IDLE_WORKERS.append(worker)
+    else:
+        worker.stop()
+    ok, value = outcome
+    if not ok:
+        raise value
+    return value
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _json_default(value: Any) -> Any:
+    """JSON for the common non-JSON values tools return; anything else is the tool's bug."""
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, pathlib.PurePath | uuid.UUID | decimal.Decimal):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
+def _success(
+    call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
+) -> ToolResult:
+    if isinstance(value, str):
+        content = value
+    else:
+        try:
+            content = json.dumps(value, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError) as exc:  # tuple keys, cycles, bytes, custom objects
+            return ToolResult.failure(
+                call,
+                "tool_error",
+                f"{tool.name} returned a value that cannot be sent as JSON: {exc}",
+                "this is a bug in the tool, not in the call; try another approach",
+            )
+    limit = tool.max_result_chars or DEFAULT_MAX_RESULT_CHARS
+    meta: dict[str, Any] = {"dry_run": True} if dry_run else {}
+    if len(content) > limit:
+        meta.update(truncated=True, full_chars=len(content))
+        content = content[:limit] + f"\n[truncated: {limit} of {len(content)} chars shown]"
+    return ToolResult(
+        tool_call_id=call.id,
+        name=call.name,
+        ok=True,
+        content=content,
+        value=value,
+        duration_seconds=seconds,
+        meta=meta,
+    )
+
+
+def _with_circuit_notice(result: ToolResult, reason: str) -> ToolResult:
+    """The failure that opened a circuit also tells the model the tool is now disabled."""
+    body = json.loads(result.content)
+    body["disabled"] = reason
+    return dataclasses.replace(
+        result,
+        content=json.dumps(body, ensure_ascii=False),
+        meta={**result.meta, "circuit_opened": True},
+    )
+
+
+def _replace_meta(result: ToolResult, meta: dict[str, Any]) -> ToolResult:
+    return dataclasses.replace(result, meta={**result.meta, **meta})

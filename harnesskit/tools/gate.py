@@ -1,0 +1,250 @@
+"""The permission gate: policy only (R-E4). The executor asks; the gate answers.
+
+Per risk level a decision: `allow`, `confirm` (ask a callback) or `deny`. Path arguments are
+resolved with `Path.resolve()` and must stay inside the workspace root: `..`, absolute paths
+elsewhere and symlinks that escape are denied. Confirmation goes through a callback — a widget
+in a notebook, a prompt in a terminal, `deny_all` in batch runs (the default).
+"""
+
+from __future__ import annotations
+
+import inspect
+import pathlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harnesskit.errors import UsageError
+from harnesskit.tools.spec import RISKS, Tool
+
+__all__ = [
+    "ApprovalRequest",
+    "Gate",
+    "GateDecision",
+    "allow_all",
+    "deny_all",
+    "terminal_prompt",
+]
+
+Decision = Literal["allow", "confirm", "deny"]
+_DECISIONS = ("allow", "confirm", "deny")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequest:
+    """What a confirmation callback is shown for one confirm-level call."""
+
+    tool: str
+    """The tool's name."""
+    risk: str
+    """Its risk level."""
+    arguments: dict[str, Any]
+    """The validated arguments."""
+    tool_call_id: str
+    """The call's id."""
+    preview: Any = None
+    """The tool's dry-run result (what it would do), when it supports `dry_run`."""
+
+    def __repr__(self) -> str:
+        return f"<ApprovalRequest {self.tool} ({self.risk}) call={self.tool_call_id}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        return display.render_html(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateDecision:
+    """The gate's answer for one call."""
+
+    allowed: bool
+    """True when the call may run."""
+    decision: Decision
+    """The policy decision for the tool's risk (`allow`, `confirm`, `deny`)."""
+    reason: str = ""
+    """Why a call was denied (names the rule), or who approved it."""
+    approved_by: str | None = None
+    """`"policy"` or `"callback"` when allowed."""
+
+
+ApprovalCallback = Callable[[ApprovalRequest], bool]
+
+
+def deny_all(request: ApprovalRequest) -> bool:
+    """Batch default: refuse every confirm-level call."""
+    return False
+
+
+def allow_all(request: ApprovalRequest) -> bool:
+    """Approve every confirm-level call (tests, trusted sandboxes)."""
+    return True
+
+
+def terminal_prompt(request: ApprovalRequest) -> bool:
+    """Ask on the terminal (`input()`): approve only on `y`/`yes`. Returns False on EOF."""
+    print(f"Approve {request.risk} tool {request.tool}({request.arguments})?")
+    if request.preview is not None:
+        print(f"  dry run: {request.preview}")
+    try:
+        return input("[y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+@dataclass(slots=True, kw_only=True)
+class Gate:
+    """Permission policy for a run.
+
+    Args:
+        policy: `{risk: "allow" | "confirm" | "deny"}`; missing risks take the defaults
+            (read allow, write allow, destructive confirm).
+        tools: per-tool overrides `{tool_name: decision}`, applied before the risk policy.
+        workspace: root that path arguments must stay in; `None` denies every path argument.
+        confirm: the callback asked for confirm-level calls; default `deny_all`.
+        dry_run: when True, write and destructive tools are only ever called with
+            `dry_run=True` (tools without dry-run support are denied).
+
+    Raises:
+        UsageError: a decision or risk name is not one of the known values.
+    """
+
+    policy: dict[str, Decision] = field(default_factory=dict)
+    tools: dict[str, Decision] = field(default_factory=dict)
+    workspace: pathlib.Path | str | None = None
+    confirm: ApprovalCallback = deny_all
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.policy, dict) or not isinstance(self.tools, dict):
+            raise UsageError(
+                "Gate(policy=..., tools=...) take dicts such as {'write': 'confirm'} and "
+                "{'cancel_reservation': 'deny'}"
+            )
+        if not callable(self.confirm) or inspect.iscoroutinefunction(self.confirm):
+            raise UsageError(
+                "Gate(confirm=...) needs a plain function request -> bool (not async), such as "
+                "hk.deny_all, hk.allow_all or hk.ApprovalPrompt()"
+            )
+        merged: dict[str, Decision] = {"read": "allow", "write": "allow", "destructive": "confirm"}
+        for risk, decision in self.policy.items():
+            if risk not in RISKS:
+                raise UsageError(f"gate policy: unknown risk {risk!r}; use one of {RISKS}")
+            merged[risk] = decision
+        for name, decision in [*merged.items(), *self.tools.items()]:
+            if decision not in _DECISIONS:
+                raise UsageError(
+                    f"gate policy for {name!r}: {decision!r} is not one of {_DECISIONS}"
+                )
+        self.policy = merged
+        if self.workspace is not None:
+            self.workspace = pathlib.Path(self.workspace).resolve()
+
+    def decision_for(self, tool: Tool) -> Decision:
+        """The configured decision for `tool` (per-tool override, else by risk)."""
+        return self.tools.get(tool.name) or self.policy[tool.risk]
+
+    def check_paths(self, tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+        """Return why a path argument is denied, or `None` when all are inside the workspace."""
+        for name in tool.path_params:
+            value = arguments.get(name)
+            if value is None:
+                continue
+            reason = self.path_violation(str(value))
+            if reason:
+                return f"argument {name!r}: {reason}"
+        return None
+
+    def path_violation(self, raw: str) -> str | None:
+        """Why `raw` escapes the workspace, or `None` when its resolved path is inside it.
+
+        Relative paths are taken from the workspace root; the path is resolved with
+        `Path.resolve()`, so `..` segments and symlinks are followed before the check.
+        """
+        if self.workspace is None:
+            return "no workspace is configured for this run, so no path is allowed"
+        root = pathlib.Path(self.workspace)
+        candidate = pathlib.Path(raw)
+        if candidate.is_absolute():
+            target = candidate.resolve()
+            kind = "absolute path"
+        else:
+            target = (root / candidate).resolve()
+            kind = "symlink or '..' path" if ".." in candidate.parts else "path via a symlink"
+        if target == root or root in target.parents:
+            return None
+        return f"{kind} {raw!r} resolves to {target}, outside the workspace {root}"
+
+    def check(
+        self,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        *,
+        tool_call_id: str = "",
+        preview: Any = None,
+    ) -> GateDecision:
+        """Decide whether a validated call may run.
+
+        Args:
+            tool: the tool called.
+            arguments: its validated arguments.
+            tool_call_id: the call's id (shown to the approval callback).
+            preview: the dry-run result shown to the callback, if already computed.
+
+        Returns:
+            A `GateDecision`; `allowed=False` carries the reason.
+        """
+        decision = self.decision_for(tool)
+        if decision == "deny":
+            return GateDecision(
+                allowed=False,
+                decision=decision,
+                reason=f"policy denies {tool.risk} tools ({tool.name})",
+            )
+        violation = self.check_paths(tool, arguments)
+        if violation:
+            return GateDecision(allowed=False, decision=decision, reason=violation)
+        if decision == "allow":
+            return GateDecision(allowed=True, decision=decision, approved_by="policy")
+        request = ApprovalRequest(
+            tool=tool.name,
+            risk=tool.risk,
+            arguments=dict(arguments),
+            tool_call_id=tool_call_id,
+            preview=preview,
+        )
+        answer = self.confirm(request)
+        if inspect.isawaitable(answer):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            raise UsageError(
+                "the confirmation callback returned an awaitable; it must return a bool"
+            )
+        if not isinstance(answer, bool):
+            raise UsageError(
+                f"the confirmation callback returned {answer!r}; it must return True (approve) "
+                "or False (refuse) — anything else could approve a call by accident"
+            )
+        if answer:
+            return GateDecision(
+                allowed=True,
+                decision=decision,
+                approved_by="callback",
+                reason="approved by the confirmation callback",
+            )
+        return GateDecision(
+            allowed=False,
+            decision=decision,
+            reason=f"{tool.risk} tool {tool.name} needs confirmation and it was refused",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy as plain data (frozen into task contracts; resume compares it)."""
+        return {
+            "policy": dict(self.policy),
+            "tools": dict(self.tools),
+            "workspace": str(self.workspace) if self.workspace else None,
+            "dry_run": self.dry_run,
+            "confirm": getattr(self.confirm, "__name__", type(self.confirm).__name__),
+        }

@@ -1,0 +1,431 @@
+"""Idempotent writes (R-E5): a ledger of write-tool calls so that no write acts twice.
+
+Every call of a `write` or `destructive` tool carries an idempotency key derived from the run,
+branch, step, tool and arguments (`key_for`). A tool may also declare `idempotency_fields`, a
+natural key (a payment reference): a call whose fields match an earlier *completed* write of the
+same run is a duplicate at any step and on any branch. The ledger is an append-only JSONL file
+beside the event log (`<run>.jsonl.idem`), flushed before and after every write, so that after a
+crash each write is known to be done (its recorded result), failed, never started, or unknown:
+
+```
+started ──► done      the tool returned; the result is recorded
+        ├─► failed    the tool raised ToolError (no effect); the failure is recorded
+        └─► unknown   it timed out, or the process died mid-call: never retried automatically
+unknown ──► done | absent   settled by a confirmer (`EffectCheck`) or by a human (`settle`)
+        └─► done | failed   the timed-out call finished after all (`late`)
+```
+
+A repeated call returns the recorded result (`meta["duplicate"]`) instead of acting again; a
+call matching a write whose outcome is unknown is refused with that reason, not retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harnesskit.errors import ToolError, UsageError
+from harnesskit.messages import ToolCall, ToolResult
+from harnesskit.tools.spec import Tool, ToolContext
+
+__all__ = [
+    "EffectCheck",
+    "IdempotencyLedger",
+    "WriteRecord",
+    "key_for",
+    "ledger_path",
+    "natural_key_for",
+]
+
+LEDGER_VERSION = 1
+_STATES = ("started", "done", "failed", "unknown", "absent")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def key_for(run_id: str, branch_id: str, step: int, tool: str, arguments: Mapping[str, Any]) -> str:
+    """The idempotency key of one write call: sha256 (24 hex) of run, branch, step, tool, args."""
+    blob = _canonical([run_id, branch_id, step, tool, dict(arguments)])
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """The natural key from `tool.idempotency_fields` (e.g. a payment reference), or `None`.
+
+    `None` when the tool declares no fields or none of them is present in `arguments`.
+    """
+    if not tool.idempotency_fields:
+        return None
+    values = {f: arguments.get(f) for f in tool.idempotency_fields}
+    if all(v is None for v in values.values()):
+        return None
+    return hashlib.sha256(_canonical([tool.name, values]).encode()).hexdigest()[:24]
+
+
+def ledger_path(log_path: str | os.PathLike[str]) -> pathlib.Path:
+    """Where the ledger of the run logged at `log_path` lives: `<log name>.idem` beside it.
+
+    Not `*.jsonl`, so that tools listing the logs of a folder do not take it for one.
+    """
+    p = pathlib.Path(log_path)
+    return p.with_name(f"{p.name}.idem")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EffectCheck:
+    """A confirmer's answer about one write whose outcome the ledger does not know."""
+
+    applied: bool | None
+    """True: the effect happened; False: it did not (safe to run); None: cannot tell."""
+    value: Any = None
+    """When applied: the result the tool returned (or would have), JSON-ready."""
+    evidence: str = ""
+    """How it was established (e.g. "payments table has reference P-7"), for the log."""
+
+
+#: `confirm(record) -> EffectCheck`: looks at the outside world for one write's effect.
+Confirmer = Callable[["WriteRecord"], EffectCheck]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteRecord:
+    """The ledger's latest line for one idempotency key."""
+
+    key: str
+    """The idempotency key (`key_for`)."""
+    state: str
+    """`started`, `done`, `failed`, `unknown` or `absent`."""
+    tool: str
+    """The tool's name."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The validated arguments."""
+    run_id: str = ""
+    """The run."""
+    branch_id: str = "main"
+    """The branch."""
+    step: int = 0
+    """The loop step of the call."""
+    tool_call_id: str = ""
+    """The call that first used this key."""
+    natural: str | None = None
+    """The natural key (`natural_key_for`), if the tool declares one."""
+    result: dict[str, Any] | None = None
+    """For `done`/`failed`: `{"ok", "content", "error_type"}` as the model saw it."""
+    note: str = ""
+    """Why the state changed (timeout, evidence of a confirmer, who settled it)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready line written to the ledger."""
+        return {
+            "v": LEDGER_VERSION,
+            "key": self.key,
+            "state": self.state,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "run_id": self.run_id,
+            "branch_id": self.branch_id,
+            "step": self.step,
+            "tool_call_id": self.tool_call_id,
+            "natural": self.natural,
+            "result": self.result,
+            "note": self.note,
+        }
+
+    @property
+    def settled(self) -> bool:
+        """True when the outcome is known (`done`, `failed` or `absent`)."""
+        return self.state in ("done", "failed", "absent")
+
+
+class IdempotencyLedger:
+    """The append-only record of write calls of one run (in memory, or a JSONL file).
+
+    The executor asks `admit()` before a write, `begin()` right before calling the tool and
+    `finish()` with its result. Each line is written and flushed at once (`durable=True` also
+    fsyncs), so a killed process leaves every write it started on disk.
+
+    Args:
+        path: the JSONL file (created on the first write); `None` keeps records in memory.
+        confirmers: `{tool_name: confirm(record) -> EffectCheck}` used to settle writes whose
+            outcome is unknown (`check`).
+        durable: fsync after every line.
+        redactor: secret scanner applied to every line before it is written (R-S1), e.g. the
+            harness's `Redactor`; `None` writes lines as they are.
+
+    Raises:
+        UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        confirmers: Mapping[str, Confirmer] | None = None,
+        durable: bool = False,
+        redactor: Any = None,
+    ) -> None:
+        self.path = pathlib.Path(path) if path is not None else None
+        if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
+            raise UsageError(
+                f"idempotency ledger {self.path} already exists; IdempotencyLedger.open(path) "
+                "reads it and appends"
+            )
+        self.confirmers: dict[str, Confirmer] = dict(confirmers or {})
+        self.durable = durable
+        self.redactor = redactor
+        self.records: dict[str, WriteRecord] = {}
+        self._natural_done: dict[str, str] = {}
+        self._reserved: dict[str, str] = {}
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        confirmers: Mapping[str, Confirmer] | None = None,
+        durable: bool = False,
+        redactor: Any = None,
+    ) -> IdempotencyLedger:
+        """Read an existing ledger (if any) and append to it (resume, restart).
+
+        A last line cut off by a kill is ignored: the write it described is then `started`
+        (or never started), which is the conservative reading.
+        """
+        p = pathlib.Path(path)
+        ledger = cls(None, confirmers=confirmers, durable=durable, redactor=redactor)
+        ledger.path = p
+        if p.is_file():
+            for raw in p.read_text(encoding="utf-8").split("\n"):
+                if not raw.strip():
+                    continue
+                try:
+                    data = json.loads(raw)
+                except json.JSONDecodeError:
+                    continue  # a torn last line: its write is covered by the previous state
+                data.pop("v", None)
+                ledger._remember(WriteRecord(**data))
+            if p.stat().st_size and not p.read_bytes().endswith(b"\n"):
+                ledger._write_raw("\n")
+        return ledger
+
+    # -- the executor's protocol ----------------------------------------------------------------
+
+    def admit(
+        self, tool: Tool, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult | None:
+        """Decide whether a write call may run; set `ctx.idempotency_key`.
+
+        Returns:
+            `None` when the call may run (its key is reserved for this turn), else the result
+            to give the model instead: the recorded result of the same write (`meta["duplicate"]`),
+            or a failure when an identical write's outcome is unknown (never retried).
+        """
+        key = key_for(ctx.run_id, ctx.branch_id, ctx.step, tool.name, arguments)
+        natural = natural_key_for(tool, arguments)
+        ctx.idempotency_key = key
+        meta = {"idempotency_key": key}
+        record = self.records.get(key)
+        if record is None and natural is not None and natural in self._natural_done:
+            record = self.records[self._natural_done[natural]]
+            meta["natural_key"] = natural
+        if record is not None and record.state in ("done", "failed") and record.result:
+            r = record.result
+            return ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                ok=bool(r.get("ok")),
+                content=r.get("content", ""),
+                error_type=r.get("error_type"),
+                meta={**meta, "duplicate": True, "duplicate_of": record.tool_call_id},
+            )
+        if key in self._reserved:
+            body = {
+                "ok": True,
+                "duplicate": True,
+                "duplicate_of": self._reserved[key],
+                "message": f"the same write was already requested in this turn by call "
+                f"{self._reserved[key]}; it runs once, see that call's result",
+            }
+            return ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                ok=True,
+                content=json.dumps(body),
+                meta={**meta, "duplicate": True, "duplicate_of": self._reserved[key]},
+            )
+        blocking = self._unknown_match(tool.name, arguments, natural, record)
+        if blocking is not None:
+            return ToolResult.failure(
+                call,
+                "tool_error",
+                f"an identical {tool.name} write (call {blocking.tool_call_id}, step "
+                f"{blocking.step}) has an unknown outcome; it is not retried",
+                "do not repeat this write; tell the user its outcome is being checked, or "
+                "check its effect with a read tool",
+                outcome_unknown=True,
+                idempotency_key=key,
+                blocked_by=blocking.key,
+            )
+        self._reserved[key] = call.id
+        return None
+
+    def begin(
+        self, tool: Tool, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext
+    ) -> None:
+        """Record `started` for the admitted call, durably, right before the tool runs."""
+        key = ctx.idempotency_key or key_for(
+            ctx.run_id, ctx.branch_id, ctx.step, tool.name, arguments
+        )
+        self._append(
+            WriteRecord(
+                key=key,
+                state="started",
+                tool=tool.name,
+                arguments=dict(arguments),
+                run_id=ctx.run_id,
+                branch_id=ctx.branch_id,
+                step=ctx.step,
+                tool_call_id=call.id,
+                natural=natural_key_for(tool, arguments),
+            )
+        )
+
+    def finish(self, key: str, result: ToolResult) -> WriteRecord | None:
+        """Record the outcome of a started write: `done`, `failed`, or `unknown` on timeout."""
+        self._reserved.pop(key, None)
+        record = self.records.get(key)
+        if record is None or record.state != "started":
+            return record
+        if result.meta.get("outcome_unknown") or result.error_type == "timeout":
+            state, note = "unknown", "timed out: the call may still complete"
+        else:
+            state, note = ("done" if result.ok else "failed"), ""
+        body = {"ok": result.ok, "content": result.content, "error_type": result.error_type}
+        return self._append(replace(record, state=state, result=body, note=note))
+
+    def late(self, key: str, future: Any) -> WriteRecord | None:
+        """Settle a timed-out write when its call finally ends (a `Future`'s done callback).
+
+        A return value makes it `done` with that result (the effect happened after all); a
+        `ToolError` makes it `failed`; anything else leaves it `unknown`.
+        """
+        record = self.records.get(key)  # still `started` if it ended before `finish` ran
+        if record is None or record.state not in ("started", "unknown") or future.cancelled():
+            return record
+        error = future.exception()
+        if error is None:
+            value, _ = future.result()
+            content = value if isinstance(value, str) else json.dumps(value, default=str)
+            body = {"ok": True, "content": content, "error_type": None}
+            return self._append(replace(record, state="done", result=body, note="finished late"))
+        if isinstance(error, ToolError):
+            body = {"ok": False, "content": str(error), "error_type": error.error_type}
+            return self._append(replace(record, state="failed", result=body, note="failed late"))
+        return record
+
+    def release(self) -> None:
+        """Forget this turn's reservations (the executor calls it after every turn)."""
+        self._reserved.clear()
+
+    # -- settling unknown outcomes ------------------------------------------------------------
+
+    def unsettled(self) -> list[WriteRecord]:
+        """Writes whose outcome is not known (`started` or `unknown`), in key order of first use."""
+        return [r for r in self.records.values() if r.state in ("started", "unknown")]
+
+    def check(self, record: WriteRecord) -> EffectCheck:
+        """Ask the tool's confirmer whether `record`'s effect happened.
+
+        Returns:
+            The confirmer's `EffectCheck`; `applied=None` when the tool has no confirmer.
+        """
+        confirm = self.confirmers.get(record.tool)
+        if confirm is None:
+            return EffectCheck(applied=None, evidence=f"no confirmer for {record.tool}")
+        return confirm(record)
+
+    def settle(self, key: str, check: EffectCheck, *, by: str = "confirmer") -> WriteRecord:
+        """Record the established outcome of an unsettled write (human or confirmer reconciliation).
+
+        Args:
+            key: the idempotency key.
+            check: `applied=True` (with the result `value`) or `applied=False`.
+            by: who established it (`"confirmer"`, `"human:alice"`), kept in the note.
+
+        Raises:
+            UsageError: no such key, or `check.applied` is None.
+        """
+        record = self.records.get(key)
+        if record is None:
+            raise UsageError(f"no write with idempotency key {key!r} in the ledger")
+        if check.applied is None:
+            raise UsageError("settle needs applied=True or applied=False, not None")
+        note = f"settled by {by}: {check.evidence}".strip()
+        if not check.applied:
+            return self._append(replace(record, state="absent", result=None, note=note))
+        v = check.value
+        content = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+        body = {"ok": True, "content": content, "error_type": None}
+        return self._append(replace(record, state="done", result=body, note=note))
+
+    def close(self) -> None:
+        """Nothing to release (each line is written and closed at once); kept for symmetry."""
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _unknown_match(
+        self, tool: str, arguments: dict[str, Any], natural: str | None, record: WriteRecord | None
+    ) -> WriteRecord | None:
+        if record is not None and record.state in ("started", "unknown"):
+            return record
+        wanted = _canonical(arguments)
+        for r in self.unsettled():
+            if r.tool == tool and (
+                _canonical(r.arguments) == wanted or (natural and r.natural == natural)
+            ):
+                return r
+        return None
+
+    def _remember(self, record: WriteRecord) -> None:
+        if record.state not in _STATES:
+            raise UsageError(f"unknown ledger state {record.state!r}")
+        self.records[record.key] = record
+        if record.natural is not None and record.state == "done":
+            self._natural_done.setdefault(record.natural, record.key)
+
+    def _append(self, record: WriteRecord) -> WriteRecord:
+        line = _canonical(record.to_dict())
+        if self.redactor is not None and self.redactor.needs(line):
+            line, counts = self.redactor.redact(line)
+            if counts:  # keep in memory what is on disk (the key was derived before redaction)
+                data = json.loads(line)
+                data.pop("v", None)
+                record = WriteRecord(**data)
+        self._remember(record)
+        self._write_raw(line + "\n")
+        return record
+
+    def _write_raw(self, text: str) -> None:
+        # Opened per line: writes are few, and no handle outlives a killed or abandoned run.
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            if self.durable:
+                os.fsync(fh.fileno())
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else "memory"
+        return f"<IdempotencyLedger {len(self.records)} writes at {where}>"

@@ -1,0 +1,867 @@
+"""Tools: the `@tool` factory, the `Tool` spec, the `ToolRegistry` and `lint()` (R-T1–R-T3).
+
+A tool is a Python function plus a spec: name, description, JSON Schema (Draft 2020-12) for its
+arguments, risk (`read` | `write` | `destructive`), timeout (seconds), result limit, idempotent
+flag and group. The spec is derived from the type hints and the Google-style docstring, or given
+explicitly. One `ToolRegistry` is the single source of truth for the tool list sent to the model,
+for dispatch and for logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import difflib
+import enum
+import hashlib
+import inspect
+import json
+import pathlib
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from harnesskit.errors import UsageError
+
+__all__ = [
+    "RISKS",
+    "LintIssue",
+    "Tool",
+    "ToolContext",
+    "ToolRegistry",
+    "lint",
+    "schema_for_type",
+    "tool",
+]
+
+Risk = Literal["read", "write", "destructive"]
+RISKS: tuple[str, ...] = ("read", "write", "destructive")
+
+
+class ToolContext:
+    """What the runtime hands a tool that declares a parameter annotated `ToolContext`.
+
+    The parameter is not part of the schema the model sees. Through it a tool reads the run's
+    facts (ids, clock) and appends events (e.g. `alert.mismatch`, R-F1) without the model
+    carrying them.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str = "",
+        branch_id: str = "main",
+        step: int = 0,
+        tool_call_id: str = "",
+        dry_run: bool = False,
+        emit: Callable[[str, dict[str, Any]], Any] | None = None,
+        now: Callable[[], dt.datetime] | None = None,
+        workspace: pathlib.Path | None = None,
+    ) -> None:
+        """Create a context (the executor does this; tests may build one directly).
+
+        Args:
+            run_id: the run's id.
+            branch_id: the trajectory branch the call belongs to.
+            step: the loop step (1-based).
+            tool_call_id: the id of the call being served.
+            dry_run: True when a write tool must only describe what it would do.
+            emit: `emit(type, payload)` appends an event to the run's log.
+            now: the run's clock (timezone-aware datetimes); defaults to UTC wall time.
+            workspace: the workspace root that paths are confined to, if any.
+        """
+        self.run_id = run_id
+        self.branch_id = branch_id
+        self.step = step
+        self.tool_call_id = tool_call_id
+        self.dry_run = dry_run
+        self._emit = emit
+        self._now = now
+        self.workspace = workspace
+        self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self.approval: str | None = None
+        """`"approved"` when a confirmation callback approved this call (set by the executor)."""
+        self.idempotency_key: str | None = None
+        """For write calls: the key the ledger records the call under (R-E5); a tool may store
+        it with its effect so that a confirmer can later find out whether the effect happened."""
+
+    def emit(self, type: str, payload: dict[str, Any]) -> None:
+        """Append an event of `type` (e.g. `"alert.mismatch"`) with `payload` to the run's log."""
+        self.emitted.append((type, payload))
+        if self._emit is not None:
+            self._emit(type, payload)
+
+    def now(self) -> dt.datetime:
+        """The run's current time (timezone-aware)."""
+        return self._now() if self._now is not None else dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A callable plus the spec the model sees. Build with `@tool` or `Tool.from_function`."""
+
+    name: str
+    """The name the model calls (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    description: str
+    """What it does, when to use it, when NOT to use it, what it returns (R-T2 template)."""
+    parameters: dict[str, Any]
+    """JSON Schema (Draft 2020-12) of the arguments object."""
+    fn: Callable[..., Any] = field(repr=False, compare=False)
+    """The implementation, called with the validated arguments as keywords."""
+    risk: Risk = "read"
+    """`read`, `write` or `destructive`; the gate decides allow / confirm / deny per risk."""
+    group: str | None = None
+    """Optional group name (R-T3)."""
+    timeout_seconds: float | None = 30.0
+    """Wall-clock limit per call in seconds; `None` means unlimited (runs inline)."""
+    max_result_chars: int | None = None
+    """Results longer than this many chars are cut and flagged; `None` keeps the default."""
+    idempotent: bool = True
+    """True when calling twice with the same arguments has the effect of calling once."""
+    idempotency_fields: tuple[str, ...] = ()
+    """Argument names forming a natural key; a later write with equal values is a duplicate."""
+    version: str = "1"
+    """Bumped when the behaviour changes; resume checks it (R-V6)."""
+    context_param: str | None = None
+    """Name of the parameter that receives the `ToolContext`, if the function declares one."""
+    path_params: tuple[str, ...] = ()
+    """Arguments that are filesystem paths, checked against the workspace by the gate."""
+    supports_dry_run: bool = False
+    """True when the function accepts `dry_run: bool` (it is hidden from the model)."""
+    is_async: bool = False
+    """True for `async def` tools (the executor runs them to completion on a worker thread)."""
+    validator: Any = field(default=None, init=False, repr=False, compare=False)
+    """The compiled `jsonschema.Draft202012Validator` (with format checks) for the arguments."""
+    _accepts: Callable[[Any], bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
+            raise UsageError(f"tool name {self.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if self.risk not in RISKS:
+            raise UsageError(f"tool {self.name!r}: risk must be one of {RISKS}, got {self.risk!r}")
+        if self.parameters.get("type") != "object":
+            raise UsageError(f"tool {self.name!r}: parameters schema must have type 'object'")
+        if self.timeout_seconds is not None and not self.timeout_seconds > 0:
+            raise UsageError(
+                f"tool {self.name!r}: timeout_seconds must be > 0 (or None for no limit), "
+                f"got {self.timeout_seconds!r}"
+            )
+        if self.max_result_chars is not None and self.max_result_chars < 1:
+            raise UsageError(
+                f"tool {self.name!r}: max_result_chars must be >= 1 (or None for the default), "
+                f"got {self.max_result_chars!r}"
+            )
+        try:
+            compiled = _compiled_validator(self.parameters)
+        except ValueError as exc:
+            raise UsageError(f"tool {self.name!r}: invalid parameters schema: {exc}") from exc
+        object.__setattr__(self, "validator", compiled)
+        object.__setattr__(self, "_accepts", _fast_accept(self.parameters))
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Tool:
+        """Derive a tool from `fn`'s signature, type hints and Google-style docstring.
+
+        Args:
+            fn: the implementation.
+            name: the tool name; defaults to `fn.__name__`.
+            description: overrides the docstring text (without its Args section).
+            parameters: an explicit JSON Schema that overrides the derived one.
+            **options: any other `Tool` field (`risk`, `group`, `timeout_seconds`, ...).
+
+        Raises:
+            UsageError: a parameter has no type hint, or a hint cannot be expressed in JSON Schema.
+        """
+        if not callable(fn) or isinstance(fn, Tool):
+            raise UsageError(f"@tool needs a function, got {type(fn).__name__}: {fn!r:.60}")
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise UsageError(
+                f"tool {getattr(fn, '__name__', fn)!r} is a generator; a tool must return its "
+                "whole result (collect it into a list)"
+            )
+        doc = _parse_docstring(inspect.getdoc(fn) or "")
+        sig = inspect.signature(fn)
+        try:
+            hints = get_type_hints(fn, include_extras=False)
+        except Exception as exc:  # NameError etc. from unresolvable forward references
+            raise UsageError(f"tool {fn.__name__!r}: cannot resolve type hints: {exc}") from exc
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        context_param = None
+        path_params: list[str] = []
+        supports_dry_run = False
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            hint = hints.get(pname, param.annotation)
+            if hint is ToolContext:
+                context_param = pname
+                continue
+            if pname == "dry_run":
+                supports_dry_run = True
+                continue
+            if hint is inspect.Parameter.empty:
+                if parameters is not None:
+                    continue
+                raise UsageError(
+                    f"tool {fn.__name__!r}: parameter {pname!r} needs a type hint so its "
+                    "schema can be derived (or pass parameters=... explicitly)"
+                )
+            if _is_path(hint):
+                path_params.append(pname)
+            schema = schema_for_type(hint)
+            if pname in doc.params:
+                schema = {**schema, "description": doc.params[pname]}
+            if param.default is not inspect.Parameter.empty:
+                if param.default is not None and _jsonable(param.default):
+                    schema = {**schema, "default": _to_jsonable(param.default)}
+            else:
+                required.append(pname)
+            props[pname] = schema
+        derived: dict[str, Any] = {
+            "type": "object",
+            "properties": props,
+            "additionalProperties": False,
+        }
+        if required:
+            derived["required"] = required
+        return cls(
+            name=name or fn.__name__,
+            description=description if description is not None else doc.text,
+            parameters=parameters if parameters is not None else derived,
+            fn=fn,
+            context_param=context_param,
+            path_params=tuple(options.pop("path_params", path_params)),
+            supports_dry_run=supports_dry_run,
+            is_async=inspect.iscoroutinefunction(fn),
+            **options,
+        )
+
+    def to_openai(self) -> dict[str, Any]:
+        """Return the chat-completions tool spec `{"type": "function", "function": {...}}`."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def argument_errors(self, arguments: Any) -> list[Any]:
+        """Schema errors of `arguments`, sorted by JSON path; empty when they are valid.
+
+        Flat schemas (typed properties, enums, required, no extra properties) are accepted by a
+        direct check first; anything it does not certainly accept goes to jsonschema, so the
+        errors are always jsonschema's.
+
+        Returns:
+            `jsonschema.ValidationError`s ordered by `absolute_path`.
+        """
+        if self._accepts is not None and self._accepts(arguments):
+            return []
+        return sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+
+    @property
+    def spec_hash(self) -> str:
+        """sha256 (first 16 hex) of the spec the model sees plus version and risk.
+
+        Computed once: a tool's spec is fixed when it is made (its validator is compiled
+        then too); change a tool with `dataclasses.replace`, which makes a new one.
+        """
+        if self._spec_hash is None:
+            blob = json.dumps([self.to_openai(), self.version, self.risk], sort_keys=True)
+            object.__setattr__(self, "_spec_hash", hashlib.sha256(blob.encode()).hexdigest()[:16])
+        return self._spec_hash  # type: ignore[return-value]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (no validation, no gate)."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        group = f" group={self.group}" if self.group else ""
+        params = ",".join(self.parameters.get("properties") or {})
+        return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        return display.render_html(self)
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _compiled_validator(schema: dict[str, Any]) -> Any:
+    """Check `schema` against the 2020-12 metaschema and compile it, once per distinct schema.
+
+    Checking against the metaschema costs about 20 ms per schema; registries built per run
+    (one per database, per branch) reuse the compiled validator of an equal schema.
+
+    Raises:
+        ValueError: the schema is invalid (the message says where).
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        key: str | None = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not plain JSON: compile it as given, uncached
+        key = None
+    compiled = _VALIDATORS.get(key) if key is not None else None
+    if compiled is None:
+        frozen = json.loads(key) if key is not None else schema
+        try:
+            Draft202012Validator.check_schema(frozen)
+        except SchemaError as exc:
+            raise ValueError(exc.message) from exc
+        checker = Draft202012Validator.FORMAT_CHECKER
+        compiled = Draft202012Validator(frozen, format_checker=checker)
+        if key is not None:
+            _VALIDATORS[key] = compiled
+    return compiled
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    risk: Risk = "read",
+    group: str | None = None,
+    timeout_seconds: float | None = 30.0,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    idempotency_fields: Sequence[str] = (),
+    version: str = "1",
+) -> Any:
+    """Turn a function into a `Tool`; usable as `@tool` or `@tool(risk="write", ...)`.
+
+    Args:
+        fn: the function (when used without parentheses).
+        name: tool name; defaults to the function name.
+        description: overrides the docstring-derived description.
+        parameters: explicit JSON Schema overriding the derived one.
+        risk: `read`, `write` or `destructive`.
+        group: group name for tool selection (R-T3).
+        timeout_seconds: per-call wall-clock limit in seconds; `None` = unlimited.
+        max_result_chars: cut results longer than this (chars); `None` = executor default.
+        idempotent: defaults to True for `read` tools and False otherwise.
+        idempotency_fields: argument names forming a natural key for duplicate detection (R-E5).
+        version: the tool's behaviour version, checked on resume.
+
+    Returns:
+        A `Tool` (or a decorator producing one).
+
+    Raises:
+        UsageError: the spec cannot be derived or is invalid.
+    """
+
+    def build(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(
+            f,
+            name=name,
+            description=description,
+            parameters=parameters,
+            risk=risk,
+            group=group,
+            timeout_seconds=timeout_seconds,
+            max_result_chars=max_result_chars,
+            idempotent=(risk == "read") if idempotent is None else idempotent,
+            idempotency_fields=tuple(idempotency_fields),
+            version=version,
+        )
+
+    return build(fn) if fn is not None else build
+
+
+# --- fast acceptance of flat argument schemas ------------------------------------------
+
+# JSON Schema type -> the exact Python types jsonschema certainly accepts for it (bool is not
+# an integer; 1.0 is, but that rare case is left to jsonschema).
+_FAST_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated"})
+
+
+def _fast_property(schema: Any) -> tuple[frozenset[type], tuple[Any, ...] | None] | None:
+    """`(types, enum)` for a property schema made only of type/enum/annotations, else None."""
+    if not isinstance(schema, dict) or not set(schema) <= _ANNOTATIONS | {"type", "enum"}:
+        return None
+    kind = schema.get("type")
+    names = [kind] if isinstance(kind, str) else kind
+    if names is None:
+        types = frozenset(t for ts in _FAST_TYPES.values() for t in ts)
+    elif isinstance(names, list) and all(n in _FAST_TYPES for n in names):
+        types = frozenset(t for n in names for t in _FAST_TYPES[n])
+    else:
+        return None
+    enum = schema.get("enum")
+    if enum is not None:
+        if not isinstance(enum, list) or not all(type(v) in (str, int, bool) for v in enum):
+            return None
+        enum = tuple(enum)
+    return types, enum
+
+
+def _fast_accept(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """A check that returns True only for arguments `schema` certainly accepts.
+
+    Built for flat object schemas (what `@tool` derives from `str`/`int`/`float`/`bool`/
+    `Literal` hints); `None` for anything else. False means "ask jsonschema", not "invalid".
+    """
+    if not set(schema) <= _ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}:
+        return None
+    extra = schema.get("additionalProperties", True)
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if schema.get("type") != "object" or extra not in (True, False):
+        return None
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    checks = {name: _fast_property(sub) for name, sub in properties.items()}
+    if any(c is None for c in checks.values()):
+        return None
+    known = frozenset(checks)
+    needed = tuple(required)
+
+    def accepts(arguments: Any) -> bool:
+        if type(arguments) is not dict:
+            return False
+        if extra is False and not known.issuperset(arguments):
+            return False
+        for name in needed:
+            if name not in arguments:
+                return False
+        for name, value in arguments.items():
+            check = checks.get(name)
+            if check is None:
+                continue
+            types, enum = check
+            if type(value) not in types:
+                return False
+            if enum is not None and not any(type(v) is type(value) and v == value for v in enum):
+                return False
+        return True
+
+    return accepts
+
+
+# --- schema derivation ------------------------------------------------------------------
+
+_SIMPLE: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    Any: {},
+    dt.date: {"type": "string", "format": "date"},
+    dt.datetime: {"type": "string", "format": "date-time"},
+    dt.time: {"type": "string", "format": "time"},
+    pathlib.Path: {"type": "string", "x-path": True},
+}
+
+
+def schema_for_type(hint: Any) -> dict[str, Any]:
+    """Return the JSON Schema (Draft 2020-12) for a Python type hint.
+
+    Literal → `enum`; `Enum` → `enum` of values; `datetime.date` → string with format date;
+    `list[X]`/`tuple[X, ...]` → array; `dict[str, X]` → object; TypedDict and dataclasses →
+    nested objects with `required`; `X | None` → `anyOf`.
+
+    Raises:
+        UsageError: the hint has no JSON Schema equivalent (e.g. a callable).
+    """
+    if hint in _SIMPLE:
+        return dict(_SIMPLE[hint])
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if origin is Literal:
+        values = list(args)
+        kinds = {type(v) for v in values}
+        out: dict[str, Any] = {"enum": values}
+        if kinds == {str}:
+            out = {"type": "string", "enum": values}
+        elif kinds <= {int}:
+            out = {"type": "integer", "enum": values}
+        return out
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        nullable = len(members) < len(args)
+        if len(members) == 1 and nullable:
+            return {"anyOf": [schema_for_type(members[0]), {"type": "null"}]}
+        schemas = [schema_for_type(a) for a in members]
+        if nullable:
+            schemas.append({"type": "null"})
+        return {"anyOf": schemas}
+    if origin in (list, Sequence, Iterable, set, frozenset) or hint in (list, set):
+        item = schema_for_type(args[0]) if args else {}
+        out = {"type": "array", "items": item}
+        if origin in (set, frozenset):
+            out["uniqueItems"] = True
+        return out
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": schema_for_type(args[0])}
+        return {
+            "type": "array",
+            "prefixItems": [schema_for_type(a) for a in args],
+            "minItems": len(args),
+            "maxItems": len(args),
+        }
+    if origin in (dict, Mapping) or hint is dict:
+        value = schema_for_type(args[1]) if len(args) == 2 else {}
+        return {"type": "object", "additionalProperties": value}
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return {"enum": [m.value for m in hint]}
+    if isinstance(hint, type) and typing.is_typeddict(hint):
+        hints = get_type_hints(hint)
+        req = sorted(getattr(hint, "__required_keys__", set(hints)))
+        props = {k: schema_for_type(v) for k, v in hints.items()}
+        out = {"type": "object", "properties": props, "additionalProperties": False}
+        if req:
+            out["required"] = [k for k in hints if k in req]
+        return out
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = get_type_hints(hint)
+        props = {}
+        req = []
+        for f in dataclasses.fields(hint):
+            props[f.name] = schema_for_type(hints[f.name])
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                req.append(f.name)
+        out = {"type": "object", "properties": props, "additionalProperties": False}
+        if req:
+            out["required"] = req
+        return out
+    raise UsageError(
+        f"type hint {hint!r} has no JSON Schema equivalent; use str, int, float, bool, Literal, "
+        "Enum, date, list, dict, TypedDict or a dataclass, or pass parameters=... explicitly"
+    )
+
+
+def _is_path(hint: Any) -> bool:
+    if hint is pathlib.Path:
+        return True
+    return any(a is pathlib.Path for a in get_args(hint))
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(_to_jsonable(value))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _to_jsonable(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+# --- docstrings ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Doc:
+    text: str
+    params: dict[str, str]
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+
+
+def _parse_docstring(doc: str) -> _Doc:
+    """Split a Google-style docstring into (description without Args, {param: description})."""
+    lines = doc.splitlines()
+    out: list[str] = []
+    params: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip() in ("Args:", "Arguments:", "Parameters:"):
+            i += 1
+            current: str | None = None
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                raw = lines[i]
+                m = re.match(r"^\s{2,8}(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", raw)
+                if m and (current is None or _indent(raw) <= _indent_of_first(lines, i)):
+                    current = m.group(1).lstrip("*")
+                    params[current] = m.group(3).strip()
+                elif current and raw.strip():
+                    params[current] = (params[current] + " " + raw.strip()).strip()
+                i += 1
+            continue
+        out.append(line)
+        i += 1
+    return _Doc(text="\n".join(out).strip(), params=params)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _indent_of_first(lines: list[str], i: int) -> int:
+    j = i
+    while j > 0 and not lines[j - 1].strip().endswith(":"):
+        j -= 1
+    return _indent(lines[j]) if j < len(lines) else 0
+
+
+# --- registry -----------------------------------------------------------------------------
+
+
+class ToolRegistry:
+    """The single source of truth for the tools of a run: the model's list, dispatch and logs.
+
+    Iterating yields `Tool`s in registration order; `registry["name"]` returns one.
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        """Create a registry.
+
+        Args:
+            tools: `Tool`s or plain functions (wrapped with `tool()` defaults).
+
+        Raises:
+            UsageError: two tools share a name.
+        """
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Register a tool (a plain function is wrapped with `tool()`); returns the `Tool`.
+
+        Raises:
+            UsageError: a tool with that name is already registered.
+        """
+        t = item if isinstance(item, Tool) else tool(item)
+        if t.name in self._tools:
+            raise UsageError(f"a tool named {t.name!r} is already registered; names must be unique")
+        self._tools[t.name] = t
+        return t
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, or `None`."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        t = self._tools.get(name)
+        if t is None:
+            raise UsageError(f"no tool named {name!r}; registered: {', '.join(self.names)}")
+        return t
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names in registration order."""
+        return list(self._tools)
+
+    def closest(self, name: str, n: int = 5) -> list[str]:
+        """Valid names ordered by similarity to `name` (closest first), then the rest."""
+        near = difflib.get_close_matches(name, self.names, n=len(self._tools), cutoff=0.0)
+        return near[:n]
+
+    def groups(self) -> dict[str, list[str]]:
+        """`{group: [tool names]}`; ungrouped tools are under `""`."""
+        out: dict[str, list[str]] = {}
+        for t in self._tools.values():
+            out.setdefault(t.group or "", []).append(t.name)
+        return out
+
+    def specs(
+        self, *, exclude: Iterable[str] = (), group: str | None = None
+    ) -> tuple[dict[str, Any], ...]:
+        """Chat-completions tool specs, in registration order.
+
+        Args:
+            exclude: names to leave out (e.g. tools disabled by the circuit breaker).
+            group: only the tools of this group (R-T3); `None` = all.
+        """
+        skip = set(exclude)
+        return tuple(
+            t.to_openai()
+            for t in self._tools.values()
+            if t.name not in skip and (group is None or t.group == group)
+        )
+
+    def versions(self) -> dict[str, str]:
+        """`{name: spec_hash}`, frozen into task contracts and checked on resume (R-V6)."""
+        return {t.name: f"{t.version}:{t.spec_hash}" for t in self._tools.values()}
+
+    def lint(self) -> list[LintIssue]:
+        """Lint every tool and the registry as a whole (see `lint`)."""
+        return lint(self)
+
+    def __repr__(self) -> str:
+        more = "…" if len(self) > 8 else ""
+        return f"<ToolRegistry {len(self)} tools: {', '.join(self.names[:8])}{more}>"
+
+    def _repr_html_(self) -> str | None:
+        from harnesskit.notebook import display
+
+        return display.render_html(self)
+
+
+# --- lint ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LintIssue:
+    """One description defect found by `lint` (R-T2)."""
+
+    tool: str
+    """The tool's name (`"*"` for registry-wide issues)."""
+    code: str
+    """Stable code: `missing-what`, `missing-when`, `missing-when-not`, `missing-returns`,
+    `free-string-enum`, `date-without-format`, `undocumented-param`, `too-many-ungrouped`,
+    `missing-description`."""
+    message: str
+    """What is wrong and how to fix it."""
+    param: str | None = None
+    """The parameter concerned, if any."""
+
+
+_WHEN = re.compile(
+    r"\b(use (this|it) (when|to|for)|when to use|use when|call (this|it) when)\b", re.I
+)
+_WHEN_NOT = re.compile(
+    r"\b(do not use|don't use|never use|not for|when not to use|do not call|don't call|avoid)\b",
+    re.I,
+)
+_RETURNS = re.compile(r"\breturns?\b", re.I)
+_ENUMISH_NAME = re.compile(
+    r"(status|type|kind|mode|cabin|class|level|category|tier|reason|unit)$", re.I
+)
+_ENUMISH_DESC = re.compile(
+    r"(\bone of\b|\beither\b|['\"`][\w-]+['\"`]\s*(,|or)\s*['\"`][\w-]+['\"`])", re.I
+)
+_DATEISH = re.compile(r"(date|dob|birthday|day|_at|time)$|YYYY|yyyy", re.I)
+MAX_UNGROUPED_TOOLS = 15
+
+
+def lint(target: Tool | ToolRegistry | Iterable[Tool]) -> list[LintIssue]:
+    """Report description defects of a tool or of every tool in a registry (R-T2).
+
+    Checks the four-part template (what it does / when to use / when NOT to use / what it
+    returns), free strings that look like enums, date strings without `format`, parameters
+    without descriptions, and more than 15 tools without groups.
+
+    Returns:
+        Issues in tool order, then registry-wide ones; empty when the descriptions are clean.
+
+    Raises:
+        UsageError: `target` is not a tool, a registry or an iterable of tools.
+    """
+    if isinstance(target, Tool):
+        tools = [target]
+    elif isinstance(target, ToolRegistry) or (
+        isinstance(target, list | tuple) and all(isinstance(t, Tool) for t in target)
+    ):
+        tools = list(target)
+    else:
+        raise UsageError(
+            f"lint() takes a Tool, a ToolRegistry or a list of Tools, got {type(target).__name__}; "
+            "wrap a function with @hk.tool first"
+        )
+    issues: list[LintIssue] = []
+    for t in tools:
+        issues.extend(_lint_one(t))
+    if len(tools) > MAX_UNGROUPED_TOOLS and any(t.group is None for t in tools):
+        ungrouped = sum(t.group is None for t in tools)
+        issues.append(
+            LintIssue(
+                tool="*",
+                code="too-many-ungrouped",
+                message=f"{len(tools)} tools with {ungrouped} ungrouped: above "
+                f"{MAX_UNGROUPED_TOOLS} tools give each a group so the model picks a group first",
+            )
+        )
+    return issues
+
+
+def _lint_one(t: Tool) -> list[LintIssue]:
+    out: list[LintIssue] = []
+    desc = t.description.strip()
+    first = desc.split("\n", 1)[0].strip() if desc else ""
+
+    def add(code: str, message: str, param: str | None = None) -> None:
+        out.append(LintIssue(tool=t.name, code=code, message=message, param=param))
+
+    if not desc:
+        add("missing-description", "the tool has no description at all; write the four parts")
+    elif len(first) < 10:
+        add("missing-what", "the description does not start with what the tool does")
+    if not _WHEN.search(desc):
+        add("missing-when", "say when to use it (e.g. 'Use this when the user …')")
+    if not _WHEN_NOT.search(desc):
+        add("missing-when-not", "say when NOT to use it (e.g. 'Do not use it to …')")
+    if not _RETURNS.search(desc):
+        add("missing-returns", "say what it returns (e.g. 'Returns: the reservation as JSON')")
+    for pname, schema in _walk_params(t.parameters):
+        pdesc = schema.get("description", "")
+        if not pdesc:
+            add("undocumented-param", f"parameter {pname!r} has no description", pname)
+        if schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+            if _ENUMISH_NAME.search(pname) or _ENUMISH_DESC.search(pdesc):
+                add(
+                    "free-string-enum",
+                    f"parameter {pname!r} is a free string but looks like a fixed set of values; "
+                    "type it as Literal[...] so the schema has an enum",
+                    pname,
+                )
+            if _DATEISH.search(pname) or _DATEISH.search(pdesc):
+                add(
+                    "date-without-format",
+                    f"parameter {pname!r} looks like a date but has no format; type it as "
+                    "datetime.date (format: date) or say the format in the schema",
+                    pname,
+                )
+    return out
+
+
+def _walk_params(schema: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, sub in (schema.get("properties") or {}).items():
+        path = f"{prefix}{name}"
+        yield path, sub
+        if sub.get("type") == "object":
+            yield from _walk_params(sub, path + ".")
+        items = sub.get("items")
+        if isinstance(items, dict) and items.get("type") == "object":
+            yield from _walk_params(items, path + "[].")

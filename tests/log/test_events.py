@@ -1,0 +1,193 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.testing import reply
+
+
+@hk.tool
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+
+
+def test_log_reads_back_equal_and_records_exact_requests(tmp_path):
+    turns = [reply.tool_call("echo", text=f"t{i}") for i in range(4)] + [reply.text("done")]
+    model = hk.ScriptedModel(turns)
+    h = hk.Harness([echo], model, log_dir=tmp_path, system_prompt="be brief")
+    run = h.start("go", run_id="r1").run()
+    back = hk.EventLog.read(tmp_path / "r1.jsonl")
+    assert back.events == run.log.events
+    requests = back.of_type("model.request")
+    assert len(requests) == len(model.requests) == 5
+    for ev, sent in zip(requests, model.requests, strict=True):
+        assert back.request_messages(ev.event_id) == [m.to_openai() for m in sent.messages]
+        assert back.request_tools(ev.event_id) == list(sent.tools)
+    # later requests are stored as a delta: size per request stays flat
+    assert "prefix_of" in requests[-1].payload and "tools_from" in requests[-1].payload
+    types = [e.type for e in back]
+    assert types[:5] == [
+        "task.contract",
+        "user.message",
+        "context.injected",
+        "model.request",
+        "model.response",
+    ]
+    assert types[-1] == "run.finished"
+
+
+def test_every_request_has_one_injection_record_matching_what_was_sent():
+    model = hk.ScriptedModel([reply.tool_call("echo", text="a"), reply.text("b")])
+    run = hk.Harness([echo], model).start("go").run()
+    log = run.log
+    for req in log.of_type("model.request"):
+        inj = log[req.event_id - 1]
+        assert inj.type == "context.injected"
+        sent = log.request_messages(req.event_id)
+        contents = [log[i] for i in inj.payload["selected"]]
+        assert len(contents) == len(sent)
+
+
+def test_frame_one_row_per_event():
+    run = (
+        hk.Harness([echo], hk.ScriptedModel([reply.tool_call("echo", text="a"), reply.text("b")]))
+        .start("go")
+        .run()
+    )
+    df = run.log.frame()
+    assert len(df) == len(run.log)
+    assert list(df["type"]) == [e.type for e in run.log]
+    assert df.loc[df.type == "tool.result", "tool"].tolist() == ["echo"]
+
+
+def test_unknown_event_type_and_reused_path_are_refused(tmp_path):
+    log = hk.EventLog(tmp_path / "a.jsonl")
+    with pytest.raises(hk.UsageError, match="unknown event type"):
+        log.append("made.up")
+    log.append("user.message", {"content": "x"})
+    log.close()
+    with pytest.raises(hk.UsageError, match="append-only"):
+        hk.EventLog(tmp_path / "a.jsonl")
+
+
+def test_truncated_last_line_is_set_aside_but_corrupt_middle_fails(tmp_path):
+    p = tmp_path / "l.jsonl"
+    with hk.EventLog(p) as log:
+        for i in range(3):
+            log.append("user.message", {"content": str(i)})
+    data = p.read_text()
+    p.write_text(data + '{"v":2,"event_id":4,"ty')
+    back = hk.EventLog.read(p)
+    assert len(back) == 3 and back.incomplete_tail.startswith('{"v":2')
+    lines = data.splitlines()
+    p.write_text("\n".join([lines[0], "garbage", lines[2]]) + "\n")
+    with pytest.raises(hk.CorruptLogError, match=":2:"):
+        hk.EventLog.read(p)
+
+
+def test_newer_schema_version_is_refused(tmp_path):
+    p = tmp_path / "n.jsonl"
+    p.write_text(json.dumps({"v": 99, "event_id": 1, "type": "user.message"}) + "\n")
+    with pytest.raises(hk.SchemaVersionError, match="newer"):
+        hk.EventLog.read(p)
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    import harnesskit as hk
+    from harnesskit.testing import reply
+
+    @hk.tool
+    def work(i: int) -> dict:
+        '''Work.'''
+        if i == int(sys.argv[2]):
+            print("STEP", i, flush=True)
+            time.sleep(60)   # killed here, mid-step
+        return {"i": i, "payload": "x" * 200}
+
+    turns = [reply.tool_call("work", i=i) for i in range(50)]
+    h = hk.Harness([work], hk.ScriptedModel(turns), log_dir=sys.argv[1], limits=hk.Limits(max_steps=100))
+    h.start("go", run_id="killed").run()
+""")
+
+
+@pytest.mark.parametrize("kill_at", [0, 7, 23])
+def test_sigkilled_run_leaves_a_log_whose_finished_steps_read_back(tmp_path, kill_at):
+    script = tmp_path / "agent.py"
+    script.write_text(KILL_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path), str(kill_at)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    assert line.strip() == f"STEP {kill_at}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stdout.close()
+    log = hk.EventLog.read(tmp_path / "killed.jsonl")
+    results = log.of_type("tool.result")
+    assert [json.loads(r.payload["content"])["i"] for r in results] == list(range(kill_at))
+    # only the step in flight is lost: every step on disk is whole (each call has its result)
+    called = [e.payload["tool_call_id"] for e in log.of_type("tool.call")]
+    assert called == [r.payload["tool_call_id"] for r in results]
+    assert log.incomplete_tail is None
+    for req in log.of_type("model.request"):
+        assert len(log.request_messages(req.event_id)) == req.payload["n_messages"]
+
+
+def test_secrets_never_reach_log_disk_or_prompt(tmp_path):
+    @hk.tool
+    def read_config() -> dict:
+        """Read config."""
+        return {"api_key": "sk-proj-abcdefghijklmnopqrstuv", "owner": "ann@example.com", "n": 3}
+
+    model = hk.ScriptedModel([reply.tool_call("read_config"), reply.text("done")])
+    run = (
+        hk.Harness([read_config], model, log_dir=tmp_path)
+        .start("password: hunter22", run_id="s")
+        .run()
+    )
+    text = (tmp_path / "s.jsonl").read_text()
+    for secret in ("sk-proj-abcdefghijklmnopqrstuv", "ann@example.com", "hunter22"):
+        assert secret not in text
+        assert secret not in json.dumps([m.to_openai() for m in model.requests[1].messages])
+    assert "[REDACTED:api_key]" in text and "[REDACTED:email]" in text
+    assert hk.EventLog.read(tmp_path / "s.jsonl").events == run.log.events
+
+
+def test_redaction_can_be_turned_off():
+    log = hk.EventLog(redactor=None)
+    log.append("user.message", {"content": "ann@example.com"})
+    assert log.events[0].payload["content"] == "ann@example.com"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("key sk-ant-REDACTME0123456789abcd", "api_key"),
+        ("Authorization: Bearer abcdefghijklmnopqrstuvwx", "bearer"),
+        ('{"password": "hunter22"}', "password"),
+        ("-----BEGIN RSA PRIVATE KEY-----abc-----END RSA PRIVATE KEY-----", "private_key"),
+        ("write to first.last+tag@mail.example.org today", "email"),
+    ],
+)
+def test_redactor_kinds(text, kind):
+    from harnesskit.log.redact import Redactor
+
+    out, counts = Redactor().redact(json.dumps({"t": text}))
+    assert counts == {kind: 1}
+    assert f"[REDACTED:{kind}]" in json.loads(out)["t"]
+
+
+def test_redactor_leaves_ordinary_text_alone():
+    from harnesskit.log.redact import Redactor
+
+    text = json.dumps({"t": "reservation 4WQ150, flight HAT136 on 2024-05-20, gift_card_7219486"})
+    assert Redactor().redact(text) == (text, {})

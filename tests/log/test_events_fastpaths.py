@@ -1,0 +1,224 @@
+"""The event log's fast paths produce exactly what the straightforward stdlib code produces."""
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import pathlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import harnesskit as hk
+from harnesskit.log import events
+from harnesskit.log.events import Event, _event_line, _new_event, _utc_iso
+
+
+def _reference_iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds")
+
+
+# 1900..2200: the range where both sides can format the time.
+TIMES = st.floats(min_value=-2.2e9, max_value=7.2e9, allow_nan=False)
+
+
+@given(TIMES)
+def test_utc_iso_matches_datetime_isoformat(t):
+    assert _utc_iso(t) == _reference_iso(t)
+
+
+def test_utc_iso_rounds_like_fromtimestamp_at_second_and_millisecond_edges():
+    base = 1_764_433_683
+    edges = [
+        base + 0.9999995,  # rounds up to the next second
+        base + 0.9999994,
+        base + 0.0005,
+        base + 0.0009995,
+        -0.5,
+        -1.0000005,
+        0,
+        float(base),
+    ]
+    edges += [math.nextafter(e, math.inf) for e in edges] + [
+        math.nextafter(e, -math.inf) for e in edges
+    ]
+    for t in edges:
+        assert _utc_iso(t) == _reference_iso(t), t
+    # the cached second is refreshed when time moves on (or back)
+    assert [_utc_iso(t) for t in (base + 1.25, base + 0.5, base + 61.0)] == [
+        _reference_iso(t) for t in (base + 1.25, base + 0.5, base + 61.0)
+    ]
+
+
+def _reference_line(event: Event) -> str:
+    return json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()  # NaN and infinities included: json writes NaN / Infinity
+    | st.text()  # any unicode, control characters, quotes, backslashes
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(
+            st.text(max_size=5) | st.integers() | st.booleans() | st.none(), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+TEXT_OR_NONE = st.none() | st.text(max_size=20)
+
+
+@given(
+    payload=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6),
+    event_id=st.integers(min_value=1, max_value=10**6),
+    parent_id=st.none() | st.integers(min_value=1, max_value=10**6),
+    text=st.text(max_size=30),
+    revision=TEXT_OR_NONE,
+    input_hash=TEXT_OR_NONE,
+    supersedes=st.none() | st.integers(min_value=1),
+)
+def test_event_line_matches_json_dumps(
+    payload, event_id, parent_id, text, revision, input_hash, supersedes
+):
+    event = Event(
+        event_id=event_id,
+        type="tool.result",
+        payload=payload,
+        parent_id=parent_id,
+        branch_id=text,
+        source=text,
+        created_at=text,
+        workspace_revision=revision,
+        input_hash=input_hash,
+        summary=text,
+        supersedes=supersedes,
+    )
+    assert _event_line(event) == _reference_line(event)
+
+
+def test_event_line_unusual_field_types_take_the_json_dumps_path():
+    odd = [
+        Event(event_id=True, type="brake"),  # bool is an int subclass: json writes true
+        Event(event_id=1, type="brake", parent_id=2.0),
+        Event(event_id=1, type="brake", workspace_revision=pathlib.Path("/w")),  # default=str
+        Event(event_id=1, type="brake", summary=None),
+        Event(event_id=1, type="brake", payload={"when": dt.date(2024, 5, 1), "x": {1, 2}}),
+        Event(event_id=1, type="brake", payload={"a": [1.5, float("inf"), -0.0, 1e16]}),
+    ]
+    for event in odd:
+        assert _event_line(event) == _reference_line(event)
+
+
+def test_event_line_circular_payload_raises_like_json_and_the_encoder_recovers():
+    loop: dict = {}
+    loop["self"] = loop
+    bad = Event(event_id=1, type="brake", payload={"a": [loop]})
+    with pytest.raises(ValueError, match="Circular reference"):
+        _reference_line(bad)
+    with pytest.raises(ValueError, match="Circular reference"):
+        _event_line(bad)
+    loop["self"] = "healed"  # no longer circular: no stale marker may make it look so
+    healed = Event(event_id=2, type="brake", payload={"a": [loop], "b": [loop]})
+    assert _event_line(healed) == _reference_line(healed)
+
+
+def test_log_file_lines_are_the_json_of_each_event(tmp_path):
+    log = hk.EventLog(tmp_path / "r.jsonl", run_id="r", clock=lambda: 1_764_433_683.25)
+    log.append("user.message", {"content": 'say "hi"\n\u00e9\u4e2d\x00'}, source="user")
+    log.append("brake", {"limit": None, "value": 1.5}, summary="x" * 90, supersedes=1)
+    log.close()
+    lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+    assert lines == [_reference_line(e) for e in log.events]
+    assert hk.EventLog.read(tmp_path / "r.jsonl").events == log.events
+
+
+def test_new_event_builds_the_same_event_as_the_dataclass_constructor():
+    fields = {
+        "event_id": 7,
+        "type": "tool.result",
+        "payload": {"ok": True},
+        "parent_id": 6,
+        "branch_id": "b",
+        "source": "tool",
+        "created_at": "2026-01-01T00:00:00.000+00:00",
+        "workspace_revision": "r1",
+        "input_hash": "abc",
+        "status": "audit-only",
+        "summary": "s",
+        "supersedes": 3,
+        "data_class": "public",
+    }
+    made = _new_event(*fields.values())
+    assert made == Event(**fields)
+    assert repr(made) == repr(Event(**fields)) and made.v == Event(**fields).v
+
+
+def test_new_event_falls_back_to_the_constructor_when_event_validates(monkeypatch):
+    seen = []
+
+    @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Checked(Event):
+        def __post_init__(self):
+            seen.append(self.event_id)
+
+    monkeypatch.setattr(events, "Event", Checked)
+    make = events._event_constructor()
+    made = make(
+        1, "brake", {}, None, "main", "system", "", None, None, "active", "", None, "public"
+    )
+    assert type(made) is Checked and seen == [1]
+
+
+def _reference_frame(log):
+    import pandas as pd
+
+    columns = [
+        "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step",
+        "status", "summary", "data_class", "tool", "tool_call_id", "ok", "error_type",
+        "prompt_tokens", "completion_tokens", "payload",
+    ]  # fmt: skip
+    rows = []
+    for e in log.events:
+        p = e.payload
+        usage = p.get("usage") or {}
+        rows.append(
+            (
+                e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
+                p.get("step"), e.status, e.summary, e.data_class, p.get("tool"),
+                p.get("tool_call_id"), p.get("ok"), p.get("error_type"),
+                usage.get("prompt_tokens"), usage.get("completion_tokens"), p,
+            )
+        )  # fmt: skip
+    df = pd.DataFrame.from_records(rows, columns=columns)
+    ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
+    return df.astype(dict.fromkeys(ints, "Int64"))
+
+
+def test_frame_equals_the_row_by_row_frame(tmp_path):
+    from harnesskit.testing import reply
+
+    @hk.tool
+    def fail(x: int) -> int:
+        """Fail for odd x.
+
+        Args:
+            x: a number.
+        """
+        if x % 2:
+            raise ValueError("odd")
+        return x
+
+    turns = [reply.tool_call("fail", x=i) for i in range(3)] + [reply.text("done")]
+    run = hk.Harness([fail], hk.ScriptedModel(turns), log_dir=tmp_path).run("go")
+    for log in (run.log, hk.EventLog.read(run.log.path), hk.EventLog(None)):
+        got, want = log.frame(), _reference_frame(log)
+        assert got.equals(want) and got.dtypes.to_dict() == want.dtypes.to_dict()
+        assert list(got.columns) == list(want.columns)
