@@ -70,7 +70,7 @@ def _load_head(path: Path) -> tuple[Callable[[], Any], dict[str, Any]]:
         sys.path.remove(str(path / "benchmarks" / "peers"))
     if kind != "sync":
         raise SystemExit(f"{path}: expected a sync variant, got {kind}")
-    mods = {k: v for k, v in sys.modules.items() if k == "harnesskit" or k.startswith("harnesskit.")}
+    mods = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "harnesskit"}
     return run, mods
 
 
