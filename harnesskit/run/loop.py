@@ -25,9 +25,9 @@ from harnesskit.data.transport import Transport, TransportPolicy
 from harnesskit.errors import BrakeTripped, ModelError, ModelOutputError, StopRun, UsageError
 from harnesskit.log.events import EventLog, hash_json
 from harnesskit.log.redact import Redactor
-from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
+from harnesskit.messages import Message, ModelRequest, ModelResponse, ToolCall, Usage
 from harnesskit.models import ReplayModel
-from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.models.base import Model, get_model
 from harnesskit.tools.executor import Executor
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.idempotency import Confirmer, IdempotencyLedger, ledger_path
@@ -532,7 +532,8 @@ class Run:
         request = ModelRequest(
             messages=prompt.messages,
             tools=tools,
-            settings={**h.settings, **self._model_hooks(injected.event_id)},
+            settings=h.settings,
+            **self._model_hooks(injected.event_id),
             run_id=st.run_id,
             step=st.step,
             final=final,
@@ -608,7 +609,7 @@ class Run:
             "on_switch": lambda s: note("model.switch", s),
         }
         if limit is not None:
-            hooks["deadline_monotonic"] = st.started + limit
+            hooks["deadline_monotonic"] = st.started + limit  # a ModelRequest field
         return hooks
 
     def _unique_ids(self, message: Message) -> Message:
