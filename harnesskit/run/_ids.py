@@ -1,0 +1,39 @@
+"""Private: tool-call ids made unique within a run (R-E2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import TYPE_CHECKING
+
+from harnesskit.messages import Message
+
+if TYPE_CHECKING:
+    from harnesskit.run.state import RunState
+
+__all__ = ["unique_call_ids"]
+
+
+def unique_call_ids(message: Message, state: RunState) -> Message:
+    """Replace missing or already-used tool_call ids so results match calls by id.
+
+    Args:
+        message: the assistant message as the model returned it.
+        state: the run's state; every id kept or made is added to `state.call_ids`.
+
+    Returns:
+        `message` itself when every id was fresh, else a copy whose replaced calls carry a
+        new id and the model's id in `original_id`.
+    """
+    taken, calls, changed = state.call_ids, [], False
+    for i, c in enumerate(message.tool_calls):
+        if not c.id or c.id in taken:
+            new_id = f"call_{state.step}_{i}_{uuid.uuid4().hex[:6]}"
+            c, changed = dataclasses.replace(c, id=new_id, original_id=c.id), True
+        taken.add(c.id)
+        calls.append(c)
+    if not changed:
+        return message
+    return Message(
+        role="assistant", content=message.content, tool_calls=tuple(calls), name=message.name
+    )
