@@ -57,6 +57,7 @@ def call_model(
     """
     limit = h.limits.max_seconds  # a model's retries stay inside the max_seconds brake
     left = None if limit is None else limit - (h.timer() - st.started)
+    on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,
@@ -65,7 +66,8 @@ def call_model(
         step=st.step,
         final=final,
         deadline_monotonic=None if left is None else time.monotonic() + left,
-        **record.model_hooks(log, st, context_event_id),
+        on_attempt=on_attempt,
+        on_switch=on_switch,
     )
     req_id = record.request(
         log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name

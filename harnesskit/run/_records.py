@@ -112,12 +112,12 @@ def response(
 
 def model_hooks(
     log: EventLog, st: RunState, context_event_id: int
-) -> dict[str, Callable[[Any], None]]:
+) -> tuple[Callable[[Any], None], Callable[[Any], None]]:
     """`ModelRequest` hooks that log retries and switches as events (R-M3, R-M5).
 
     Returns:
-        `{"on_attempt": ..., "on_switch": ...}`: each appends `model.retry` / `model.switch`
-        with the models' `Attempt` / `Switch` and the context.injected event (re-)sent.
+        `(on_attempt, on_switch)`: each appends `model.retry` / `model.switch` with the
+        models' `Attempt` / `Switch` and the context.injected event (re-)sent.
     """
 
     def note(kind: str, item: Any) -> None:
@@ -129,10 +129,7 @@ def model_hooks(
             summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
         )
 
-    return {
-        "on_attempt": lambda a: note("model.retry", a),
-        "on_switch": lambda s: note("model.switch", s),
-    }
+    return (lambda a: note("model.retry", a)), (lambda s: note("model.switch", s))
 
 
 def tool_calls(

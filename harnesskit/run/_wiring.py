@@ -50,9 +50,9 @@ class ToolSpecs:
 
     def current(self) -> tuple[dict[str, Any], ...]:
         """The specs of the tools not disabled by the circuit breaker, plus the data tools."""
-        key = (*sorted(self._executor.disabled), self._transport.holds_artifacts)
+        off = tuple(sorted(self._executor.disabled))
+        key = (*off, self._transport.holds_artifacts)
         if key != self._key:
-            off = key[:-1]
             specs = self._registry.specs(exclude=off) + self._transport.tool_specs(off)
             self._key, self._specs = key, specs
         return self._specs
