@@ -27,18 +27,18 @@ import harnesskit as hk
 from harnesskit.context import builder as context
 from harnesskit.log import events, redact
 from harnesskit.models import offline
-from harnesskit.run import loop
+from harnesskit.run import _records, loop
 from harnesskit.tools import executor
 
 PARTS = [
     ("step", loop.Run, "step", 0),
-    ("request (context, model, events)", loop.Run, "_request", 1),
+    ("request (context, model, events)", loop.Run, "_query", 1),
     ("context build", context.ContextBuilder, "build", 2),
     ("model adapter (parse the reply)", offline.FunctionModel, "request", 2),
     ("tool calls (executor + events)", loop.Run, "_execute", 1),
     ("executor (validate, gate, call)", executor.Executor, "execute", 2),
     ("worker thread round trip", executor, "_run_on_worker", 3),
-    ("input hash", loop, "hash_json", 2),
+    ("input hash", _records, "hash_json", 2),
     ("event appends (all 5)", events.EventLog, "append", 1),
     ("JSON line", events, "_event_line", 2),
     ("redaction scan", redact.Redactor, "needs", 2),

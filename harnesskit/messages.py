@@ -1,6 +1,7 @@
 """Value types that travel between the loop, the models and the tools.
 
-`Message`, `ToolCall`, `ToolResult`, `Usage` and `ModelResponse` are frozen dataclasses. They
+`Message`, `ToolCall`, `ToolResult`, `Usage`, `ModelRequest` and `ModelResponse` are frozen
+dataclasses. They
 convert to and from the OpenAI chat-completions format (`to_openai()` / `from_openai()`)
 without loss: a tool call's argument text is kept byte for byte when it came as a string.
 This module imports nothing else from harnesskit except `errors`.
@@ -9,6 +10,7 @@ This module imports nothing else from harnesskit except `errors`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,6 +19,7 @@ from harnesskit.errors import UsageError
 __all__ = [
     "ERROR_TYPES",
     "Message",
+    "ModelRequest",
     "ModelResponse",
     "ToolCall",
     "ToolResult",
@@ -218,6 +221,51 @@ class Usage:
             cached_tokens=int(cached),
             estimated=bool(data.get("estimated", False)),
         )
+
+
+#: Request fields that used to travel in `settings`; naming one there is a usage error.
+_NOT_SETTINGS = ("deadline_monotonic", "on_attempt", "on_switch", "data_class")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    """Everything a model is sent for one turn."""
+
+    messages: tuple[Message, ...]
+    """The prompt, in order, exactly as assembled by the context builder."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Tool specs in chat-completions form (`{"type": "function", "function": {...}}`)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Sampling settings sent as request fields (`temperature`, `max_tokens`, `tool_choice`,
+    `seed`), plus the HTTP client's per-request switches `stream` and `max_wait_seconds`."""
+    run_id: str = ""
+    """The run this request belongs to (for fakes that keep per-run state, and call ids)."""
+    step: int = 0
+    """The loop step (1-based) that sends this request."""
+    final: bool = False
+    """True for the tool-less closing request after a brake."""
+    deadline_monotonic: float | None = None
+    """A `time.monotonic()` value (seconds) no attempt or retry wait may pass; `None` = none."""
+    data_class: str | None = None
+    """The most sensitive data class in the prompt; a model not approved for it is not sent
+    the request (R-M5). `None` = not stated."""
+    on_attempt: Callable[[Any], None] | None = None
+    """Called with each failed or corrective attempt (`models.Attempt`); never logged itself."""
+    on_switch: Callable[[Any], None] | None = None
+    """Called with each move to another fallback node (`models.Switch`); never logged itself."""
+
+    def __post_init__(self) -> None:
+        smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
+        if smuggled:
+            raise UsageError(
+                f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
+                f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
+            )
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools offered, in order."""
+        return [t["function"]["name"] for t in self.tools]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

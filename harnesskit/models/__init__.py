@@ -1,6 +1,7 @@
 """Model providers: the `Model` protocol, `get_model`, the offline models, fallback chains."""
 
-from harnesskit.models.base import Model, ModelRequest, get_model, register_provider
+from harnesskit.messages import ModelRequest
+from harnesskit.models.base import Model, get_model, register_provider
 from harnesskit.models.fallback import FallbackModel, FallbackNode
 from harnesskit.models.offline import FunctionModel, ReplayModel, ScriptedModel
 

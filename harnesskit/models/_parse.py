@@ -25,9 +25,10 @@ guessing what it meant.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import re
-import uuid
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ from harnesskit.messages import Message, ModelResponse, ToolCall, Usage, parse_a
 __all__ = [
     "ProviderError",
     "error_from_object",
-    "new_call_id",
+    "call_id_factory",
     "parse_completion",
     "parse_usage",
     "provider_error",
@@ -61,9 +62,21 @@ _NAME_KEYS = ("name", "tool_name", "tool", "function_name", "function")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
 
-def new_call_id() -> str:
-    """A fresh call id for calls whose provider id was missing, empty or duplicate."""
-    return f"call_hk_{uuid.uuid4().hex[:20]}"
+def call_id_factory(seed: str) -> Callable[[], str]:
+    """Replacement call ids for calls whose provider id was missing, empty or duplicate.
+
+    The ids derive from `seed` (the loop passes `"<run_id>:<step>"`) and a counter, so two
+    runs with the same inputs get the same ids (issue 13, part 7).
+
+    Args:
+        seed: any text naming the request, e.g. `"run-1:3"`.
+
+    Returns:
+        A function returning `call_hk_<12 hex of sha256(seed)>_<n>` with n = 1, 2, ... per call.
+    """
+    stem = f"call_hk_{hashlib.sha256(seed.encode()).hexdigest()[:12]}_"
+    counter = itertools.count(1)
+    return lambda: f"{stem}{next(counter)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +150,7 @@ def parse_completion(
     model: str,
     tool_names: Sequence[str] = (),
     taken_ids: Collection[str] = (),
-    new_id: Callable[[], str] = new_call_id,
+    new_id: Callable[[], str] | None = None,
 ) -> ModelResponse:
     """Turn a chat-completions response body into a `ModelResponse`.
 
@@ -146,7 +159,7 @@ def parse_completion(
         model: the model name to record when the body names none.
         tool_names: names of the tools offered; enables recovery of calls written as text.
         taken_ids: call ids already used in the conversation; a reused one is replaced.
-        new_id: factory for replacement call ids.
+        new_id: factory for replacement call ids; default `call_id_factory("")`.
 
     Returns:
         The normalized response; `raw` is `body`.
@@ -197,7 +210,7 @@ def parse_completion(
     if not calls and content and tool_names:
         recovered, content = recover_calls(content, tool_names, finish_reason=finish)
         calls = recovered
-    calls = _unique_ids(calls, set(taken_ids), new_id)
+    calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
     if finish is None:
         finish = "tool_calls" if calls else "stop"
     reported = body.get("model")

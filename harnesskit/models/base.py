@@ -10,36 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import Message, ModelResponse
+from harnesskit.messages import ModelRequest, ModelResponse
 
-__all__ = ["Model", "ModelRequest", "get_model", "register_provider"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelRequest:
-    """Everything a model is sent for one turn."""
-
-    messages: tuple[Message, ...]
-    """The prompt, in order, exactly as assembled by the context builder."""
-    tools: tuple[dict[str, Any], ...] = ()
-    """Tool specs in chat-completions form (`{"type": "function", "function": {...}}`)."""
-    settings: dict[str, Any] = field(default_factory=dict)
-    """Sampling settings passed through (`temperature`, `max_tokens`, `tool_choice`, `seed`)."""
-    run_id: str = ""
-    """The run this request belongs to (for fakes that keep per-run state)."""
-    step: int = 0
-    """The loop step (1-based) that sends this request."""
-    final: bool = False
-    """True for the tool-less closing request after a brake."""
-
-    @property
-    def tool_names(self) -> list[str]:
-        """Names of the tools offered, in order."""
-        return [t["function"]["name"] for t in self.tools]
+__all__ = ["Model", "get_model", "register_provider"]
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ model = FallbackModel(
 )
 ```
 
-A node is skipped for a request whose `settings["data_class"]` is above the node's
+A node is skipped for a request whose `data_class` is above the node's
 `max_data_class` (an attribute of the model, or given with `FallbackNode`), so nothing is ever
 sent to a node not approved for it (R-S2). A node that raises `ModelError` after its own retries
 hands over to the next approved node; `ModelOutputError` (the model answered, badly) is not a
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
-from harnesskit.messages import ModelResponse
-from harnesskit.models.base import Model, ModelRequest
+from harnesskit.messages import ModelRequest, ModelResponse
+from harnesskit.models.base import Model
 
 __all__ = ["DATA_CLASSES", "FallbackModel", "FallbackNode", "Switch"]
 
@@ -98,7 +98,7 @@ class FallbackModel:
             models: the nodes in order of preference: models, or `FallbackNode`s to attach a
                 data-class approval.
             on_switch: called with a `Switch` each time a request moves to another node (and
-                then the request's own `settings["on_switch"]`, which the loop uses for events).
+                then the request's own `on_switch`, which the loop uses for events).
             sticky: after a node failed, later requests start at the node that answered.
             name: the chain's name in events; defaults to `fallback[a,b,...]`.
 
@@ -128,14 +128,14 @@ class FallbackModel:
 
         Raises:
             ModelError: every approved node failed, or no node is approved for the request's
-                `settings["data_class"]` (the loop then pauses).
+                `data_class` (the loop then pauses).
             ModelOutputError: a node answered with output that could not be used.
             UsageError: the data class is unknown.
         """
-        data_class = request.settings.get("data_class")
+        data_class = request.data_class
         if data_class is not None and data_class not in DATA_CLASSES:
             raise UsageError(f"data_class must be one of {DATA_CLASSES}, got {data_class!r}")
-        hooks = [h for h in (self.on_switch, request.settings.get("on_switch")) if h is not None]
+        hooks = [h for h in (self.on_switch, request.on_switch) if h is not None]
         previous: str | None = None
         reason = ""
         skipped: list[str] = []

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import Message, ModelResponse, ToolCall
-from harnesskit.models.base import ModelRequest, register_provider
+from harnesskit.messages import Message, ModelRequest, ModelResponse, ToolCall
+from harnesskit.models.base import register_provider
 
 __all__ = ["FunctionModel", "ReplayModel", "ScriptedModel", "as_response"]
 

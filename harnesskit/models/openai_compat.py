@@ -27,7 +27,7 @@ Behaviour, in one place:
   so both go through one tolerant parser (`_parse.parse_completion`).
 - Retries (R-M3): timeouts, connection errors, 408/409/429/500/502/503/504 with capped
   exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
-  `retry-after-ms`; never waiting past the deadline (`settings["deadline_monotonic"]`, a
+  `retry-after-ms`; never waiting past the deadline (`ModelRequest.deadline_monotonic`, a
   `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
-from harnesskit.messages import Message, ModelResponse
+from harnesskit.messages import Message, ModelRequest, ModelResponse
 from harnesskit.models._parse import (
     ProviderError,
-    new_call_id,
+    call_id_factory,
     parse_completion,
     provider_error,
 )
@@ -63,7 +63,7 @@ from harnesskit.models._retry import (
     retry_after_seconds,
 )
 from harnesskit.models._sse import StreamAccumulator, sse_data
-from harnesskit.models.base import ModelRequest, register_provider
+from harnesskit.models.base import register_provider
 from harnesskit.models.fallback import DATA_CLASSES
 
 if TYPE_CHECKING:
@@ -72,9 +72,7 @@ if TYPE_CHECKING:
 __all__ = ["PRESETS", "Attempt", "OpenAICompatModel", "Preset", "RetryPolicy"]
 
 #: Request settings that steer the client and are never sent to the provider.
-CONTROL_KEYS = frozenset(
-    {"deadline_monotonic", "max_wait_seconds", "data_class", "on_attempt", "on_switch", "stream"}
-)
+CONTROL_KEYS = frozenset({"max_wait_seconds", "stream"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,7 +143,7 @@ class OpenAICompatModel:
         headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         max_data_class: str | None = None,
-        id_factory: Callable[[], str] = new_call_id,
+        id_factory: Callable[[], str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
@@ -167,14 +165,15 @@ class OpenAICompatModel:
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
             max_wait_seconds: cap on one `request()` including retries and waits (seconds);
-                `None` means only `settings["deadline_monotonic"]` limits it.
+                `None` means only the request's `deadline_monotonic` limits it.
             on_attempt: called with an `Attempt` for every failed or corrective attempt (before
-                the request's own `settings["on_attempt"]`, which the loop uses for events).
+                the request's own `on_attempt`, which the loop uses for events).
             headers: extra HTTP headers sent with every request.
             extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
             max_data_class: the most sensitive data class this model is approved for
                 (`public` < `internal` < `restricted` < `secret`); `None` approves all.
-            id_factory: makes replacement tool-call ids (pass a counter for reproducible logs).
+            id_factory: makes replacement tool-call ids; default ids derived from the request's
+                run id and step (`_parse.call_id_factory`), the same in every identical run.
             sleep: the sleep function used between attempts (seconds).
             clock: a monotonic clock (seconds) that deadlines are measured on.
             seed: seed for the backoff jitter (`None` = unseeded).
@@ -233,10 +232,10 @@ class OpenAICompatModel:
         """Send one chat-completions request, retrying transient failures.
 
         Args:
-            request: messages, tool specs and settings. Settings are sent as request fields
-                (`temperature`, `max_tokens`, `tool_choice`, ...), except the control keys:
-                `stream` (bool), `deadline_monotonic` (a `time.monotonic()` value: no attempt
-                or wait goes past it), `max_wait_seconds`, `data_class`, `on_attempt`.
+            request: messages, tool specs, settings, `deadline_monotonic` (no attempt or wait
+                goes past it), `data_class` and `on_attempt`. Settings are sent as request
+                fields (`temperature`, `max_tokens`, `tool_choice`, ...), except the client's
+                switches `stream` (bool) and `max_wait_seconds` (seconds).
 
         Returns:
             The normalized response; `usage` is `None` when the server reported none.
@@ -256,16 +255,17 @@ class OpenAICompatModel:
                 "harnesskit.models.base.ALLOW_MODEL_REQUESTS = True for a loopback server"
             )
         settings = request.settings
-        self._check_data_class(settings.get("data_class"))
+        self._check_data_class(request.data_class)
         if self._key_required and not self._api_key:
             raise UsageError(
                 f"{self.name} needs an API key: set the environment variable {self.key_env} "
                 "or pass api_key=..."
             )
-        deadline = self._deadline(settings)
-        on_attempt = _both(self.on_attempt, settings.get("on_attempt"))
+        deadline = self._deadline(request)
+        on_attempt = _both(self.on_attempt, request.on_attempt)
         stream = bool(settings.get("stream", self.stream))
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
+        new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
         tool_names = request.tool_names
         outcome = self._with_retries(
             self._body(request.messages, request, stream),
@@ -274,6 +274,7 @@ class OpenAICompatModel:
             on_attempt,
             tool_names,
             taken,
+            new_id,
         )
         if isinstance(outcome, ModelResponse):
             return outcome
@@ -290,7 +291,13 @@ class OpenAICompatModel:
             )
         fixed = request.messages + self._corrective(outcome, request)
         second = self._with_retries(
-            self._body(fixed, request, stream), stream, deadline, on_attempt, tool_names, taken
+            self._body(fixed, request, stream),
+            stream,
+            deadline,
+            on_attempt,
+            tool_names,
+            taken,
+            new_id,
         )
         if isinstance(second, ModelResponse):
             return second
@@ -362,11 +369,12 @@ class OpenAICompatModel:
         on_attempt: Callable[[Attempt], None] | None,
         tool_names: list[str],
         taken: set[str],
+        new_id: Callable[[], str],
     ) -> ModelResponse | _Failure:
         attempt = 0
         while True:
             attempt += 1
-            result = self._attempt(body, stream, deadline, tool_names, taken)
+            result = self._attempt(body, stream, deadline, tool_names, taken, new_id)
             if isinstance(result, ModelResponse) or result.output is not None:
                 return result
             wait, give_up = self._plan_wait(result, attempt, deadline)
@@ -427,6 +435,7 @@ class OpenAICompatModel:
         deadline: float | None,
         tool_names: list[str],
         taken: set[str],
+        new_id: Callable[[], str],
     ) -> ModelResponse | _Failure:
         import httpx
 
@@ -477,7 +486,7 @@ class OpenAICompatModel:
                 model=self.name,
                 tool_names=tool_names,
                 taken_ids=taken,
-                new_id=self._id_factory,
+                new_id=new_id,
             )
         except ModelOutputError:
             raise
@@ -538,11 +547,11 @@ class OpenAICompatModel:
                     self._client = httpx.Client(timeout=self.timeout_seconds)
         return self._client
 
-    def _deadline(self, settings: Mapping[str, Any]) -> float | None:
+    def _deadline(self, request: ModelRequest) -> float | None:
         limits = []
-        if isinstance(settings.get("deadline_monotonic"), (int, float)):
-            limits.append(float(settings["deadline_monotonic"]))
-        wait = settings.get("max_wait_seconds", self.max_wait_seconds)
+        if request.deadline_monotonic is not None:
+            limits.append(float(request.deadline_monotonic))
+        wait = request.settings.get("max_wait_seconds", self.max_wait_seconds)
         if isinstance(wait, (int, float)):
             limits.append(self._clock() + float(wait))
         return min(limits) if limits else None

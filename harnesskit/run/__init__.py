@@ -1,18 +1,13 @@
-"""The run: the loop, its limits, the harness and progress.
+"""The run: the loop, its limits, the harness, the lifecycle around the loop, and progress.
 
-The run: the loop, limits, the harness and progress. Ties tools, context, data and a model.
+Ties tools, context, data and a model together.
 """
 
-from harnesskit.run.loop import (
-    Harness,
-    Limits,
-    Progress,
-    Run,
-    RunState,
-)
-from harnesskit.run.progress import (
-    TqdmProgress,
-)
+from harnesskit.run.harness import Harness
+from harnesskit.run.limits import Limits
+from harnesskit.run.loop import Run
+from harnesskit.run.progress import Progress, TqdmProgress
+from harnesskit.run.state import RunState
 
 __all__ = [
     "Harness",

@@ -8,11 +8,26 @@ postfix. One callback serves consecutive runs of a harness: each run gets its ow
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from harnesskit.run.loop import Progress
+__all__ = ["Progress", "TqdmProgress"]
 
-__all__ = ["TqdmProgress"]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """One item of the progress stream (R-L3): a step began, a tool finished, the run ended."""
+
+    step: int
+    """The step (1-based)."""
+    status: str
+    """`model`, `ok`, an error_type, or `finished`."""
+    tool: str | None = None
+    """The tool, for tool items."""
+    max_steps: int | None = None
+    """The step brake, for progress bars."""
+    finish_reason: str | None = None
+    """Set on the `finished` item."""
 
 
 class TqdmProgress:

@@ -126,6 +126,8 @@ class Executor:
             (e.g. forced externalization, R-A1).
         idempotency: the run's write ledger (R-E5): write calls are admitted, recorded before
             they run and after, and a repeated or unknown-outcome write does not act again.
+        timer: monotonic clock (seconds) that tool durations are measured on; inject one for
+            deterministic logs.
     """
 
     def __init__(
@@ -138,8 +140,10 @@ class Executor:
         bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None = None,
         postprocess: Callable[[Executed], ToolResult] | None = None,
         idempotency: IdempotencyLedger | None = None,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.registry = registry
+        self.timer = timer
         self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
@@ -317,11 +321,11 @@ class Executor:
             kwargs[tool.context_param] = ctx
         if tool.supports_dry_run:
             kwargs["dry_run"] = dry_run
-        t0 = time.perf_counter()
+        t0 = self.timer()
         value = tool.fn(**kwargs)
         if inspect.isawaitable(value):  # async tools run to completion on this worker thread
             value = asyncio.run(_await(value))
-        return value, time.perf_counter() - t0
+        return value, self.timer() - t0
 
     def _finish(
         self,

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
-from harnesskit.messages import Message
+from harnesskit.messages import Message, ModelRequest
 from harnesskit.models import FunctionModel, base, get_model
 from harnesskit.models._retry import RetryPolicy
-from harnesskit.models.base import ModelRequest
 from harnesskit.models.fallback import FallbackModel, FallbackNode, Switch
 from tests.support.loopback import LoopbackServer, Reply, completion
 
@@ -23,8 +22,13 @@ def servers(monkeypatch):
         yield a, b
 
 
-def ask(**settings) -> ModelRequest:
-    return ModelRequest(messages=(Message(role="user", content="hi"),), settings=settings)
+def ask(*, data_class=None, on_attempt=None, **settings) -> ModelRequest:
+    return ModelRequest(
+        messages=(Message(role="user", content="hi"),),
+        settings=settings,
+        data_class=data_class,
+        on_attempt=on_attempt,
+    )
 
 
 def test_first_node_keeps_answering_503_and_the_request_ends_on_the_second(servers):

@@ -9,10 +9,9 @@ from email.utils import format_datetime
 import pytest
 
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
-from harnesskit.messages import Message, ToolCall
+from harnesskit.messages import Message, ModelRequest, ToolCall
 from harnesskit.models import base, get_model
 from harnesskit.models._retry import RetryPolicy, backoff_seconds, retry_after_seconds
-from harnesskit.models.base import ModelRequest
 from harnesskit.models.openai_compat import OpenAICompatModel
 from tests.support.loopback import LoopbackServer, Reply, completion, sse_events, tool_call
 
@@ -50,7 +49,9 @@ def make(srv: LoopbackServer, **kw) -> OpenAICompatModel:
 
 def ask(text: str = "hi", *, tools=TOOLS, history=(), **settings) -> ModelRequest:
     messages = (*history, Message(role="user", content=text))
-    return ModelRequest(messages=messages, tools=tools, settings=settings)
+    fields = {k: settings.pop(k) for k in ("deadline_monotonic", "data_class", "on_attempt")
+              if k in settings}  # fmt: skip
+    return ModelRequest(messages=messages, tools=tools, settings=settings, **fields)
 
 
 # -- presets, keys, guard --

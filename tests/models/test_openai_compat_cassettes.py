@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from harnesskit.messages import Message, ToolResult
+from harnesskit.messages import Message, ModelRequest, ToolResult
 from harnesskit.models import base, get_model
 from harnesskit.models._retry import RetryPolicy
-from harnesskit.models.base import ModelRequest
 from tests.support.loopback import LoopbackServer, Reply
 
 CASSETTES = (

@@ -15,12 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harnesskit.errors import ModelError
-from harnesskit.messages import Message, ModelResponse
+from harnesskit.messages import Message, ModelRequest, ModelResponse
 from harnesskit.models import base
 from harnesskit.models._parse import parse_completion, recover_calls
 from harnesskit.models._retry import RetryPolicy
 from harnesskit.models._sse import StreamAccumulator, sse_data
-from harnesskit.models.base import ModelRequest
 from harnesskit.models.openai_compat import OpenAICompatModel
 
 TOOLS = ({"type": "function", "function": {"name": "get_user", "parameters": {}}},)

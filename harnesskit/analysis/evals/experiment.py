@@ -42,8 +42,8 @@ from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
-from harnesskit.messages import ModelResponse
-from harnesskit.models.base import Model, ModelRequest, get_model
+from harnesskit.messages import ModelRequest, ModelResponse
+from harnesskit.models.base import Model, get_model
 from harnesskit.run.loop import Harness, Limits, Run
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import ToolRegistry

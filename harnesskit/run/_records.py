@@ -1,0 +1,238 @@
+"""Private: the events the loop appends, one function per event type.
+
+Payload keys live here and nowhere else in `run/`; when events become typed classes, this
+file is the one that changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harnesskit.log.events import hash_json
+from harnesskit.messages import Usage
+
+if TYPE_CHECKING:
+    from harnesskit.context.builder import Prompt
+    from harnesskit.errors import BrakeTripped
+    from harnesskit.log.events import Event, EventLog
+    from harnesskit.messages import ModelResponse, ToolCall
+    from harnesskit.run.state import RunState
+    from harnesskit.tools.executor import Executed
+
+__all__ = [
+    "brake",
+    "conflict",
+    "finished",
+    "model_hooks",
+    "request",
+    "response",
+    "tool_call",
+    "tool_calls",
+    "tool_result",
+    "user_message",
+]
+
+
+def user_message(log: EventLog, st: RunState, text: str) -> None:
+    """Append `user.message`: a user turn on the run's branch."""
+    log.append(
+        "user.message", {"content": text}, source="user", branch_id=st.branch_id, summary=text[:80]
+    )
+
+
+def conflict(log: EventLog, st: RunState, reason: str, conflicts: Any) -> None:
+    """Append `alert.conflict`: two tool facts disagree, no request is sent (R-C6)."""
+    log.append(
+        "alert.conflict",
+        {"step": st.step, "reason": reason, "conflicts": list(conflicts)},
+        branch_id=st.branch_id,
+        summary=reason[:80],
+    )
+
+
+def request(
+    log: EventLog,
+    st: RunState,
+    prompt: Prompt,
+    tools: tuple[dict[str, Any], ...],
+    *,
+    final: bool,
+    settings: dict[str, Any],
+    model: str,
+) -> int:
+    """Append `model.request` (as a delta against the branch's previous one); return its id."""
+    return log.append_request(
+        prompt.messages,
+        tools,
+        branch_id=st.branch_id,
+        step=st.step,
+        final=final,
+        settings=settings,
+        model=model,
+        token_estimate=prompt.token_estimate,
+        summary=f"step {st.step}: {len(prompt.messages)} messages",
+    ).event_id
+
+
+def response(
+    log: EventLog,
+    st: RunState,
+    reply: ModelResponse,
+    model: str,
+    seconds: float,
+    *,
+    final: bool,
+    parent_id: int,
+) -> None:
+    """Append `model.response`: the (id-fixed) message, usage, timing (seconds)."""
+    message, usage = reply.message, reply.usage or Usage()
+    log.append(
+        "model.response",
+        {
+            "step": st.step,
+            "message": message.to_openai(),
+            "usage": usage.to_dict(),
+            "finish_reason": reply.finish_reason,
+            "model": reply.model or model,
+            "seconds": round(seconds, 6),
+            "final": final,
+            "incomplete": final,
+            "id_replacements": {
+                c.id: c.original_id for c in message.tool_calls if c.original_id is not None
+            },
+        },
+        parent_id=parent_id,
+        branch_id=st.branch_id,
+        source="model",
+        summary=(message.content or ", ".join(c.name for c in message.tool_calls))[:80],
+    )
+
+
+def model_hooks(
+    log: EventLog, st: RunState, context_event_id: int
+) -> tuple[Callable[[Any], None], Callable[[Any], None]]:
+    """`ModelRequest` hooks that log retries and switches as events (R-M3, R-M5).
+
+    Returns:
+        `(on_attempt, on_switch)`: each appends `model.retry` / `model.switch` with the
+        models' `Attempt` / `Switch` and the context.injected event (re-)sent.
+    """
+
+    def note(kind: str, item: Any) -> None:
+        data = item.to_dict()
+        log.append(
+            kind,
+            {"step": st.step, "context_event_id": context_event_id, **data},
+            branch_id=st.branch_id,
+            summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
+        )
+
+    return (lambda a: note("model.retry", a)), (lambda s: note("model.switch", s))
+
+
+def tool_calls(
+    log: EventLog, st: RunState, calls: tuple[ToolCall, ...], logged: dict[str, int]
+) -> dict[str, int]:
+    """Append `tool.call` for each call not in `logged`.
+
+    Args:
+        log: the run's log.
+        st: the run's state.
+        calls: the step's calls.
+        logged: `{tool_call_id: event_id}` of calls already in the log (on resume).
+
+    Returns:
+        `{tool_call_id: tool.call event id}` for every call.
+    """
+    events = dict(logged)
+    for c in calls:
+        if c.id not in events:
+            events[c.id] = tool_call(log, st, c).event_id
+    return events
+
+
+def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
+    """Append `tool.call` and return the event (its id parents the result)."""
+    args = call.raw_arguments or "" if call.arguments is None else _json(call.arguments)
+    return log.append(
+        "tool.call",
+        {
+            "step": st.step,
+            "tool": call.name,
+            "tool_call_id": call.id,
+            "arguments": call.arguments,
+            "raw_arguments": call.raw_arguments if call.arguments is None else None,
+        },
+        branch_id=st.branch_id,
+        source="model",
+        input_hash=hash_json([call.name, call.arguments]),
+        summary=f"{call.name}({args})"[:80],
+    )
+
+
+def tool_result(
+    log: EventLog, st: RunState, ex: Executed, parent: int, revision: str | None
+) -> None:
+    """Append what a tool emitted, then its `tool.result`."""
+    r = ex.result
+    for type_, payload in ex.emitted:
+        log.append(
+            type_,
+            {"step": st.step, "tool_call_id": r.tool_call_id, **payload},
+            parent_id=parent,
+            branch_id=st.branch_id,
+            source="tool",
+        )
+    log.append(
+        "tool.result",
+        {
+            "step": st.step,
+            "tool": r.name,
+            "tool_call_id": r.tool_call_id,
+            "ok": r.ok,
+            "content": r.content,
+            "error_type": r.error_type,
+            "seconds": round(r.duration_seconds, 6),
+            **r.meta,
+        },
+        parent_id=parent,
+        branch_id=st.branch_id,
+        source="tool",
+        summary=(r.content if r.ok else f"{r.error_type}: {r.message}")[:80],
+        workspace_revision=revision,
+    )
+
+
+def brake(log: EventLog, st: RunState, tripped: BrakeTripped) -> None:
+    """Append `brake`: which limit ended the run, at what value."""
+    name, value, limit, unit = tripped.brake, tripped.value, tripped.limit, tripped.unit
+    log.append(
+        "brake",
+        {"step": st.step, "brake": name, "value": value, "limit": limit, "unit": unit},
+        branch_id=st.branch_id,
+        summary=f"{name}: {value:g} {unit} >= {limit}",
+    )
+
+
+def finished(log: EventLog, st: RunState, seconds: float, extra: dict[str, Any]) -> None:
+    """Append `run.finished` with the totals of the run."""
+    log.append(
+        "run.finished",
+        {
+            "step": st.step,
+            "finish_reason": st.finish_reason,
+            "incomplete": st.incomplete,
+            "prompt_tokens": st.prompt_tokens,
+            "completion_tokens": st.completion_tokens,
+            "seconds": round(seconds, 6),
+            **extra,
+        },
+        branch_id=st.branch_id,
+        summary=f"finished: {st.finish_reason}",
+    )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

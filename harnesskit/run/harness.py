@@ -1,0 +1,226 @@
+"""`Harness`: the runtime around a model — tools, gate, context policy, limits, log folder.
+
+A harness opens runs (`start`, `run`) and reopens logged ones (`resume`, `restart`); the
+lifecycle itself lives in `run.lifecycle`, around the loop.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harnesskit.context.builder import ContextPolicy
+from harnesskit.context.tokens import TokenEstimator
+from harnesskit.data.artifacts import ArtifactStore
+from harnesskit.data.transport import TransportPolicy
+from harnesskit.errors import UsageError
+from harnesskit.log.redact import Redactor
+from harnesskit.messages import ModelRequest
+from harnesskit.models.base import Model, get_model
+from harnesskit.run.limits import Limits
+from harnesskit.run.progress import Progress
+from harnesskit.tools.gate import Gate
+from harnesskit.tools.idempotency import Confirmer
+from harnesskit.tools.spec import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from harnesskit.run.loop import Run
+
+__all__ = ["Harness"]
+
+
+class Harness:
+    """The runtime around a model: tools, gate, context policy, limits and the log folder.
+
+    Args:
+        tools: a `ToolRegistry` or an iterable of `Tool`s / functions.
+        model: a `Model` or a `get_model` spec such as `"scripted"`.
+        policy: context policy (name, dict or `ContextPolicy`).
+        limits: the brakes.
+        log_dir: folder for `<run_id>.jsonl` logs; `None` keeps logs in memory.
+        system_prompt: the system message of every run.
+        gate: the permission gate; default `Gate()`.
+        settings: sampling settings sent with every request.
+        progress: callback receiving `Progress` items.
+        estimator: token estimator used when a model reports no usage.
+        clock: wall clock (seconds since epoch) for event timestamps and tools' `now()`.
+        timer: monotonic clock (seconds) for durations and the `max_seconds` brake; inject it
+            with `clock` (and a `run_id`) for byte-identical logs.
+        artifacts: where large tool results go (R-A1): an `ArtifactStore` or a folder; default
+            `<log_dir>/artifacts/`, or memory when there is no `log_dir`.
+        transport: externalization thresholds, bindings note, R-A5 mode (`TransportPolicy`).
+        workspace_revision: the workspace revision (a string, or a function returning the
+            current one, e.g. a git commit); recorded in the contract, on write results and on
+            forks, and checked on resume.
+        confirmers: `{write_tool: confirm(record) -> EffectCheck}`: how to find out whether a
+            write whose outcome is unknown took effect (used on resume, R-E5).
+        redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
+            passwords, private keys, e-mails); `None` turns it off.
+        on_unavailable: when the model (or every node of a `FallbackModel` chain) stays
+            unavailable after its retries: `"error"` ends the run (`finish_reason="error"`),
+            `"pause"` ends the step with `finish_reason="paused"` and a later `step()` or
+            `run()` tries again (R-M5).
+    """
+
+    def __init__(
+        self,
+        tools: ToolRegistry | Sequence[Tool | Callable[..., Any]] = (),
+        model: Model | str = "scripted",
+        *,
+        policy: Any = None,
+        limits: Limits | None = None,
+        log_dir: str | Path | None = None,
+        system_prompt: str = "",
+        gate: Gate | None = None,
+        settings: dict[str, Any] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        estimator: TokenEstimator | None = None,
+        clock: Callable[[], float] = time.time,
+        timer: Callable[[], float] = time.monotonic,
+        artifacts: ArtifactStore | str | Path | None = None,
+        transport: TransportPolicy | None = None,
+        workspace_revision: str | Callable[[], str | None] | None = None,
+        confirmers: dict[str, Confirmer] | None = None,
+        redactor: Redactor | None | str = "default",
+        on_unavailable: str = "error",
+    ) -> None:
+        if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
+            raise UsageError(
+                "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
+            )
+        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.model = get_model(model)
+        if not callable(getattr(self.model, "request", None)):
+            raise UsageError(
+                f"Harness(model=...) needs a model (e.g. hk.ScriptedModel([...]) or "
+                f"'ollama:qwen2.5'), got {model!r}"
+            )
+        if limits is not None and not isinstance(limits, Limits):
+            raise UsageError(
+                f"Harness(limits=...) takes hk.Limits(...), got {type(limits).__name__}"
+            )
+        if gate is not None and not isinstance(gate, Gate):
+            raise UsageError(f"Harness(gate=...) takes hk.Gate(...), got {type(gate).__name__}")
+        unknown = sorted(set((gate or Gate()).tools) - set(self.tools.names))
+        if unknown:
+            raise UsageError(
+                f"Gate(tools=...) names tools this harness does not have: {unknown}; "
+                f"known tools: {self.tools.names}"
+            )
+        self.policy = ContextPolicy.resolve(policy)
+        self.limits = limits or Limits()
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.system_prompt = system_prompt
+        self.gate = gate or Gate()
+        self.settings = dict(settings or {})
+        ModelRequest(messages=(), settings=self.settings)  # UsageError for a non-sampling key
+        self.progress = progress
+        self.estimator = estimator or TokenEstimator()
+        self.clock = clock
+        self.timer = timer
+        self.artifacts = ArtifactStore.resolve(artifacts, log_dir=self.log_dir)
+        self.transport = transport or TransportPolicy()
+        self.redactor = Redactor() if redactor == "default" else redactor
+        if on_unavailable not in ("error", "pause"):
+            raise UsageError(f"on_unavailable must be 'error' or 'pause', got {on_unavailable!r}")
+        self.on_unavailable = on_unavailable
+        self.workspace_revision = workspace_revision
+        self.confirmers = dict(confirmers or {})
+
+    def revision(self) -> str | None:
+        """The current workspace revision.
+
+        Returns:
+            The revision string, or `None` when not tracked.
+        """
+        rev = self.workspace_revision
+        return rev() if callable(rev) else rev
+
+    @property
+    def run_system_prompt(self) -> str:
+        """The system prompt each run records and sends: `system_prompt` + bindings note (R-A6)."""
+        return self.transport.system_prompt(self.system_prompt, has_tools=len(self.tools) > 0)
+
+    def start(
+        self,
+        user_message: str | Sequence[str] | None = None,
+        *,
+        run_id: str | None = None,
+        task: dict[str, Any] | None = None,
+    ) -> Run:
+        """Open a run: write its `task.contract` and the first user message(s).
+
+        Args:
+            user_message: the user's opening turn(s).
+            run_id: the run's id; default a fresh `run-<12 hex>`.
+            task: extra task facts recorded in the contract (e.g. a benchmark task id).
+
+        Returns:
+            The new run, before its first step.
+
+        Raises:
+            UsageError: a user turn is not text.
+        """
+        if isinstance(user_message, str):
+            turns = [user_message]
+        elif isinstance(user_message, list | tuple) or user_message is None:
+            turns = list(user_message or ())
+        else:
+            turns = [user_message]
+        if not all(isinstance(t, str) for t in turns):
+            raise UsageError(f"user turns must be text, got {user_message!r:.80}")
+        from harnesskit.run import lifecycle
+
+        return lifecycle.open_run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", turns, task or {})
+
+    def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
+        """`start(...)` then `run()`.
+
+        Args:
+            user_message: the user's opening turn(s).
+            **kwargs: `run_id`, `task` (see `start`).
+
+        Returns:
+            The run, finished (or paused).
+        """
+        return self.start(user_message, **kwargs).run()
+
+    def resume(self, path: str | Path, *, branch_id: str | None = None) -> Run:
+        """Reopen a logged run and go on from where it stopped (R-V6; see `resume.reopen`).
+
+        The six resume checks must pass; the step in flight is finished (writes already done
+        return their recorded results, never act twice), then `run()` goes on.
+
+        Args:
+            path: the run's `.jsonl` log.
+            branch_id: the branch to go on with; default the one last extended.
+
+        Returns:
+            The run, with the step in flight finished.
+
+        Raises:
+            ResumeError: a check failed (`.failed` names it; restart or fork instead).
+        """
+        from harnesskit.run import lifecycle
+
+        return lifecycle.resume(self, path, branch_id=branch_id)
+
+    def restart(self, path: str | Path, *, reason: str, branch_id: str | None = None) -> Run:
+        """Run a logged task again from its start, on a new branch (`run.restart`).
+
+        The old attempt stays in the log as evidence; see `resume.restart_point`.
+
+        Args:
+            path: the run's `.jsonl` log.
+            reason: why the task is run again (recorded on the branch).
+            branch_id: the new branch's name; default one is chosen.
+
+        Returns:
+            A run on the new branch, before its first step.
+        """
+        from harnesskit.run import lifecycle
+
+        return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)

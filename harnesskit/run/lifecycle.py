@@ -1,0 +1,152 @@
+"""Around the loop: open a run, resume it, restart it, fork it (R-V5, R-V6).
+
+Each function builds or reopens a log, rebuilds a `RunState`, and hands a `Run` back; the
+loop itself knows nothing of where its state came from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harnesskit.log.events import EventLog
+from harnesskit.run.limits import Limits
+from harnesskit.run.loop import Run
+from harnesskit.run.state import RunState
+from harnesskit.tools.idempotency import IdempotencyLedger, ledger_path
+
+if TYPE_CHECKING:
+    from harnesskit.log.resume import ResumePoint
+    from harnesskit.run.harness import Harness
+
+__all__ = ["attach", "fork", "open_run", "restart", "resume"]
+
+
+def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, Any]) -> Run:
+    """Open a new run: write its `task.contract` and the first user turns.
+
+    Args:
+        harness: the harness.
+        run_id: the run's id (names the log file `<run_id>.jsonl`).
+        turns: the opening user messages.
+        task: extra task facts for the contract.
+
+    Returns:
+        The run, before its first step.
+    """
+    path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
+    log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
+    ledger = IdempotencyLedger(
+        ledger_path(path) if path else None,
+        confirmers=harness.confirmers,
+        redactor=harness.redactor,
+    )
+    run = Run(harness, RunState(run_id=run_id, started=harness.timer()), log, ledger)
+    revision = harness.revision()
+    log.append(
+        "task.contract",
+        {
+            "run_id": run_id,
+            "system_prompt": harness.run_system_prompt,
+            "task": task,
+            "model": harness.model.name,
+            "policy": harness.policy.to_dict(),
+            "tools": harness.tools.versions(),
+            "gate": harness.gate.to_dict(),
+            "limits": {k: getattr(harness.limits, k) for k in Limits.__slots__},
+            "workspace_revision": revision,
+            "idempotency": {"ledger": ledger.path.name if ledger.path else "memory"},
+        },
+        workspace_revision=revision,
+        summary=f"run {run_id} with {len(harness.tools)} tools",
+    )
+    for text in turns:
+        run.send(text, flush=False)
+    log.flush()
+    return run
+
+
+def attach(harness: Harness, point: ResumePoint) -> Run:
+    """A run going on from a reopened log: no new contract.
+
+    Args:
+        harness: the harness to go on with.
+        point: what `resume.reopen` / `restart_point` rebuilt from the log.
+
+    Returns:
+        The run, with its circuit breaker as the log left it.
+    """
+    state = RunState(**{"started": harness.timer(), **point.state})
+    run = Run(harness, state, point.log, point.ledger)
+    run.executor.breaker.open.update(point.disabled)
+    return run
+
+
+def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) -> Run:
+    """Reopen a logged run and finish the step in flight (see `Harness.resume`).
+
+    Args:
+        harness: the harness to go on with.
+        path: the run's log.
+        branch_id: the branch to go on with.
+
+    Returns:
+        The run; pending calls have results (writes done return their recorded results).
+
+    Raises:
+        ResumeError: a resume check failed.
+    """
+    from harnesskit.log.resume import reopen
+
+    point = reopen(harness, path, branch_id=branch_id)
+    run = attach(harness, point)
+    if point.pending:
+        run._execute(point.pending, logged=point.logged)
+    elif point.answered:
+        run._finish(point.answered)
+    run.log.flush()
+    return run
+
+
+def restart(
+    harness: Harness, path: str | Path, *, reason: str, branch_id: str | None = None
+) -> Run:
+    """Run a logged task again from its start, on a new branch (see `Harness.restart`).
+
+    Args:
+        harness: the harness to go on with.
+        path: the run's log.
+        reason: why (recorded on the branch).
+        branch_id: the new branch's name.
+
+    Returns:
+        A run on the new branch.
+    """
+    from harnesskit.log.resume import restart_point
+
+    return attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+
+
+def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason: str) -> Run:
+    """Start branch `name` at `event_id` of `run`'s log (see `Run.fork`).
+
+    Args:
+        run: the run whose log is forked.
+        event_id: the fork point.
+        name: the new branch's name.
+        harness: the branch's harness; `None` = the run's.
+        reason: why (recorded on the branch).
+
+    Returns:
+        A run on the new branch, in the same log.
+
+    Raises:
+        UsageError: a taken name, or tool calls without results at `event_id`.
+    """
+    from harnesskit.log.resume import ResumePoint, rebuild_state
+    from harnesskit.log.trajectory import Trajectory, frozen_start
+
+    h = harness or run.harness
+    Trajectory(run.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
+    point = ResumePoint(log=run.log, ledger=run.ledger, state=rebuild_state(run.log, name))
+    return attach(h, point)

@@ -1,0 +1,129 @@
+"""The brakes (R-L2): `Limits` holds them and checks them itself (pydantic-ai's usage-limits shape).
+
+The loop calls `check_before_request` before each model turn and `check_after_response` once a
+response's tool calls have their results; each raises `BrakeTripped` naming the brake, the
+value, the limit and the unit. The loop turns it into the run's `finish_reason`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harnesskit.errors import BrakeTripped, UsageError
+
+if TYPE_CHECKING:
+    from harnesskit.messages import ModelResponse
+    from harnesskit.run.state import RunState
+
+__all__ = ["CLOSING", "Limits"]
+
+CLOSING = (
+    "A limit of this run was reached ({brake}). Do not call tools. Give your best answer "
+    "from what is known so far, and say what is still unknown or undone."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The brakes, checked at the top of every iteration and after each response. `None` = off."""
+
+    max_steps: int | None = 30
+    """Model turns (steps) before the `max_steps` brake."""
+    max_tokens: int | None = None
+    """Cumulative prompt + completion tokens of the run (the token budget)."""
+    max_prompt_tokens: int | None = None
+    """Cumulative prompt tokens of the run."""
+    max_seconds: float | None = None
+    """Wall-clock seconds since the run started."""
+    max_consecutive_errors: int | None = 5
+    """Consecutive steps whose every tool call failed (a stuck agent)."""
+
+    def __post_init__(self) -> None:
+        for name in self.__slots__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"Limits.{name} must be a number or None, got {value!r}")
+            if value < 0:
+                raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
+
+    def measure(
+        self, state: RunState, *, seconds: float
+    ) -> dict[str, tuple[float, float | None, str]]:
+        """Every brake's current reading.
+
+        Args:
+            state: the run's state.
+            seconds: seconds since the run started (on the harness's timer).
+
+        Returns:
+            `{brake: (value, limit, unit)}` in check order; `limit` is `None` when off.
+        """
+        return {
+            "max_steps": (state.step, self.max_steps, "steps"),
+            "max_tokens": (state.total_tokens, self.max_tokens, "tokens"),
+            "max_prompt_tokens": (state.prompt_tokens, self.max_prompt_tokens, "tokens"),
+            "max_seconds": (seconds, self.max_seconds, "seconds"),
+            "max_consecutive_errors": (
+                state.consecutive_errors,
+                self.max_consecutive_errors,
+                "steps",
+            ),
+        }
+
+    def explain(self, state: RunState, *, seconds: float) -> BrakeTripped | None:
+        """The brake that ended a run, as an error to raise (`Run.raise_for_stop`).
+
+        Args:
+            state: the run's state; its `finish_reason` names the brake, if any.
+            seconds: seconds since the run started.
+
+        Returns:
+            A `BrakeTripped` with the brake's current reading, or `None` when no brake ended it.
+        """
+        reading = self.measure(state, seconds=seconds).get(state.finish_reason or "")
+        if reading is None:
+            return None
+        value, limit, unit = reading
+        return BrakeTripped(state.finish_reason or "", value=value, limit=limit, unit=unit)
+
+    def check_before_request(self, state: RunState, *, seconds: float) -> None:
+        """Check every brake before a model turn, in the order of `measure`.
+
+        Args:
+            state: the run's state.
+            seconds: seconds since the run started.
+
+        Raises:
+            BrakeTripped: the first brake whose value reached its limit.
+        """
+        for brake, (value, limit, unit) in self.measure(state, seconds=seconds).items():
+            if limit is not None and value >= limit:
+                raise BrakeTripped(brake, value=value, limit=limit, unit=unit)
+
+    def check_after_response(
+        self, state: RunState, response: ModelResponse, *, seconds: float
+    ) -> None:
+        """Check the stuck brake once a response's tool calls have their results.
+
+        A turn whose calls all failed may trip `max_consecutive_errors` at once. Any other
+        brake waits for the next `check_before_request`, so it is reported in check order and
+        the turn's calls always keep their results.
+
+        Args:
+            state: the run's state, with this turn's tool outcomes counted.
+            response: the model's response (a response without tool calls trips nothing).
+            seconds: seconds since the run started.
+
+        Raises:
+            BrakeTripped: `max_consecutive_errors`, when it is the first brake tripped.
+        """
+        if not response.message.tool_calls:
+            return
+        try:
+            self.check_before_request(state, seconds=seconds)
+        except BrakeTripped as brake:
+            if brake.brake == "max_consecutive_errors":
+                raise
