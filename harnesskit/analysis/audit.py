@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.data.artifacts import INSPECTION_TOOLS
 from harnesskit.errors import UsageError
 from harnesskit.log.events import Event, EventLog
@@ -158,23 +159,7 @@ class AuditReport:
         return f"<AuditReport {self.verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        rows = [
-            [
-                "⚑" if f.flag else "",
-                f.point,
-                f.event_id,
-                f.tool,
-                f.argument,
-                f.value,
-                f.source,
-                f.detail,
-            ]
-            for f in self.findings
-        ]
-        cols = ["", "point", "event", "tool", "argument", "value", "source", "detail"]
-        return display.table(cols, rows, caption=self.verdict)
+        return _repr.html(self)
 
 
 class ExperimentAudit:
@@ -230,14 +215,7 @@ class ExperimentAudit:
         return f"<ExperimentAudit {len(self.reports)} runs, {clean} clean>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        summ = self.summary().reset_index()
-        rows = [
-            [round(v, 3) if isinstance(v, float) else v for v in row]
-            for row in summ.itertuples(index=False)
-        ]
-        return display.table(list(summ.columns), rows, caption=repr(self))
+        return _repr.html(self)
 
 
 def audit(

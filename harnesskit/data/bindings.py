@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.data import _jsontext as jt
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
@@ -299,9 +300,7 @@ class TransportAudit:
         return f"<TransportAudit {self.verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 def _conversation(events: Sequence[Event]) -> list[dict[str, Any]]:

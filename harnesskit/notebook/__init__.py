@@ -3,6 +3,7 @@
 The notebook layer: display and renderers, frames, charts and widgets. Reads logs and results.
 """
 
+from harnesskit.notebook import renderers  # noqa: F401  (registers the report renderers)
 from harnesskit.notebook.display import (
     get_display,
     set_display,

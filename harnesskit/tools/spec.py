@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from harnesskit import _repr
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -298,9 +299,7 @@ class Tool:
         return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 _VALIDATORS: dict[str, Any] = {}
@@ -734,9 +733,7 @@ class ToolRegistry:
         return f"<ToolRegistry {len(self)} tools: {', '.join(self.names[:8])}{more}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 # --- lint ---------------------------------------------------------------------------------
