@@ -1,6 +1,12 @@
 """Model providers: the `Model` protocol, `get_model`, the offline models, fallback chains."""
 
-from harnesskit.models.base import Model, ModelRequest, get_model, register_provider
+from harnesskit.models.base import (
+    Model,
+    ModelRequest,
+    block_real_models,
+    get_model,
+    register_provider,
+)
 from harnesskit.models.fallback import FallbackModel, FallbackNode
 from harnesskit.models.offline import FunctionModel, ReplayModel, ScriptedModel
 
@@ -12,6 +18,7 @@ __all__ = [
     "ModelRequest",
     "ReplayModel",
     "ScriptedModel",
+    "block_real_models",
     "get_model",
     "register_provider",
 ]
