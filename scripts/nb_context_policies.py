@@ -171,7 +171,7 @@ branches apart (R-V5), so the other-branch canary can only leak under `naive`.""
 matrix = hk.run_probes(["naive", "full-history", "window", "default", "summary"], repeats=2, seed=0)
 matrix""",
     ),
-    ("code", "hk.probe_heatmap(matrix)"),
+    ("code", "hk.plot_probes(matrix)"),
     (
         "md",
         """## Conflicts and the pause

@@ -182,7 +182,7 @@ def run_cases(tool, label):
 
 BOOKINGS.clear()
 runs = {**run_cases(book_table_v1, "v1"), **run_cases(book_table_v2, "v2")}
-table = hk.comparison_frame(runs)
+table = hk.frame(runs, kind="comparison")
 table["booked_right_day"] = [
     any(e.payload.get("ok") and json.loads(e.payload["content"])["day"] == CASES[i % 4]["day"]
         for e in run.log.of_type("tool.result"))

@@ -228,19 +228,19 @@ a code revision and a human decision. `idem-key` brings all four and becomes a f
     ),
     (
         "code",
-        '''# NBVAL_CHECK_OUTPUT
+        """# NBVAL_CHECK_OUTPUT
 tr = hk.Trajectory(log)
 check = log.append("tool.result", {"tool": "pytest", "ok": True, "content": "test_old_client_key: 1 passed"},
                    branch_id="idem-key")
 approval = log.append("human.decision", {"approved": True, "by": "alice"}, branch_id="idem-key", source="human")
 full = tr.merge("idem-key", conclusion="old clients build the key without the order id",
-                evidence=hk.Evidence(sample=log.of_type("tool.result", branch_id="idem-key")[0].event_id,
+                evidence=hk.log.Evidence(sample=log.of_type("tool.result", branch_id="idem-key")[0].event_id,
                                      check=check.event_id, revision="git:7d31a9c", decision=approval.event_id))
 partial = tr.merge("queue", conclusion="the queue may redeliver", evidence={"sample": {"hash": "9f2c"}, "revision": "git:7d31a9c"})
 for ev in (full, partial):
     print(ev.payload["branch"], "->", ev.branch_id, "| kind:", tr.kind(ev), "| missing:", ev.payload["missing"])
-main_view = {e.event_id for e in hk.visible_events(log, "main")}
-print("main sees the branch history:", check.event_id in main_view, "| main sees the merges:", {full.event_id, partial.event_id} <= main_view)''',
+main_view = {e.event_id for e in hk.log.visible_events(log, "main")}
+print("main sees the branch history:", check.event_id in main_view, "| main sees the merges:", {full.event_id, partial.event_id} <= main_view)""",
     ),
     (
         "md",
@@ -254,7 +254,7 @@ before and after it runs.""",
     ("code", DESK),
     (
         "code",
-        '''# NBVAL_CHECK_OUTPUT
+        """# NBVAL_CHECK_OUTPUT
 import desk
 
 db, logs = WORK / "desk.json", WORK / "logs"
@@ -264,7 +264,7 @@ proc = subprocess.Popen([sys.executable, DESK_PY, str(db), str(logs)], stdout=su
 print(proc.stdout.readline().strip())
 os.kill(proc.pid, signal.SIGKILL)
 proc.wait(); proc.stdout.close()
-print("effects in the books:", [(e["tool"], e["order"]) for e in json.loads(db.read_text())["effects"]])''',
+print("effects in the books:", [(e["tool"], e["order"]) for e in json.loads(db.read_text())["effects"]])""",
     ),
     (
         "md",
@@ -334,7 +334,7 @@ the last four messages? Event ids and token estimates, step by step, beside what
         """# NBVAL_CHECK_OUTPUT
 class LastTurns:
     def __init__(self, n):
-        self.n, self.inner = n, hk.ContextBuilder()
+        self.n, self.inner = n, hk.context.ContextBuilder()
     def build(self, log, *, branch_id="main", extra=()):
         full = self.inner.build(log, branch_id=branch_id)
         pairs = list(zip(full.messages, full.selected))
@@ -343,8 +343,8 @@ class LastTurns:
             tail.pop(0)
         keep = head + tail
         msgs = tuple(m for m, _ in keep)
-        return hk.Prompt(messages=msgs, selected=tuple(i for _, i in keep),
-                         token_estimate=sum(hk.TokenEstimator().count_message(m) for m in msgs))
+        return hk.context.Prompt(messages=msgs, selected=tuple(i for _, i in keep),
+                         token_estimate=sum(hk.context.TokenEstimator().count_message(m) for m in msgs))
 
 cf = hk.counterfactual(path, LastTurns(4))
 cf[["step", "recorded_tokens", "tokens", "recorded_ids", "ids"]]""",

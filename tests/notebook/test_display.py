@@ -82,7 +82,7 @@ def test_hostile_text_in_widgets_and_request_view_stays_escaped():
 
 def test_plain_reprs_are_short_one_liners():
     run = hostile_run()
-    approval = hk.ApprovalRequest(
+    approval = hk.tools.ApprovalRequest(
         tool="x", risk="destructive", arguments={"a": MEGA}, tool_call_id="c"
     )
     objs = [run, run.state, run.log, run.harness.tools, fetch_page, approval, *run.log.events]
