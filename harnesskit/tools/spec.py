@@ -22,7 +22,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
 from harnesskit import _repr
 from harnesskit.errors import UsageError
@@ -335,6 +335,42 @@ def _compiled_validator(schema: dict[str, Any]) -> Any:
     return compiled
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    risk: Risk = "read",
+    group: str | None = None,
+    timeout_seconds: float | None = 30.0,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    idempotency_fields: Sequence[str] = (),
+    version: str = "1",
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    risk: Risk = "read",
+    group: str | None = None,
+    timeout_seconds: float | None = 30.0,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    idempotency_fields: Sequence[str] = (),
+    version: str = "1",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     /,
@@ -349,7 +385,7 @@ def tool(
     idempotent: bool | None = None,
     idempotency_fields: Sequence[str] = (),
     version: str = "1",
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a `Tool`; usable as `@tool` or `@tool(risk="write", ...)`.
 
     Args:
