@@ -138,6 +138,19 @@ def test_frame_accepts_runs_logs_and_lists_of_records():
         hk.frame([1, 2])
 
 
+def test_frame_kinds_are_one_scheme_and_a_wrong_kind_names_the_valid_ones():
+    run, _ = braked_run()
+    from harnesskit.notebook.frames import FRAME_KINDS
+
+    assert FRAME_KINDS == ("events", "budget", "composition", "comparison")
+    assert hk.frame(run, kind="events").equals(hk.frame(run))
+    assert len(hk.frame(run, kind="budget")) == len(hk.frame(run, kind="composition"))
+    with pytest.raises(hk.UsageError, match=r"unknown frame kind 'budgets'.*'comparison'"):
+        hk.frame(run, kind="budgets")
+    with pytest.raises(hk.UsageError, match=r"takes \{label: run\}"):
+        hk.frame(run, kind="comparison")
+
+
 def test_comparison_frame_summarises_each_run():
     run, _ = braked_run()
     h = hk.Harness(
