@@ -22,9 +22,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
 
+LINTED := harnesskit tests benchmarks scripts
+
 lint: $(STAMP)
-	$(BIN)/ruff check harnesskit tests benchmarks
-	$(BIN)/ruff format --check harnesskit tests benchmarks
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy harnesskit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

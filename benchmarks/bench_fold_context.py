@@ -126,7 +126,7 @@ def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
         prompt: list[Any] = []
 
         def build(policy: str = policy, prompt: list[Any] = prompt) -> None:
-            prompt[:] = [hk.ContextBuilder(policy).build(log)]
+            prompt[:] = [hk.context.ContextBuilder(policy).build(log)]
 
         build_s = _common.measure(build, repeat)
         total = fold_s + build_s
@@ -156,7 +156,7 @@ def incremental(live: hk.EventLog, repeat: int) -> list[dict[str, Any]]:
     step = list(_synth.stream(12))[-5:]  # one step: context, request, response, call, result
     for policy in POLICIES:
         try:
-            builder = hk.ContextBuilder(policy)
+            builder = hk.context.ContextBuilder(policy)
         except hk.UsageError:
             continue
         builder.build(live)

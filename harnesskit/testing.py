@@ -1,4 +1,7 @@
-"""Helpers for tests and notebooks: reply builders and a guard against real providers.
+"""Helpers for tests and notebooks: reply builders for the offline models.
+
+The guard against real providers is `harnesskit.models.block_real_models` (it belongs to the
+models floor; this module is at the value floor and imports nothing above it).
 
 ```python
 from harnesskit.testing import reply
@@ -14,7 +17,7 @@ from typing import Any
 
 from harnesskit.messages import Message, ModelResponse, ToolCall
 
-__all__ = ["block_real_models", "reply"]
+__all__ = ["reply"]
 
 _ids = itertools.count(1)
 
@@ -55,14 +58,3 @@ class _Reply:
 
 
 reply = _Reply()
-
-
-def block_real_models() -> None:
-    """Make every network model provider fail fast (for test suites: call in conftest.py).
-
-    Sets `harnesskit.models.base.ALLOW_MODEL_REQUESTS` to False; the HTTP client checks it
-    before sending and raises `UsageError`.
-    """
-    from harnesskit.models import base
-
-    base.ALLOW_MODEL_REQUESTS = False  # type: ignore[attr-defined]

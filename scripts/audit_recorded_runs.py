@@ -33,7 +33,7 @@ def main() -> None:
     started = time.perf_counter()
     runs = airline.load_recorded_runs(args.path, limit=args.limit)
     logs = [airline.replay_run(run, redact=False).log for run in runs]
-    audit = hk.TransportAudit.merge(hk.transport_audit(log) for log in logs)
+    audit = hk.data.TransportAudit.merge(hk.transport_audit(log) for log in logs)
     print(f"{len(logs)} runs replayed and audited in {time.perf_counter() - started:.0f} s")
     print(audit.verdict)
     for key, value in audit.counts.items():

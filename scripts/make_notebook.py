@@ -16,7 +16,11 @@ from nbconvert.preprocessors import ExecutePreprocessor
 def build(path: str, cells: list[tuple[str, str]], *, parameters: str | None = None) -> None:
     """Write the notebook at `path` with `cells`, executed in place (outputs stored)."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     for kind, text in cells:
         if kind == "md":
             nb.cells.append(nbformat.v4.new_markdown_cell(text))
@@ -26,6 +30,8 @@ def build(path: str, cells: list[tuple[str, str]], *, parameters: str | None = N
                 cell.metadata["tags"] = ["parameters"]
             nb.cells.append(cell)
     out = Path(path)
-    ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(out.parent.resolve())}})
+    ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(out.parent.resolve())}}
+    )
     out.write_text(nbformat.writes(nb))
     print(f"wrote {out}", file=sys.stderr)

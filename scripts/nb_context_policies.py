@@ -171,7 +171,7 @@ branches apart (R-V5), so the other-branch canary can only leak under `naive`.""
 matrix = hk.run_probes(["naive", "full-history", "window", "default", "summary"], repeats=2, seed=0)
 matrix""",
     ),
-    ("code", "hk.probe_heatmap(matrix)"),
+    ("code", "hk.plot_probes(matrix)"),
     (
         "md",
         """## Conflicts and the pause
@@ -197,7 +197,8 @@ def gateway_status(ctx: hk.ToolContext, mirror: str) -> str:
 
 turns = [reply.tool_call("gateway_status", mirror="a"),
          reply.tool_call("gateway_status", mirror="b"), reply.text("The gateway is down.")]
-run = hk.Harness([gateway_status], hk.ScriptedModel(turns), policy="default").start("Is it up?").run()
+h = hk.Harness([gateway_status], hk.ScriptedModel(turns), policy="default")
+run = h.start("Is it up?").run()
 print(run.finish_reason)
 print(run.log.last("run.finished").payload["reason"])''',
     ),

@@ -203,7 +203,7 @@ run.step()
 run.send("Here is the list again: " + store.read(ref.id))
 try:
     run.step()
-except hk.RepresentationError as err:
+except hk.errors.RepresentationError as err:
     print(type(err).__name__, err.ref, err.forms)
 print("model requests:", len(model.requests))
 alert = run.log.last("alert.representation")
@@ -275,7 +275,7 @@ if not RECORDED.is_file():  # a clone without ../shared beside it: nothing to au
     print(f"skipped: the recorded runs are not at {RECORDED}")
 else:
     recorded = airline.load_recorded_runs(RECORDED, limit=LIMIT)
-    gpt4o = hk.TransportAudit.merge(hk.transport_audit(airline.replay_run(r, redact=False).log) for r in recorded)
+    gpt4o = hk.data.TransportAudit.merge(hk.transport_audit(airline.replay_run(r, redact=False).log) for r in recorded)
     c = gpt4o.counts
     assert c["runs"] == LIMIT and c["ids_bound"] == 0 and c["ids_typed"] == c["from_user"] + c["from_tool"] + c["invented"] + c["from_system"]
     print(gpt4o.verdict)
@@ -298,7 +298,7 @@ a = short.put(FULL)
 now[0] += 2 * 3600
 try:
     short.slice(a.id, "", 0)
-except hk.ArtifactNotFoundError as err:
+except hk.errors.ArtifactNotFoundError as err:
     print(err)
 b = short.put(FULL[:20], ttl_seconds=10 * 3600)
 short.archive(b.id)

@@ -58,7 +58,8 @@ asks before it runs.""",
         """## 2. A model and a task
 
 `airline.agent_model()` reads the conversation the way an LLM would and answers with a tool
-call or text. Any `hk.Model` fits here: `hk.get_model("openai-compat:...")` for a real one.""",
+call or text. Any `hk.models.Model` fits here: `hk.get_model("openai-compat:...")` for a real
+one.""",
     ),
     (
         "code",
@@ -94,7 +95,7 @@ run.step()""",
         """## 4. The trace
 
 The event log is the trace: one row per event, with every request sent, every response, tool
-call and result. `hk.budget_frame` sums it per step.""",
+call and result. `hk.frame(run, kind="budget")` sums it per step.""",
     ),
     (
         "code",
@@ -104,8 +105,10 @@ hk.frame(run)[["event_id", "step", "type", "source", "tool", "ok", "summary"]]""
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-budget = hk.budget_frame(run)
-budget[["step", "prompt_tokens", "completion_tokens", "cum_tokens", "tool_calls", "tool_errors"]]""",
+budget = hk.frame(run, kind="budget")
+budget[
+    ["step", "prompt_tokens", "completion_tokens", "cum_tokens", "tool_calls", "tool_errors"]
+]""",
     ),
     (
         "md",
@@ -117,15 +120,15 @@ the legend instead of drawn).""",
     ("code", "hk.plot_budget(run)"),
     (
         "md",
-        """What filled each prompt? `hk.composition_frame` rebuilds every request exactly as it was
-sent and counts its tokens by category. In the first three requests the 14 tool specs are the
-largest part, nearly four times the policy in the system prompt. The one-stop flight search of
-step 3 returns 37 itineraries (25 kB): too large to send, so the harness stores it as an artifact
-and the prompt gets a bounded summary (see `03_data_transport`). From step 4 the six
-`artifact_*` inspection tools join the tool list, and the tool results grow page by page as the
-agent reads back only the fields its choice needs.""",
+        """What filled each prompt? `hk.frame(run, kind="composition")` rebuilds every request
+exactly as it was sent and counts its tokens by category. In the first three requests the 14
+tool specs are the largest part, nearly four times the policy in the system prompt. The one-stop
+flight search of step 3 returns 37 itineraries (25 kB): too large to send, so the harness
+stores it as an artifact and the prompt gets a bounded summary (see `03_data_transport`).
+From step 4 the six `artifact_*` inspection tools join the tool list, and the tool results grow
+page by page as the agent reads back only the fields its choice needs.""",
     ),
-    ("code", "# NBVAL_CHECK_OUTPUT\nhk.composition_frame(run)"),
+    ("code", '# NBVAL_CHECK_OUTPUT\nhk.frame(run, kind="composition")'),
     ("code", "hk.plot_composition(run)"),
     (
         "md",

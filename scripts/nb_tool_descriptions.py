@@ -52,7 +52,8 @@ def book(restaurant, day, party_size, seating):
             f"unknown seating {seating!r}", hint=f"seating is one of {', '.join(SEATINGS)}"
         )
     BOOKINGS.append((restaurant, day.isoformat(), party_size, seating))
-    return {"booked": restaurant, "day": day.isoformat(), "party_size": party_size, "seating": seating}""",
+    booked = {"booked": restaurant, "day": day.isoformat(), "party_size": party_size}
+    return {**booked, "seating": seating}""",
     ),
     (
         "md",
@@ -133,19 +134,23 @@ shown. Same cases, same model, same harness: only the tool description differs."
 # the question here is only how it writes those values into the call the spec asks for.
 CASES = [
     dict(text="Table for 4 at Luigi's on June 14 2024, on the Patio please.",
-         restaurant="Luigi's", party_size=4, day_said="June 14 2024", day="2024-06-14", seating_said="Patio"),
+         restaurant="Luigi's", party_size=4, day_said="June 14 2024", day="2024-06-14",
+         seating_said="Patio"),
     dict(text="Book Sakura for 2 on 2024-06-20, bar seats.",
-         restaurant="Sakura", party_size=2, day_said="2024-06-20", day="2024-06-20", seating_said="bar"),
+         restaurant="Sakura", party_size=2, day_said="2024-06-20", day="2024-06-20",
+         seating_said="bar"),
     dict(text="We are 6 for Chez Anne next Friday (2024-06-21), inside.",
-         restaurant="Chez Anne", party_size=6, day_said="next Friday", day="2024-06-21", seating_said="inside"),
+         restaurant="Chez Anne", party_size=6, day_said="next Friday", day="2024-06-21",
+         seating_said="inside"),
     dict(text="Dinner for 3 at Nonna's on 2024-07-01, patio.",
-         restaurant="Nonna's", party_size=3, day_said="2024-07-01", day="2024-07-01", seating_said="patio"),
+         restaurant="Nonna's", party_size=3, day_said="2024-07-01", day="2024-07-01",
+         seating_said="patio"),
 ]
 SYNONYMS = {"inside": "indoor", "outside": "patio"}
 
 
 def schema_reader(messages, info):
-    \"\"\"A deterministic stand-in for a model that reads the tool spec (see the introduction).\"\"\"
+    \"\"\"A deterministic stand-in for a model that reads the tool spec (see the intro).\"\"\"
     text = next(m.content for m in messages if m.role == "user")
     case = next(c for c in CASES if c["text"] == text)
     if info.final:
@@ -175,14 +180,15 @@ def schema_reader(messages, info):
 def run_cases(tool, label):
     runs = {}
     for i, case in enumerate(CASES, 1):
-        h = hk.Harness([tool], hk.FunctionModel(schema_reader), limits=hk.Limits(max_steps=max_steps))
+        limits = hk.Limits(max_steps=max_steps)
+        h = hk.Harness([tool], hk.FunctionModel(schema_reader), limits=limits)
         runs[f"{label} case {i}"] = h.run(case["text"], run_id=f"{label}-{i}")
     return runs
 
 
 BOOKINGS.clear()
 runs = {**run_cases(book_table_v1, "v1"), **run_cases(book_table_v2, "v2")}
-table = hk.comparison_frame(runs)
+table = hk.frame(runs, kind="comparison")
 table["booked_right_day"] = [
     any(e.payload.get("ok") and json.loads(e.payload["content"])["day"] == CASES[i % 4]["day"]
         for e in run.log.of_type("tool.result"))
@@ -192,7 +198,9 @@ table["booked_right_day"] = [
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-table[["steps", "tool_calls", "tool_errors", "prompt_tokens", "finish_reason", "booked_right_day"]]""",
+table[
+    ["steps", "tool_calls", "tool_errors", "prompt_tokens", "finish_reason", "booked_right_day"]
+]""",
     ),
     (
         "code",

@@ -15,7 +15,8 @@ ORDERS = {"A1": 120, "A2": 75, "A3": 310, "A4": 42}
 
 
 def fresh_db(path):
-    db = {"orders": {k: {"amount": v, "paid": None, "seat": None} for k, v in ORDERS.items()}, "effects": []}
+    orders = {k: {"amount": v, "paid": None, "seat": None} for k, v in ORDERS.items()}
+    db = {"orders": orders, "effects": []}
     pathlib.Path(path).write_text(json.dumps(db))
 
 
@@ -82,7 +83,8 @@ def confirmers(db_path):
         if not any(e["key"] == record.key for e in effects):
             return EffectCheck(applied=False, evidence="no effect with this key")
         a = record.arguments
-        value = {"order_id": a["order_id"], "paid": a["amount"], "reference": a["reference"]} if record.tool == "pay" else a
+        paid = {"order_id": a["order_id"], "paid": a["amount"], "reference": a["reference"]}
+        value = paid if record.tool == "pay" else a
         return EffectCheck(applied=True, value=value, evidence=f"effect {record.key} in the books")
     return {"pay": confirm, "assign_seat": confirm}
 
@@ -98,9 +100,10 @@ def policy(messages, info):
         return hk.ToolCall(id=f"c{n}", name="get_order", arguments={"order_id": orders[i]})
     if phase == 1:
         amount = json.loads(results[-1].content)["amount"]
-        return hk.ToolCall(id=f"c{n}", name="pay",
-                           arguments={"order_id": orders[i], "amount": amount, "reference": f"PAY-{orders[i]}"})
-    return hk.ToolCall(id=f"c{n}", name="assign_seat", arguments={"order_id": orders[i], "seat": f"{i + 1}A"})
+        args = {"order_id": orders[i], "amount": amount, "reference": f"PAY-{orders[i]}"}
+        return hk.ToolCall(id=f"c{n}", name="pay", arguments=args)
+    args = {"order_id": orders[i], "seat": f"{i + 1}A"}
+    return hk.ToolCall(id=f"c{n}", name="assign_seat", arguments=args)
 
 
 def harness(db_path, log_dir, revision="desk-v1"):
@@ -165,7 +168,8 @@ def run_tests(suite: str) -> dict:
 
 model = hk.ScriptedModel([reply.tool_call("run_tests", suite="payments"),
                           reply.text("The failure is probably the network.")])
-run = hk.Harness([run_tests], model, clock=ticking()).start("Why do the payment tests fail?", run_id="tests").run()
+h = hk.Harness([run_tests], model, clock=ticking())
+run = h.start("Why do the payment tests fail?", run_id="tests").run()
 tr = hk.Trajectory(run.log)
 fact = run.log.last("tool.result").event_id
 guess = run.log.last("model.response").event_id
@@ -197,74 +201,86 @@ def inspect(what: str) -> str:
             "queue": "QUEUE-LOG: one delivery for order 42, acknowledged",
             "keys": "KEY-DIFF: old client v1 sends key without the order id"}[what]
 
-root = hk.Harness([inspect], hk.ScriptedModel([reply.tool_call("inspect", what="orders"), reply.text("Two hypotheses.")]),
-                  workspace_revision="git:7d31a9c", clock=ticking())
+turns = [reply.tool_call("inspect", what="orders"), reply.text("Two hypotheses.")]
+root = hk.Harness([inspect], hk.ScriptedModel(turns), workspace_revision="git:7d31a9c",
+                  clock=ticking())
 main = root.start("Order 42 was charged twice. Find out why.", run_id="pay-dup")
 main.step()
 shared = main.log.last("tool.result").event_id
 
 def branch_harness(what, conclusion):
     model = hk.ScriptedModel([reply.tool_call("inspect", what=what), reply.text(conclusion)])
-    return hk.Harness([inspect], model, workspace_revision="git:7d31a9c", clock=ticking(1_700_000_100))
+    clock = ticking(1_700_000_100)
+    return hk.Harness([inspect], model, workspace_revision="git:7d31a9c", clock=clock)
 
-queue = main.fork(shared, "queue", harness=branch_harness("queue", "No redelivery seen: evidence insufficient."),
-                  reason="the queue redelivers")
-keys = main.fork(shared, "idem-key", harness=branch_harness("keys", "Old clients send a different key: reproduced."),
-                 reason="the idempotency key differs")
+queue = main.fork(shared, "queue", reason="the queue redelivers",
+                  harness=branch_harness("queue", "No redelivery seen: evidence insufficient."))
+keys = main.fork(shared, "idem-key", reason="the idempotency key differs",
+                 harness=branch_harness("keys", "Old clients send a different key: reproduced."))
 queue.run(); keys.run()
 
 log = main.log
 for branch in ("queue", "idem-key"):
     sent = [log.request_text(e.event_id) for e in log.of_type("model.request", branch_id=branch)]
-    print(f"{branch:9} requests={len(sent)}  sees root fact: {all('booked twice' in t for t in sent)}  "
-          f"sees QUEUE-LOG: {any('QUEUE-LOG' in t for t in sent)}  sees KEY-DIFF: {any('KEY-DIFF' in t for t in sent)}")
+    root_fact = all("booked twice" in t for t in sent)
+    queue_log, key_diff = (any(mark in t for t in sent) for mark in ("QUEUE-LOG", "KEY-DIFF"))
+    print(f"{branch:9} requests={len(sent)}  sees root fact: {root_fact}  "
+          f"sees QUEUE-LOG: {queue_log}  sees KEY-DIFF: {key_diff}")
 print(log.of_type("branch.fork")[0].payload["frozen"]["workspace_revision"])''',
     ),
     (
         "md",
-        """The merge gate wants four pieces of evidence: a reproducible sample, a deterministic check,
-a code revision and a human decision. `idem-key` brings all four and becomes a fact on `main`;
-`queue` lacks a check and a decision, so its merge is reference-only and changes no fact.""",
+        """The merge gate wants four pieces of evidence: a reproducible sample, a deterministic
+check, a code revision and a human decision. `idem-key` brings all four and becomes a fact on
+`main`; `queue` lacks a check and a decision, so its merge is reference-only and changes no
+fact.""",
     ),
     (
         "code",
-        '''# NBVAL_CHECK_OUTPUT
+        """# NBVAL_CHECK_OUTPUT
 tr = hk.Trajectory(log)
-check = log.append("tool.result", {"tool": "pytest", "ok": True, "content": "test_old_client_key: 1 passed"},
-                   branch_id="idem-key")
-approval = log.append("human.decision", {"approved": True, "by": "alice"}, branch_id="idem-key", source="human")
+passed = {"tool": "pytest", "ok": True, "content": "test_old_client_key: 1 passed"}
+check = log.append("tool.result", passed, branch_id="idem-key")
+approval = log.append("human.decision", {"approved": True, "by": "alice"}, branch_id="idem-key",
+                      source="human")
 full = tr.merge("idem-key", conclusion="old clients build the key without the order id",
-                evidence=hk.Evidence(sample=log.of_type("tool.result", branch_id="idem-key")[0].event_id,
-                                     check=check.event_id, revision="git:7d31a9c", decision=approval.event_id))
-partial = tr.merge("queue", conclusion="the queue may redeliver", evidence={"sample": {"hash": "9f2c"}, "revision": "git:7d31a9c"})
+                evidence=hk.log.Evidence(
+                    sample=log.of_type("tool.result", branch_id="idem-key")[0].event_id,
+                    check=check.event_id, revision="git:7d31a9c", decision=approval.event_id))
+partial = tr.merge("queue", conclusion="the queue may redeliver",
+                   evidence={"sample": {"hash": "9f2c"}, "revision": "git:7d31a9c"})
 for ev in (full, partial):
-    print(ev.payload["branch"], "->", ev.branch_id, "| kind:", tr.kind(ev), "| missing:", ev.payload["missing"])
-main_view = {e.event_id for e in hk.visible_events(log, "main")}
-print("main sees the branch history:", check.event_id in main_view, "| main sees the merges:", {full.event_id, partial.event_id} <= main_view)''',
+    print(ev.payload["branch"], "->", ev.branch_id, "| kind:", tr.kind(ev),
+          "| missing:", ev.payload["missing"])
+main_view = {e.event_id for e in hk.log.visible_events(log, "main")}
+print("main sees the branch history:", check.event_id in main_view,
+      "| main sees the merges:", {full.event_id, partial.event_id} <= main_view)""",
     ),
     (
         "md",
         """## 3. Kill and resume
 
-The desk agent pays and seats four orders, one call per turn. It runs in its own process; we SIGKILL it right
-after the money for order A2 moved but before the result reached the log. Write calls are
-flushed to the log before they act, and every write is recorded in an idempotency ledger
+The desk agent pays and seats four orders, one call per turn. It runs in its own process; we
+SIGKILL it right after the money for order A2 moved but before the result reached the log. Write
+calls are flushed to the log before they act, and every write is recorded in an idempotency ledger
 before and after it runs.""",
     ),
     ("code", DESK),
     (
         "code",
-        '''# NBVAL_CHECK_OUTPUT
+        """# NBVAL_CHECK_OUTPUT
 import desk
 
 db, logs = WORK / "desk.json", WORK / "logs"
 desk.fresh_db(db)
 env = dict(os.environ, KILL_AT="pay:A2", PYTHONPATH=os.pathsep.join(sys.path))
-proc = subprocess.Popen([sys.executable, DESK_PY, str(db), str(logs)], stdout=subprocess.PIPE, text=True, env=env)
+proc = subprocess.Popen([sys.executable, DESK_PY, str(db), str(logs)], stdout=subprocess.PIPE,
+                        text=True, env=env)
 print(proc.stdout.readline().strip())
 os.kill(proc.pid, signal.SIGKILL)
 proc.wait(); proc.stdout.close()
-print("effects in the books:", [(e["tool"], e["order"]) for e in json.loads(db.read_text())["effects"]])''',
+books = json.loads(db.read_text())["effects"]
+print("effects in the books:", [(e["tool"], e["order"]) for e in books])""",
     ),
     (
         "md",
@@ -282,7 +298,8 @@ report.frame()[["name", "ok", "detail"]]""",
     ),
     (
         "md",
-        "A changed workspace (say, someone deployed a new revision meanwhile) makes resume refuse, naming the check and offering restart or fork:",
+        "A changed workspace (say, someone deployed a new revision meanwhile) makes resume refuse, "
+        "naming the check and offering restart or fork:",
     ),
     (
         "code",
@@ -299,12 +316,15 @@ run = desk.harness(db, logs).resume(path).run()
 print(run.finish_reason, "-", run.final_text)
 effects = json.loads(db.read_text())["effects"]
 from collections import Counter
-print("writes that acted more than once:", [k for k, n in Counter((e["tool"], e["order"]) for e in effects).items() if n > 1])
+acted = Counter((e["tool"], e["order"]) for e in effects)
+print("writes that acted more than once:", [k for k, n in acted.items() if n > 1])
 print("orders:", json.loads(db.read_text())["orders"])
 resumed = hk.EventLog.read(path)
 print(resumed.last("run.resume").summary)
-paid = next(e for e in resumed.of_type("tool.result") if e.payload["tool"] == "pay" and "A2" in e.payload["content"])
-print(paid.label, paid.payload["content"], "| from the ledger, not paid again:", paid.payload.get("duplicate"))""",
+paid = next(e for e in resumed.of_type("tool.result")
+            if e.payload["tool"] == "pay" and "A2" in e.payload["content"])
+print(paid.label, paid.payload["content"], "| from the ledger, not paid again:",
+      paid.payload.get("duplicate"))""",
     ),
     (
         "md",
@@ -320,21 +340,23 @@ changed price it says where the world diverged (once, where it starts).""",
 fresh = WORK / "fresh.json"; desk.fresh_db(fresh)
 print(hk.replay(path, desk.harness(fresh, None)))
 changed = WORK / "changed.json"; desk.fresh_db(changed)
-data = json.loads(changed.read_text()); data["orders"]["A3"]["amount"] = 320; changed.write_text(json.dumps(data))
+data = json.loads(changed.read_text())
+data["orders"]["A3"]["amount"] = 320
+changed.write_text(json.dumps(data))
 divergent = hk.replay(path, desk.harness(changed, None))
 divergent.frame()""",
     ),
     (
         "md",
-        """What would the model have seen under a policy that keeps only the system prompt, the task and
-the last four messages? Event ids and token estimates, step by step, beside what was sent:""",
+        """What would the model have seen under a policy that keeps only the system prompt, the task
+and the last four messages? Event ids and token estimates, step by step, beside what was sent:""",
     ),
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
 class LastTurns:
     def __init__(self, n):
-        self.n, self.inner = n, hk.ContextBuilder()
+        self.n, self.inner = n, hk.context.ContextBuilder()
     def build(self, log, *, branch_id="main", extra=()):
         full = self.inner.build(log, branch_id=branch_id)
         pairs = list(zip(full.messages, full.selected))
@@ -343,8 +365,8 @@ class LastTurns:
             tail.pop(0)
         keep = head + tail
         msgs = tuple(m for m, _ in keep)
-        return hk.Prompt(messages=msgs, selected=tuple(i for _, i in keep),
-                         token_estimate=sum(hk.TokenEstimator().count_message(m) for m in msgs))
+        return hk.context.Prompt(messages=msgs, selected=tuple(i for _, i in keep),
+                         token_estimate=sum(map(hk.context.TokenEstimator().count_message, msgs)))
 
 cf = hk.counterfactual(path, LastTurns(4))
 cf[["step", "recorded_tokens", "tokens", "recorded_ids", "ids"]]""",
@@ -360,7 +382,8 @@ milliseconds (`benchmarks/trajectory_search.py`).""",
     (
         "code",
         """# NBVAL_CHECK_OUTPUT
-hk.Trajectory(log).search("key", status="active")[["event_id", "branch_id", "type", "kind", "summary"]]""",
+found = hk.Trajectory(log).search("key", status="active")
+found[["event_id", "branch_id", "type", "kind", "summary"]]""",
     ),
 ]
 

@@ -1,4 +1,7 @@
-"""Write datasets/cases/case.schema.json from `harnesskit.analysis.evals.CASE_SCHEMA` (run after edits)."""
+"""Write datasets/cases/case.schema.json from `harnesskit.analysis.evals.CASE_SCHEMA`.
+
+Run it after editing the schema.
+"""
 
 import json
 import pathlib

@@ -2,7 +2,7 @@ import pathlib
 
 import pytest
 
-from harnesskit.testing import block_real_models
+from harnesskit.models import block_real_models
 
 block_real_models()
 

@@ -194,7 +194,7 @@ def test_error_text_is_redacted_in_the_log():
 def test_reading_something_that_is_not_a_log(tmp_path, content, match):
     p = tmp_path / "x.jsonl"
     p.write_bytes(content)
-    with pytest.raises(hk.CorruptLogError, match=match):
+    with pytest.raises(hk.errors.CorruptLogError, match=match):
         hk.EventLog.read(p)
 
 
@@ -240,7 +240,7 @@ def test_a_missing_line_in_the_middle_is_corruption(tmp_path):
             log.append("user.message", {"content": str(i)})
     lines = p.read_text().splitlines(True)
     p.write_text("".join(lines[:2] + lines[3:]))
-    with pytest.raises(hk.CorruptLogError, match="event id 4 where 3 was expected"):
+    with pytest.raises(hk.errors.CorruptLogError, match="event id 4 where 3 was expected"):
         hk.EventLog.read(p)
 
 

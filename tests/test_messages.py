@@ -52,7 +52,7 @@ def test_tool_message_needs_id():
 
 
 def test_usage_reads_cached_tokens_from_details():
-    u = hk.Usage.from_dict(
+    u = hk.messages.Usage.from_dict(
         {"prompt_tokens": 10, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 4}}
     )
     assert (u.total_tokens, u.cached_tokens) == (15, 4)
@@ -60,4 +60,4 @@ def test_usage_reads_cached_tokens_from_details():
 
 def test_failure_rejects_unknown_error_type():
     with pytest.raises(hk.UsageError, match="error_type"):
-        hk.ToolResult.failure(hk.ToolCall(id="1", name="f"), "oops", "m")
+        hk.messages.ToolResult.failure(hk.ToolCall(id="1", name="f"), "oops", "m")

@@ -14,8 +14,6 @@ from harnesskit.analysis.probes import (
     ProbeResult,
     compare_policies,
     debug_session,
-    plot_policy_tokens,
-    probe_heatmap,
     run_probe,
     run_probes,
 )
@@ -41,8 +39,6 @@ __all__ = [
     "debug_session",
     "evals",
     "is_identifier",
-    "plot_policy_tokens",
-    "probe_heatmap",
     "replay",
     "run_probe",
     "run_probes",

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.data.artifacts import INSPECTION_TOOLS
+from harnesskit.data.idmatch import altered_copy
 from harnesskit.errors import UsageError
 from harnesskit.log.events import Event, EventLog
 
@@ -158,23 +160,7 @@ class AuditReport:
         return f"<AuditReport {self.verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        rows = [
-            [
-                "⚑" if f.flag else "",
-                f.point,
-                f.event_id,
-                f.tool,
-                f.argument,
-                f.value,
-                f.source,
-                f.detail,
-            ]
-            for f in self.findings
-        ]
-        cols = ["", "point", "event", "tool", "argument", "value", "source", "detail"]
-        return display.table(cols, rows, caption=self.verdict)
+        return _repr.html(self)
 
 
 class ExperimentAudit:
@@ -230,14 +216,7 @@ class ExperimentAudit:
         return f"<ExperimentAudit {len(self.reports)} runs, {clean} clean>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        summ = self.summary().reset_index()
-        rows = [
-            [round(v, 3) if isinstance(v, float) else v for v in row]
-            for row in summ.itertuples(index=False)
-        ]
-        return display.table(list(summ.columns), rows, caption=repr(self))
+        return _repr.html(self)
 
 
 def audit(
@@ -280,7 +259,7 @@ def audit(
     if isinstance(target, str | os.PathLike):
         path = Path(target)
         if path.is_dir():
-            from harnesskit.analysis.evals.experiment import ExperimentResult
+            from harnesskit.analysis.evals.results import ExperimentResult
 
             target = ExperimentResult.load(path)
         else:
@@ -455,32 +434,16 @@ def _id_finding(value: str, texts: list[tuple[Event, str]]) -> _Partial:
 
 
 def _nearest(value: str, texts: list[tuple[Event, str]]) -> tuple[Event, str] | None:
+    """The closest earlier id `value` is an altered copy of (`data.idmatch`, up to 2 edits)."""
     best: tuple[int, Event, str] | None = None
     for e, text in texts:
-        for token in set(_TOKEN.findall(text)):
-            if token == value or abs(len(token) - len(value)) > 2 or not is_identifier(token):
+        for token in sorted(set(_TOKEN.findall(text))):
+            if token == value or not is_identifier(token):
                 continue
-            d = _distance(token, value, cap=2)
-            if d <= 2 and (best is None or d < best[0]):
-                best = (d, e, token)
+            found = altered_copy(value, token, max_edits=2)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = (found[0], e, token)
     return (best[1], best[2]) if best else None
-
-
-def _distance(a: str, b: str, *, cap: int) -> int:
-    """Damerau-Levenshtein (optimal string alignment) distance, stopping above `cap`."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > cap:
-            return cap + 1
-        prev2, prev = prev, cur
-    return prev[-1]
 
 
 def _array_source(items: list[Any], texts: list[tuple[Event, str]]) -> _Partial | None:

@@ -9,13 +9,14 @@ contamination.
 
 ```python
 import harnesskit as hk
-from harnesskit.analysis.probes import run_probes, probe_heatmap, compare_policies
-matrix = run_probes(policies=["full-history", "default"], repeats=2, seed=0)
-probe_heatmap(matrix)
-tokens = compare_policies(["full-history", "default"])   # prompt tokens per step
+matrix = hk.run_probes(policies=["full-history", "default"], repeats=2, seed=0)
+hk.plot_probes(matrix)
+tokens = hk.compare_policies(["full-history", "default"])   # prompt tokens per step
+hk.plot_policy_tokens(tokens)
 ```
 
-pandas and matplotlib are imported inside the functions that need them.
+pandas is imported inside the functions that need it; the charts live in
+`harnesskit.notebook.charts`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
 from harnesskit.messages import ModelResponse
 from harnesskit.models.offline import ScriptedModel
-from harnesskit.run.loop import Harness, Limits, Run
+from harnesskit.run import Harness, Limits, Run
 from harnesskit.testing import reply
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import Tool, tool
@@ -42,8 +43,6 @@ __all__ = [
     "ProbeResult",
     "compare_policies",
     "debug_session",
-    "plot_policy_tokens",
-    "probe_heatmap",
     "run_probe",
     "run_probes",
 ]
@@ -435,48 +434,6 @@ def run_probes(
     return matrix
 
 
-def probe_heatmap(matrix: Any, *, ax: Any = None) -> Any:
-    """Draw the probe matrix as a heatmap: leak rate per policy × kind (red = leaked).
-
-    Args:
-        matrix: the DataFrame `run_probes` returned.
-        ax: a matplotlib Axes to draw on; `None` makes a new figure.
-
-    Returns:
-        The matplotlib Figure.
-    """
-    from matplotlib.figure import Figure
-
-    runs = matrix.attrs.get("runs")
-    if runs is not None:
-        rates = runs.groupby(["policy", "kind"], sort=False)["leaked"].mean().unstack("kind")
-        rates = rates.reindex(index=matrix.index, columns=matrix.columns)
-    else:
-        rates = matrix.apply(lambda col: col.map(lambda v: 0.0 if v == "blocked" else 1.0))
-    if ax is None:
-        fig = Figure(figsize=(1.4 * len(rates.columns) + 2, 0.6 * len(rates.index) + 1.6))
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    image = ax.imshow(rates.to_numpy(dtype=float), cmap="RdYlGn_r", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(len(rates.columns)), [c.replace("_", "\n") for c in rates.columns])
-    ax.set_yticks(range(len(rates.index)), list(rates.index))
-    for (i, j), value in _cells(matrix):
-        ax.text(j, i, value, ha="center", va="center", fontsize=8)
-    ax.set_title("contamination probes: canary reached the model?")
-    fig.colorbar(image, ax=ax, label="leak rate")
-    fig.tight_layout()
-    return fig
-
-
-def _cells(matrix: Any) -> list[tuple[tuple[int, int], str]]:
-    return [
-        ((i, j), str(matrix.iat[i, j]))
-        for i in range(matrix.shape[0])
-        for j in range(matrix.shape[1])
-    ]
-
-
 # -- budgets: the same scripted 40-turn run under each policy -------------------------------
 
 _WORDS = [
@@ -635,31 +592,3 @@ def compare_policies(
     frame = pd.DataFrame(columns, index=pd.RangeIndex(1, turns + 1, name="step"))
     frame.columns.name = "policy"
     return frame
-
-
-def plot_policy_tokens(frame: Any, *, ax: Any = None) -> Any:
-    """Chart prompt tokens per step for each policy, with each policy's total in the legend.
-
-    Args:
-        frame: the DataFrame `compare_policies` returned.
-        ax: a matplotlib Axes to draw on; `None` makes a new figure.
-
-    Returns:
-        The matplotlib Figure.
-    """
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        fig = Figure(figsize=(8, 4))
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    for name in frame.columns:
-        ax.plot(frame.index, frame[name], marker=".", label=f"{name} (total {frame[name].sum():,})")
-    ax.set_xlabel("step")
-    ax.set_ylabel("prompt tokens (estimated)")
-    ax.set_title("prompt tokens per step, same scripted run")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.errors import ToolError, UsageError
 from harnesskit.log.events import Event, EventLog, hash_json
 from harnesskit.log.trajectory import _calls_of, visible_events
@@ -71,17 +72,7 @@ class ReplayReport:
         return f"<ReplayReport {self.steps} steps, {verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        display.renderer("ReplayReport")(_replay_html)
-        return display.render_html(self)
-
-
-def _replay_html(report: ReplayReport) -> str:
-    from harnesskit.notebook import display
-
-    rows = [[d.step, d.what, d.recorded, d.replayed] for d in report.divergences]
-    return display.table(["step", "what", "recorded", "replayed"], rows, caption=repr(report))
+        return _repr.html(self)
 
 
 def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
@@ -120,7 +111,7 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
                 return r.get("content", "")
             body = json.loads(r.get("content") or "{}")
             err = ToolError(body.get("message", ""), hint=body.get("hint"))
-            err.error_type = body.get("error_type", "tool_error")  # type: ignore[misc]
+            err.error_type = body.get("error_type", "tool_error")
             raise err
 
         return recorded

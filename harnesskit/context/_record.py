@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.errors import UsageError
 from harnesskit.log.events import Event, EventLog
 
@@ -105,9 +106,7 @@ class InjectionRecord:
         )
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 def _resolve_ids(log: EventLog, event: Event) -> tuple[tuple[int, ...], dict[int, str]]:

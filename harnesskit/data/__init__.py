@@ -24,6 +24,7 @@ from harnesskit.data.bindings import (
     TransportAudit,
     transport_audit,
 )
+from harnesskit.data.idmatch import altered_copy, edit_distance
 from harnesskit.data.representation import (
     FORMS,
 )
@@ -47,7 +48,9 @@ __all__ = [
     "Transport",
     "TransportAudit",
     "TransportPolicy",
+    "altered_copy",
     "check_representation",
+    "edit_distance",
     "oversize_reason",
     "summarize",
     "transport_audit",

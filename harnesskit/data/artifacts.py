@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.data import _jsontext as jt
 from harnesskit.data._inspection import InspectionMixin, _call
 from harnesskit.data.representation import (
@@ -238,9 +239,7 @@ class ArtifactRef:
         return f"<ArtifactRef {self.id} {self.kind} {self.size_chars} chars, {what}{flag}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 def oversize_reason(text: str, value: Any, *, max_chars: int, max_items: int) -> str | None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.data import _jsontext as jt
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
@@ -25,6 +26,7 @@ from harnesskit.data.artifacts import (
     RepresentationChecker,
     _decode,
 )
+from harnesskit.data.idmatch import altered_copy
 from harnesskit.errors import (
     ArtifactNotFoundError,
     ToolArgumentsError,
@@ -178,16 +180,6 @@ def _in_text(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> list
     return out
 
 
-def _levenshtein(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Seen:
     event: Event
@@ -299,9 +291,7 @@ class TransportAudit:
         return f"<TransportAudit {self.verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 def _conversation(events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -567,7 +557,7 @@ class _Auditor:
             for cand, k in self._tokens[s.event.event_id]:
                 if cand == token:
                     continue
-                found = _near(token, cand)
+                found = altered_copy(token, cand)
                 if found is None:
                     continue
                 rank = found[0] * 2 + (k != kind)  # patterns overlap: prefer, don't require, a kind
@@ -612,32 +602,6 @@ class _Auditor:
                         how = f"{len(value)} of {len(arr)} items"
                         partial = {"status": "subset", "how": how, **where}
         return partial or {"status": "composed", "how": "no earlier array equals it"}
-
-
-def _near(token: str, cand: str) -> tuple[int, str] | None:
-    """`(rank, how)` when `token` is an altered copy of `cand` (lower rank = closer)."""
-    if token.lower() == cand.lower():
-        return 0, "case changed"
-    if len(token) >= 4 and cand.startswith(token):
-        return 1, f"cut ({len(token)} of {len(cand)} chars)"
-    if len(cand) >= 4 and token.startswith(cand):
-        return 1, f"extended ({len(token)} chars, was {len(cand)})"
-    if abs(len(token) - len(cand)) <= 1:
-        d = _levenshtein(token, cand)
-        if d <= max(1, len(cand) // 8):
-            return 1 + d, f"mixed up ({d} edits)"
-    mine, theirs = _DIGITS.search(token), _DIGITS.search(cand)
-    if (  # the same number under another prefix: gift_card_5634230 -> credit_card_5634230
-        mine
-        and theirs
-        and mine.group() == theirs.group()
-        and token[: mine.start()] != cand[: theirs.start()]
-    ):
-        return 3, f"mixed up (same number, {cand[: theirs.start()]}… → {token[: mine.start()]}…)"
-    return None
-
-
-_DIGITS = re.compile(r"\d{4,}$")
 
 
 def _label(s: _Seen) -> str:

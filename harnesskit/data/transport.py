@@ -315,21 +315,28 @@ class Transport:
             }
 
         def outline(ref: str, pointer: str = "") -> dict[str, Any]:
-            return guard(store.outline, ref, pointer)  # type: ignore[no-any-return]
+            out: dict[str, Any] = guard(store.outline, ref, pointer)
+            return out
 
         def search(ref: str, query: str, skip: int = 0) -> dict[str, Any]:
-            return guard(store.search, ref, query, skip=skip)  # type: ignore[no-any-return]
+            out: dict[str, Any] = guard(store.search, ref, query, skip=skip)
+            return out
 
         def context(
             ref: str, offset: int | None = None, pointer: str | None = None, chars: int = 800
         ) -> dict[str, Any]:
-            return guard(store.context, ref, offset=offset, pointer=pointer, chars=chars)  # type: ignore[no-any-return]
+            out: dict[str, Any] = guard(
+                store.context, ref, offset=offset, pointer=pointer, chars=chars
+            )
+            return out
 
         def head(ref: str, chars: int = 1000) -> dict[str, Any]:
-            return guard(store.head, ref, chars)  # type: ignore[no-any-return]
+            out: dict[str, Any] = guard(store.head, ref, chars)
+            return out
 
         def tail(ref: str, chars: int = 1000) -> dict[str, Any]:
-            return guard(store.tail, ref, chars)  # type: ignore[no-any-return]
+            out: dict[str, Any] = guard(store.tail, ref, chars)
+            return out
 
         def slice_(
             ref: str,
@@ -338,7 +345,8 @@ class Transport:
             stop: int | None = None,
             fields: list[str] | None = None,
         ) -> Any:
-            return guard(store.slice, ref, pointer, start, stop, fields=fields)
+            out: dict[str, Any] = guard(store.slice, ref, pointer, start, stop, fields=fields)
+            return out
 
         n = {"type": "integer", "minimum": 0}
         defs: list[tuple[Callable[..., Any], str, str, dict[str, Any]]] = [

@@ -29,7 +29,16 @@ from typing import Any, Literal
 
 import harnesskit as hk
 
-__all__ = ["AGENTS", "POLICY", "ShopDB", "agent", "environment", "load_database", "tools"]
+__all__ = [
+    "AGENTS",
+    "DOMAIN",
+    "POLICY",
+    "ShopDB",
+    "agent",
+    "environment",
+    "load_database",
+    "tools",
+]
 
 POLICY = (
     "You are the help desk of a small web shop. You can look up customers and orders and "
@@ -287,3 +296,23 @@ def _pending_cancel(messages: tuple[hk.Message, ...]) -> str | None:
             found = _ORDER_ID.findall(m.text)
             return found[0] if found else None
     return None
+
+
+# -- eval glue --------------------------------------------------------------------------------
+
+
+def _agent_factory(style: str) -> Any:
+    def factory(*, seed: int = 0) -> hk.FunctionModel:
+        return agent(style, seed=seed)
+
+    factory.__name__ = style
+    return factory
+
+
+#: The shop eval domain (`shop:careful`, `shop:hasty`), registered with `hk.register_domain`.
+DOMAIN = hk.Domain(
+    name="shop",
+    environment=environment,
+    agents={style: _agent_factory(style) for style in AGENTS},
+)
+hk.register_domain(DOMAIN)

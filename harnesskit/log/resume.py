@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.errors import ResumeError, UsageError
 from harnesskit.log.events import Event, EventLog
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
@@ -93,17 +94,7 @@ class ResumeReport:
         return f"<ResumeReport {self.branch_id} {verdict}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        display.renderer("ResumeReport")(_report_html)
-        return display.render_html(self)
-
-
-def _report_html(report: ResumeReport) -> str:
-    from harnesskit.notebook import display
-
-    rows = [["ok" if c.ok else "FAILED", c.name, c.detail] for c in report.checks]
-    return display.table(["", "check", "detail"], rows, caption=repr(report))
+        return _repr.html(self)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.errors import ArtifactNotFoundError, UsageError
 from harnesskit.log._search import SearchIndex
 from harnesskit.log.events import EVENT_TYPES, FACT_TYPES, INTERPRETATION_TYPES, Event, EventLog
@@ -751,22 +752,7 @@ class Trajectory:
         return f"<Trajectory {len(self.log)} events, {len(self.branches())} branches>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        display.renderer("Trajectory")(_trajectory_html)
-        return display.render_html(self)
-
-
-def _trajectory_html(tr: Trajectory) -> str:
-    from harnesskit.notebook import display
-
-    statuses = tr.statuses()
-    rows = [
-        [e.event_id, e.branch_id, e.type, statuses[e.event_id], _kind(e), e.summary]
-        for e in tr.log.events
-    ]
-    columns = ["id", "branch", "type", "status", "kind", "summary"]
-    return display.table(columns, rows, caption=repr(tr))
+        return _repr.html(self)
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Model providers: the `Model` protocol, `get_model`, the offline models, fallback chains."""
 
 from harnesskit.messages import ModelRequest
-from harnesskit.models.base import Model, get_model, register_provider
+from harnesskit.models.base import Model, block_real_models, get_model, register_provider
 from harnesskit.models.fallback import FallbackModel, FallbackNode
 from harnesskit.models.offline import FunctionModel, ReplayModel, ScriptedModel
 
@@ -13,6 +13,7 @@ __all__ = [
     "ModelRequest",
     "ReplayModel",
     "ScriptedModel",
+    "block_real_models",
     "get_model",
     "register_provider",
 ]

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from harnesskit.errors import UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 
-__all__ = ["Model", "get_model", "register_provider"]
+__all__ = ["Model", "block_real_models", "get_model", "register_provider"]
 
 
 @runtime_checkable
@@ -34,8 +34,19 @@ class Model(Protocol):
         ...
 
 
-#: Set to False by `harnesskit.testing.block_real_models()`; network providers check it.
+#: Set to False by `block_real_models()`; network providers check it.
 ALLOW_MODEL_REQUESTS = True
+
+
+def block_real_models() -> None:
+    """Make every network model provider fail fast (for test suites: call in conftest.py).
+
+    Sets `harnesskit.models.base.ALLOW_MODEL_REQUESTS` to False; the HTTP client checks it
+    before sending and raises `UsageError`.
+    """
+    global ALLOW_MODEL_REQUESTS
+    ALLOW_MODEL_REQUESTS = False
+
 
 _PROVIDERS: dict[str, Callable[..., Model]] = {}
 

@@ -43,7 +43,8 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
     elif isinstance(turn, dict):
         message = Message.from_openai({"role": "assistant", **turn})
     elif isinstance(turn, Sequence) and all(isinstance(c, ToolCall) for c in turn):
-        message = Message(role="assistant", tool_calls=tuple(turn))
+        calls = tuple(c for c in turn if isinstance(c, ToolCall))  # narrows for the checker
+        message = Message(role="assistant", tool_calls=calls)
     else:
         raise UsageError(
             f"cannot use {type(turn).__name__} as a model turn; give text, a Message, a "

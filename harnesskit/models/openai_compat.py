@@ -241,7 +241,7 @@ class OpenAICompatModel:
             The normalized response; `usage` is `None` when the server reported none.
 
         Raises:
-            UsageError: model requests are blocked (`harnesskit.testing.block_real_models`),
+            UsageError: model requests are blocked (`harnesskit.models.block_real_models`),
                 the key is missing, or the request's data class is above `max_data_class`.
             ModelError: the provider failed after its retries, or refused the request.
             ModelOutputError: the model's output stayed unusable after one corrective request.
@@ -250,7 +250,7 @@ class OpenAICompatModel:
 
         if not base.ALLOW_MODEL_REQUESTS:
             raise UsageError(
-                f"model requests are blocked (harnesskit.testing.block_real_models()); "
+                f"model requests are blocked (harnesskit.models.block_real_models()); "
                 f"{self.name} was not sent anything. Use a ScriptedModel in tests, or set "
                 "harnesskit.models.base.ALLOW_MODEL_REQUESTS = True for a loopback server"
             )

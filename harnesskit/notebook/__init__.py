@@ -3,19 +3,23 @@
 The notebook layer: display and renderers, frames, charts and widgets. Reads logs and results.
 """
 
+from harnesskit.notebook import renderers  # noqa: F401  (registers the report renderers)
+from harnesskit.notebook.charts import (
+    plot_budget,
+    plot_comparison,
+    plot_composition,
+    plot_policy_tokens,
+    plot_probes,
+)
 from harnesskit.notebook.display import (
     get_display,
     set_display,
 )
-from harnesskit.notebook.trace import (
+from harnesskit.notebook.frames import (
+    BUDGET_COLUMNS,
     COMPOSITION_CATEGORIES,
-    budget_frame,
-    comparison_frame,
-    composition_frame,
+    FRAME_KINDS,
     frame,
-    plot_budget,
-    plot_comparison,
-    plot_composition,
 )
 from harnesskit.notebook.widgets import (
     ApprovalDecision,
@@ -28,17 +32,18 @@ from harnesskit.notebook.widgets import (
 __all__ = [
     "ApprovalDecision",
     "ApprovalPrompt",
+    "BUDGET_COLUMNS",
     "COMPOSITION_CATEGORIES",
+    "FRAME_KINDS",
     "Snapshot",
     "StepControls",
     "TraceExplorer",
-    "budget_frame",
-    "comparison_frame",
-    "composition_frame",
     "frame",
     "get_display",
     "plot_budget",
     "plot_comparison",
     "plot_composition",
+    "plot_policy_tokens",
+    "plot_probes",
     "set_display",
 ]

@@ -1,21 +1,23 @@
-"""The only module that builds HTML for Jupyter (R-O2; STYLE.md §7).
+"""HTML for Jupyter (R-O2; STYLE.md §7): the helpers, the registry and the generic renderers.
 
-Objects delegate their `_repr_html_` to `render_html`, which looks up a renderer registered
-for the object's class name (or a base class's), and otherwise renders a dataclass as a field
-table. All model and tool text is escaped with `html.escape`; output is bounded (head and tail
-rows, a short inline head with the rest behind `<details>`, head and tail of long text, and a
-cap on the whole fragment); a failing renderer warns and returns `None` so the plain repr shows.
+Objects delegate their `_repr_html_` (through `harnesskit._repr.html`) to `render_html`, which
+looks up a renderer registered for the object's class name (or a base class's), and otherwise
+renders a dataclass as a field table. All model and tool text is escaped with `html.escape`;
+output is bounded (head and tail rows, a short inline head with the rest behind `<details>`,
+head and tail of long text, and a cap on the whole fragment); a failing renderer warns and
+returns `None` so the plain repr shows.
 `set_display("plain")` turns HTML off globally or within a `with` block.
 
 Plugging in another module's object (an artifact ref, an injection record, a report):
 
 ```python
+from harnesskit import _repr
+
 class ArtifactRef:
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-        return display.render_html(self)    # a dataclass gets a field table for free
+        return _repr.html(self)             # a dataclass gets a field table for free
 
-@display.renderer("ArtifactRef")            # optional: a dedicated view, by class name
+@display.renderer("ArtifactRef")            # optional: a dedicated view, in renderers.py
 def _artifact_ref(ref) -> str:
     return display.card("ArtifactRef " + ref.id, display.fields_table({...}))
 ```
@@ -35,6 +37,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -827,7 +830,7 @@ def _artifact_ref(r: Any) -> str:
     ]
     if r.status_reason:
         fields.append(("status", r.status_reason))
-    parts = [fields_table(fields)]
+    parts: list[str] = [fields_table(fields)]
     if r.preview is not None:
         p = r.preview
         parts.append(
@@ -843,3 +846,6 @@ def _transport_audit(a: Any) -> str:
     cols = ["run_id", "step", "tool", "path", "kind", "value", "transport", "status", "source"]
     rows = [[row.get(c) for c in cols] for row in a.rows]
     return card(text_block(a.verdict, pre=False), table(cols, rows), tone=tone)
+
+
+_repr.install(render_html)

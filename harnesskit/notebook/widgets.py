@@ -39,7 +39,7 @@ from typing import Any
 
 from harnesskit.log.events import Event, EventLog
 from harnesskit.notebook import display
-from harnesskit.run.loop import Run
+from harnesskit.run import Run
 from harnesskit.tools.gate import ApprovalRequest, deny_all
 
 __all__ = ["ApprovalDecision", "ApprovalPrompt", "Snapshot", "StepControls", "TraceExplorer"]

@@ -123,7 +123,9 @@ class Harness:
         self.timer = timer
         self.artifacts = ArtifactStore.resolve(artifacts, log_dir=self.log_dir)
         self.transport = transport or TransportPolicy()
-        self.redactor = Redactor() if redactor == "default" else redactor
+        if isinstance(redactor, str) and redactor != "default":
+            raise UsageError(f"redactor must be a Redactor, None or 'default', got {redactor!r}")
+        self.redactor: Redactor | None = Redactor() if isinstance(redactor, str) else redactor
         if on_unavailable not in ("error", "pause"):
             raise UsageError(f"on_unavailable must be 'error' or 'pause', got {on_unavailable!r}")
         self.on_unavailable = on_unavailable
@@ -169,7 +171,7 @@ class Harness:
         elif isinstance(user_message, list | tuple) or user_message is None:
             turns = list(user_message or ())
         else:
-            turns = [user_message]
+            turns = [user_message]  # type: ignore[list-item]  # refused just below
         if not all(isinstance(t, str) for t in turns):
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
         from harnesskit.run import lifecycle

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _repr
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
@@ -18,7 +19,7 @@ from harnesskit.run._call import call_model
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
-from harnesskit.run.limits import CLOSING, Limits
+from harnesskit.run.limits import CLOSING
 from harnesskit.run.progress import Progress
 from harnesskit.run.state import RunState
 from harnesskit.tools.spec import Tool
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from harnesskit.log.events import EventLog
     from harnesskit.tools.idempotency import IdempotencyLedger
 
-__all__ = ["Harness", "Limits", "Progress", "Run", "RunState"]
+__all__ = ["Run"]
 
 
 class Run:
@@ -240,9 +241,7 @@ class Run:
         )
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 def _writes(tool: Tool | None) -> bool:

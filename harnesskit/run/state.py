@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from harnesskit import _repr
+
 __all__ = ["RunState"]
 
 
@@ -49,6 +51,4 @@ class RunState:
         )
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)

@@ -95,7 +95,7 @@ def schema_error_message(error: Any) -> tuple[str, str]:
     received = json.dumps(error.instance, ensure_ascii=False, default=str)
     if len(received) > 200:
         received = received[:200] + "…"
-    expected = {
+    phrases: dict[str, Callable[[Any], str]] = {
         "type": lambda v: f"type {v}",
         "enum": lambda v: f"one of {json.dumps(v)}",
         "required": lambda v: f"required properties {json.dumps(v)}",
@@ -106,7 +106,9 @@ def schema_error_message(error: Any) -> tuple[str, str]:
         "minimum": lambda v: f"a value >= {v}",
         "maximum": lambda v: f"a value <= {v}",
         "pattern": lambda v: f"a string matching {v}",
-    }.get(error.validator, lambda v: f"{error.validator} {v}")(error.validator_value)
+    }
+    phrase = phrases.get(str(error.validator), lambda v: f"{error.validator} {v}")
+    expected = phrase(error.validator_value)
     message = f"at {path}: expected {expected}, received {received} ({error.message})"
     hint = f"fix the argument at {path} to match the tool's schema and call again"
     return message, hint

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harnesskit import _repr
 from harnesskit.errors import UsageError
 from harnesskit.tools.spec import RISKS, Tool
 
@@ -49,9 +50,7 @@ class ApprovalRequest:
         return f"<ApprovalRequest {self.tool} ({self.risk}) call={self.tool_call_id}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,8 +22,9 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
+from harnesskit import _repr
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -298,9 +299,7 @@ class Tool:
         return f"<Tool {self.name}({params}) risk={self.risk}{group}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 _VALIDATORS: dict[str, Any] = {}
@@ -336,6 +335,42 @@ def _compiled_validator(schema: dict[str, Any]) -> Any:
     return compiled
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    risk: Risk = "read",
+    group: str | None = None,
+    timeout_seconds: float | None = 30.0,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    idempotency_fields: Sequence[str] = (),
+    version: str = "1",
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    risk: Risk = "read",
+    group: str | None = None,
+    timeout_seconds: float | None = 30.0,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    idempotency_fields: Sequence[str] = (),
+    version: str = "1",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     /,
@@ -350,7 +385,7 @@ def tool(
     idempotent: bool | None = None,
     idempotency_fields: Sequence[str] = (),
     version: str = "1",
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a `Tool`; usable as `@tool` or `@tool(risk="write", ...)`.
 
     Args:
@@ -734,9 +769,7 @@ class ToolRegistry:
         return f"<ToolRegistry {len(self)} tools: {', '.join(self.names[:8])}{more}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
 # --- lint ---------------------------------------------------------------------------------

@@ -104,6 +104,18 @@ def test_altered_and_invented_ids_are_flagged():
     assert (invented.source, invented.detail) == ("invented", "appears nowhere before the call")
 
 
+def test_a_transposed_id_is_altered_as_in_the_transport_audit():
+    """The id typed with two adjacent digits swapped is altered in both audits (one matcher)."""
+    model = hk.ScriptedModel(
+        [reply.tool_call("get_order", order_id="4WQ105"), reply.text("Not found.")]
+    )
+    run = shop_run(["Where is my booking 4WQ150?"], model)
+    (flag,) = hk.audit(run).flagged
+    assert flag.detail == "altered: '4WQ150' in USER-2 arrived as '4WQ105'"
+    row = next(r for r in hk.transport_audit(run).rows if r["value"] == "4WQ105")
+    assert (row["status"], row["closest"]) == ("altered", "4WQ150")
+
+
 @hk.tool
 def compare_orders(order_ids: list[str]) -> dict:
     """Compare several orders side by side.

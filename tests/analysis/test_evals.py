@@ -25,7 +25,7 @@ def run_shop(turns, model):
     return run, {t.name: t.risk for t in env.tools}
 
 
-CANCEL = hk.Case.from_dict(
+CANCEL = hk.analysis.evals.Case.from_dict(
     {
         "id": "cancel-confirmed",
         "domain": "shop",
@@ -48,7 +48,7 @@ CANCEL = hk.Case.from_dict(
 
 def test_a_correct_run_passes_every_check():
     run, risks = run_shop(CANCEL.input, shop.agent("careful"))
-    s = hk.score(CANCEL, run.log, risks=risks)
+    s = hk.analysis.evals.score(CANCEL, run.log, risks=risks)
     assert s.passed, s.failed
     assert [c.name for c in s.checks] == [
         'call get_order(order_id="A1002")',
@@ -72,7 +72,7 @@ def test_a_missing_expected_call_fails_with_the_named_expectation():
         ]
     )
     run, risks = run_shop(CANCEL.input, model)
-    s = hk.score(CANCEL, run.log, risks=risks)
+    s = hk.analysis.evals.score(CANCEL, run.log, risks=risks)
     assert s.failed == [
         'call cancel_order(order_id="A1002")',
         "calls in order: get_order → cancel_order",
@@ -91,7 +91,7 @@ def test_a_forbidden_call_fails_likewise():
         ]
     )
     run, risks = run_shop(CANCEL.input, model)
-    s = hk.score(CANCEL, run.log, risks=risks)
+    s = hk.analysis.evals.score(CANCEL, run.log, risks=risks)
     assert s.failed == ["no write without confirmation"]
     check = next(c for c in s.checks if c.name == "no write without confirmation")
     assert run.log[check.event_ids[0]].payload["tool"] == "cancel_order"
@@ -108,12 +108,12 @@ def test_calling_a_forbidden_tool_fails_naming_the_tool():
         ]
     )
     run, risks = run_shop(CANCEL.input, model)
-    s = hk.score(CANCEL, run.log, risks=risks)
+    s = hk.analysis.evals.score(CANCEL, run.log, risks=risks)
     assert s.failed == ["no call of list_orders"]
 
 
 def test_order_matters_only_when_asked():
-    case = hk.Case.from_dict(
+    case = hk.analysis.evals.Case.from_dict(
         {
             "id": "two-lookups",
             "input": "Where are A1002 and A1001?",
@@ -132,16 +132,16 @@ def test_order_matters_only_when_asked():
         ]
     )
     run, risks = run_shop(case.input, model)
-    assert hk.score(case, run.log, risks=risks).passed
-    ordered = hk.Case.from_dict(
+    assert hk.analysis.evals.score(case, run.log, risks=risks).passed
+    ordered = hk.analysis.evals.Case.from_dict(
         {**case.to_dict(), "expect": {**case.to_dict()["expect"], "ordered": True}}
     )
-    s = hk.score(ordered, run.log, risks=risks)
+    s = hk.analysis.evals.score(ordered, run.log, risks=risks)
     assert s.failed == ["calls in order: get_order → get_order"]
 
 
 def test_argument_operators_and_near_misses_are_explained():
-    spec = hk.CallSpec(
+    spec = hk.analysis.evals.CallSpec(
         tool="book",
         args={
             "ids": {"$unordered": ["b", "a"]},
@@ -162,8 +162,8 @@ def test_argument_operators_and_near_misses_are_explained():
         "insurance: present",
         "unexpected arguments ['extra']",
     ]
-    assert hk.CallSpec(tool="x", args={"a": 1}).mismatches("x", {"a": 1.0}) == []
-    assert hk.CallSpec(tool="x", args={"a": 1}).mismatches("x", {"a": True}) == [
+    assert hk.analysis.evals.CallSpec(tool="x", args={"a": 1}).mismatches("x", {"a": 1.0}) == []
+    assert hk.analysis.evals.CallSpec(tool="x", args={"a": 1}).mismatches("x", {"a": True}) == [
         "a: expected 1, got true"
     ]
 
@@ -171,21 +171,25 @@ def test_argument_operators_and_near_misses_are_explained():
 def test_do_not_act_case_needs_a_confirmation_question():
     case = hk.load_cases(SHOP_CASES, ids=["shop/cancel-ask-first"])[0]
     run, risks = run_shop(case.input, shop.agent("careful"))
-    assert hk.score(case, run.log, risks=risks).passed
+    assert hk.analysis.evals.score(case, run.log, risks=risks).passed
     hasty = hk.ScriptedModel(
         [reply.tool_call("get_order", order_id="A1002"), reply.text("Order A1002 is pending.")]
     )
     run, risks = run_shop(case.input, hasty)
-    assert hk.score(case, run.log, risks=risks).failed == ["answer asks for confirmation"]
+    assert hk.analysis.evals.score(case, run.log, risks=risks).failed == [
+        "answer asks for confirmation"
+    ]
     vague = hk.ScriptedModel(
         [reply.tool_call("get_order", order_id="A1002"), reply.text("What would you like to do?")]
     )
     run, risks = run_shop(case.input, vague)  # a question, but not a confirmation question
-    assert hk.score(case, run.log, risks=risks).failed == ["answer asks for confirmation"]
+    assert hk.analysis.evals.score(case, run.log, risks=risks).failed == [
+        "answer asks for confirmation"
+    ]
 
 
 def test_facts_any_regex_absent_and_scope():
-    case = hk.Case.from_dict(
+    case = hk.analysis.evals.Case.from_dict(
         {
             "id": "facts",
             "input": "Where is A1001?",
@@ -200,15 +204,15 @@ def test_facts_any_regex_absent_and_scope():
     run, risks = run_shop(
         case.input, shop.agent("careful")
     )  # "Order A1001 is shipped (total $42.50)."
-    assert hk.score(case, run.log, risks=risks).passed
-    all_scope = hk.Case.from_dict(
+    assert hk.analysis.evals.score(case, run.log, risks=risks).passed
+    all_scope = hk.analysis.evals.Case.from_dict(
         {**case.to_dict(), "expect": {"answer": {"contains": ["A1001"], "scope": "all"}}}
     )
-    assert hk.score(all_scope, run.log).passed
+    assert hk.analysis.evals.score(all_scope, run.log).passed
 
 
 def test_a_brake_fails_the_finish_check():
-    case = hk.Case.from_dict(
+    case = hk.analysis.evals.Case.from_dict(
         {"id": "brake", "input": "Where is A1001?", "limits": {"max_steps": 1}}
     )
     env = shop.environment()
@@ -216,7 +220,7 @@ def test_a_brake_fails_the_finish_check():
         [reply.tool_call("get_order", order_id="A1001"), reply.text("best effort")]
     )
     run = hk.Harness(env.tools, model, limits=hk.Limits(**case.limits)).run(case.input[0])
-    s = hk.score(case, run.log)
+    s = hk.analysis.evals.score(case, run.log)
     assert s.failed == ["finish_reason in ['stop']"]
     assert s.checks[-1].detail == "finish_reason=max_steps"
 
@@ -227,10 +231,10 @@ def test_a_brake_fails_the_finish_check():
 def test_shipped_case_files_validate_and_round_trip(tmp_path):
     cases = hk.load_cases(ROOT / "datasets" / "cases")
     assert len({c.id for c in cases}) == len(cases) >= 8
-    path = hk.save_cases(cases, tmp_path / "again.jsonl")
+    path = hk.analysis.evals.save_cases(cases, tmp_path / "again.jsonl")
     assert hk.load_cases(path) == cases
     for line in SHOP_CASES.read_text().splitlines():
-        assert hk.Case.from_dict(json.loads(line)).to_dict() == json.loads(line)
+        assert hk.analysis.evals.Case.from_dict(json.loads(line)).to_dict() == json.loads(line)
 
 
 def test_schema_file_is_the_schema_in_code():

@@ -71,7 +71,7 @@ def test_two_policies_give_a_readable_frame_summary_and_chart(cases, tmp_path):
 def test_pass_hat_k_of_an_experiment_agrees_with_a_hand_computation(tmp_path):
     """Case A passes on 3 of 4 repeats, case B on 1 of 4 (the model is built from the trial)."""
     cases = [
-        hk.Case.from_dict({"id": cid, "domain": "shop", "input": f"Where is order {oid}?",
+        hk.analysis.evals.Case.from_dict({"id": cid, "domain": "shop", "input": f"Where is order {oid}?",
                            "expect": {"calls": [{"tool": "get_order", "args": {"order_id": oid}}]}})
         for cid, oid in (("A", "A1001"), ("B", "A1004"))
     ]  # fmt: skip

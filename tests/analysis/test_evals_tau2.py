@@ -83,7 +83,7 @@ def test_assertions_become_forbidden_calls_and_user_turns_are_first_person():
 
 
 def test_nin_operator_forbids_other_reservations():
-    spec = hk.CallSpec(
+    spec = hk.analysis.evals.CallSpec(
         tool="cancel_reservation", args={"reservation_id": {"$nin": ["Z7GOZK"]}}, ok=None
     )
     assert spec.mismatches("cancel_reservation", {"reservation_id": "Z7GOZK"}) != []

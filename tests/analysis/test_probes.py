@@ -4,8 +4,6 @@ import harnesskit as hk
 from harnesskit.analysis.probes import (
     PROBE_KINDS,
     compare_policies,
-    plot_policy_tokens,
-    probe_heatmap,
     run_probe,
     run_probes,
 )
@@ -76,7 +74,7 @@ def test_probe_matrix_is_parameterized_like_an_experiment():
     # one canary per kind and seed, shared by the policies so they face the same run
     per_run = runs.groupby(["kind", "seed"])["canary"].nunique()
     assert (per_run == 1).all() and runs["canary"].nunique() == 4
-    fig = probe_heatmap(matrix)
+    fig = hk.plot_probes(matrix)
     assert fig.axes[0].get_title().startswith("contamination probes")
     # window keeps sibling branches apart too (R-V5): 2 blocked for default + 1 for window
     assert [t.get_text() for t in fig.axes[0].texts].count("blocked") == 3
@@ -104,7 +102,7 @@ def test_default_sends_a_fifth_of_full_history_and_stays_flat():
     # the same session ran under every policy: same tools called in the same order
     calls = {n: [e.payload["tool"] for e in r.log.of_type("tool.call")] for n, r in runs.items()}
     assert calls["default"] == calls["full-history"] == calls["summary"]
-    fig = plot_policy_tokens(frame)
+    fig = hk.plot_policy_tokens(frame)
     assert f"default (total {totals['default']:,})" in [
         t.get_text() for t in fig.axes[0].get_legend().get_texts()
     ]

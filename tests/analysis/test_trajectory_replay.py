@@ -92,7 +92,7 @@ class LastTurns:
 
     def __init__(self, n):
         self.n = n
-        self.inner = hk.ContextBuilder("full-history")
+        self.inner = hk.context.ContextBuilder("full-history")
 
     def build(self, log, *, branch_id="main", extra=()):
         full = self.inner.build(log, branch_id=branch_id)
@@ -102,10 +102,10 @@ class LastTurns:
         while len(keep) > 1 and keep[1][0].role == "tool":
             keep.pop(1)
         messages = tuple(m for m, _ in keep)
-        return hk.Prompt(
+        return hk.context.Prompt(
             messages=messages,
             selected=tuple(i for _, i in keep),
-            token_estimate=sum(hk.TokenEstimator().count_message(m) for m in messages),
+            token_estimate=sum(hk.context.TokenEstimator().count_message(m) for m in messages),
         )
 
 

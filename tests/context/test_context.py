@@ -317,9 +317,9 @@ def test_pressure_drops_repeats_then_interpretations_then_old_facts_never_the_co
 
 def test_core_that_does_not_fit_is_a_context_error_not_silent_loss():
     log = pressure_log()
-    with pytest.raises(hk.ContextError, match="max_prompt_tokens=50; split the task"):
+    with pytest.raises(hk.errors.ContextError, match="max_prompt_tokens=50; split the task"):
         ContextBuilder(policy(max_prompt_tokens=50)).build(log)
-    with pytest.raises(hk.ContextError, match="exceeds max_events=2"):
+    with pytest.raises(hk.errors.ContextError, match="exceeds max_events=2"):
         ContextBuilder(policy(max_events=2)).build(log)
 
 

@@ -4,7 +4,7 @@ import harnesskit as hk
 
 
 def test_estimator_rules():
-    est = hk.TokenEstimator()
+    est = hk.context.TokenEstimator()
     assert est.count("") == 0
     assert est.count("a" * 400) == 100
     assert est.count("你好世界") == 4
@@ -13,7 +13,7 @@ def test_estimator_rules():
 
 def test_calibration_recovers_rates_and_reports_error():
     samples = [("a" * n, n // 3) for n in (30, 300, 900)] + [("中" * 10 + "a" * 30, 10 * 2 + 10)]
-    est, err = hk.TokenEstimator.calibrate(samples)
+    est, err = hk.context.TokenEstimator.calibrate(samples)
     assert est.chars_per_token == pytest.approx(3.0, rel=0.05)
     assert est.tokens_per_cjk == pytest.approx(2.0, rel=0.05)
     assert err < 0.02
@@ -21,4 +21,4 @@ def test_calibration_recovers_rates_and_reports_error():
 
 def test_calibration_needs_samples():
     with pytest.raises(hk.UsageError):
-        hk.TokenEstimator.calibrate([("abc", 1)])
+        hk.context.TokenEstimator.calibrate([("abc", 1)])

@@ -143,7 +143,7 @@ def test_every_answer_is_exact_bounded_and_says_which_part(store):
         assert len(json.dumps(ans, ensure_ascii=False)) <= 4000
         if "text" in ans:
             assert text[ans["start"] : ans["end"]] == ans["text"]
-            assert hk.verify_preview(store, ref.id, ans)
+            assert hk.data.verify_preview(store, ref.id, ans)
     head, tail, ctx, at_ptr, outline, _, search = answers
     assert head["part"] == f"chars 0–{head['end'] - 1} of {len(text)}" and head["end"] > 2500
     assert tail["end"] == len(text) and len(tail["text"]) == 700
@@ -185,7 +185,7 @@ def test_every_stored_preview_verifies_and_a_tampered_one_fails(value, indent):
     ref = store.put(text)
     p = ref.preview
     assert store.read(ref.id)[p.start : p.end] == p.text
-    assert store.verify_preview(ref.id, p) and hk.verify_preview(store, ref, p.to_dict())
+    assert store.verify_preview(ref.id, p) and hk.data.verify_preview(store, ref, p.to_dict())
     if p.pointer is not None:  # the preview starts exactly at the value it names
         assert store.context(ref.id, pointer=p.pointer)["start"] == p.start
     # a summary carries the same preview, and it verifies too
@@ -204,7 +204,7 @@ def test_tampered_bytes_on_disk_fail_the_integrity_check(tmp_path):
     ref = hk.ArtifactStore(tmp_path).put({"flights": FLIGHTS})
     blob = next((tmp_path / "objects").rglob("*.txt"))
     blob.write_text(blob.read_text().replace("HAT007", "HAT070"), encoding="utf-8")
-    with pytest.raises(hk.ArtifactIntegrityError, match="do not match sha256"):
+    with pytest.raises(hk.errors.ArtifactIntegrityError, match="do not match sha256"):
         hk.ArtifactStore(tmp_path).read(ref.id)
 
 
@@ -214,26 +214,28 @@ def test_lifecycle_expiry_archive_restore_delete(tmp_path):
     a = store.put({"flights": FLIGHTS})
     b = store.put({"other": FLIGHTS[:12]}, ttl_seconds=600)
     clock.t += 61
-    with pytest.raises(hk.ArtifactNotFoundError) as e:
+    with pytest.raises(hk.errors.ArtifactNotFoundError) as e:
         store.read(a.id)
     assert "is expired: expired at 2023-11-14T22:14:20+00:00 (lifetime 60 s)" in str(e.value)
     assert store.sweep() == [] and store.status(a.id) == "expired"
     assert not list((tmp_path / "objects").rglob(f"{a.sha256}.txt"))  # the bytes are gone
     assert store.status(b.id) == "active"
     store.archive(b.id)
-    with pytest.raises(hk.ArtifactNotFoundError, match=r"archived: archived at .*restore\(\)"):
+    with pytest.raises(
+        hk.errors.ArtifactNotFoundError, match=r"archived: archived at .*restore\(\)"
+    ):
         store.slice(b.id, "/other")
     assert store.verify_preview(b.id, b.preview)  # audits still read the archive
     assert store.restore(b.id).status == "active" and store.value(b.id, "/other/11") == FLIGHTS[11]
     store.delete(b.id, reason="user asked")
-    with pytest.raises(hk.ArtifactNotFoundError, match="deleted: user asked at"):
+    with pytest.raises(hk.errors.ArtifactNotFoundError, match="deleted: user asked at"):
         store.read(b.id, include_archived=True)
     assert not list(tmp_path.rglob(f"{b.sha256}*"))
     # storing the same text again brings the expired artifact back, fresh
     again = store.put({"flights": FLIGHTS})
     assert again.id == a.id and again.status == "active" and again.expires_at == clock.t + 60
     assert [r.id for r in store.refs(status="active")] == [a.id]
-    with pytest.raises(hk.ArtifactNotFoundError, match="no artifact 'art_000000000000'"):
+    with pytest.raises(hk.errors.ArtifactNotFoundError, match="no artifact 'art_000000000000'"):
         store.read("art_000000000000")
 
 

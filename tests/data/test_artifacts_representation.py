@@ -32,7 +32,7 @@ def art():
 def forms(store, messages, **kw):
     # the run's transport registers every artifact it creates; here we say so explicitly
     sources = {r.id: store.read(r.id) for r in store} if store is not None else None
-    out = hk.check_representation(messages, store=store, sources=sources, **kw)
+    out = hk.data.check_representation(messages, store=store, sources=sources, **kw)
     return [(v.ref, v.first.form, v.second.form) for v in out], out
 
 
@@ -132,7 +132,7 @@ def book(flight_number: str) -> dict:
     return {"booked": flight_number}
 
 
-class Tweaked(hk.ContextBuilder):
+class Tweaked(hk.context.ContextBuilder):
     """A (deliberately broken) context policy that adds a second form of every artifact."""
 
     def __init__(self, store, how):
@@ -168,12 +168,12 @@ def first_step(tmp_path, turns, **kw):
 
 def assert_refused(run, model, ref_id, pair, tmp_path):
     before = len(model.requests)
-    with pytest.raises(hk.RepresentationError) as info:
+    with pytest.raises(hk.errors.RepresentationError) as info:
         run.step()
     assert len(model.requests) == before  # the model was not called
     err = info.value
     assert err.ref == ref_id and [f.split(" ")[0] for f in err.forms] == list(pair)
-    assert isinstance(err, hk.ContextError) and ref_id in str(err)
+    assert isinstance(err, hk.errors.ContextError) and ref_id in str(err)
     alert = run.log.last("alert.representation")
     assert alert.payload["ref"] == ref_id and alert.payload["refused"] is True
     assert [f["form"] for f in alert.payload["forms"]] == list(pair)

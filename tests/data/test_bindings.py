@@ -210,6 +210,31 @@ def test_bindings_are_resolved_before_validation():
 # --- the transport audit ---------------------------------------------------------------------
 
 
+def test_a_transposed_id_is_altered_by_one_edit():
+    """`4WQ150` typed as `4WQ105` is one swap of adjacent digits: altered, as `hk.audit` says."""
+    h, _ = harness([
+        reply.tool_call("get_user", id="u1", user_id="mia_li_3668"),
+        reply.tool_call("use", value="4WQ105"),
+        reply.text("done"),
+    ])  # fmt: skip
+    audit = hk.transport_audit(h.run("I am mia_li_3668; cancel my trip"))
+    row = next(r for r in audit.rows if r["value"] == "4WQ105")
+    assert (row["status"], row["closest"], row["how"]) == (
+        "altered",
+        "4WQ150",
+        "mixed up (1 edits)",
+    )
+
+
+def test_the_id_matcher_counts_a_swap_as_one_edit():
+    from harnesskit.data.idmatch import altered_copy, edit_distance
+
+    assert edit_distance("4WQ150", "4WQ105") == 1 and edit_distance("ab", "ba") == 1
+    assert edit_distance("kitten", "sitting") == 3 and edit_distance("abc", "xyz", cap=1) == 2
+    assert altered_copy("4WQ105", "4WQ150") == (2, "mixed up (1 edits)")
+    assert altered_copy("Q7777", "A1001", max_edits=2) is None
+
+
 def test_audit_finds_typed_ids_their_sources_and_alterations():
     h, _ = harness([
         reply.tool_call("get_user", id="u1", user_id="mia_li_3668"),              # from the user
@@ -227,7 +252,7 @@ def test_audit_finds_typed_ids_their_sources_and_alterations():
     run = h.run("I am mia_li_3668; what about my trips?")
     audit = hk.transport_audit(run)
     df = audit.frame()
-    assert list(df.columns) == list(hk.TransportAudit.COLUMNS)
+    assert list(df.columns) == list(hk.data.TransportAudit.COLUMNS)
     ids = df[(df.kind != "array") & ~df.in_text & (df.path == "/value") | (df.tool == "get_user")]
     got = ids[["value", "kind", "transport", "status", "origin", "closest", "how"]]
     assert got.astype(object).where(got.notna(), None).values.tolist() == [
@@ -293,7 +318,7 @@ def test_audit_of_a_clean_run_and_restatements():
     ], transport=hk.TransportPolicy(on_violation="report"))  # fmt: skip
     restating = hk.transport_audit(h.run("I am mia_li_3668"))
     assert restating.counts["runs_restating"] == 1 and restating.violations[0]["ref"] == "call:u1"
-    both = hk.TransportAudit.merge([clean, restating])
+    both = hk.data.TransportAudit.merge([clean, restating])
     assert both.counts["runs"] == 2 and both.verdict.startswith("leaky — 2 runs: 2 ids typed")
     assert len(both.frame()) == len(clean.rows) + len(restating.rows)
 

@@ -141,7 +141,7 @@ def test_inspection_tools_are_offered_only_once_the_run_holds_artifacts():
     names = [r.tool_names for r in model.requests]
     assert names[0] == names[1] == ["search_flights", "read_log"]
     assert names[2] == ["search_flights", "read_log", *hk.data.INSPECTION_TOOLS]
-    assert hk.lint(hk.ToolRegistry(hk.Transport(hk.ArtifactStore())._tools)) == []
+    assert hk.lint(hk.ToolRegistry(hk.data.Transport(hk.ArtifactStore())._tools)) == []
 
 
 def test_the_model_reads_an_artifact_through_the_tools_and_binds_from_it():
@@ -280,6 +280,6 @@ def test_a_resumed_run_knows_its_artifacts(tmp_path):
     resumed = again.resume(tmp_path / "r1.jsonl")
     assert resumed.transport.holds_artifacts and ref_id in resumed.transport.created
     resumed.send("Here they are: " + json.dumps(FLIGHTS))  # a second form of the stored result
-    with pytest.raises(hk.RepresentationError) as info:
+    with pytest.raises(hk.errors.RepresentationError) as info:
         resumed.step()
     assert info.value.ref == ref_id and model.requests == []

@@ -87,14 +87,14 @@ def test_truncated_last_line_is_set_aside_but_corrupt_middle_fails(tmp_path):
     assert len(back) == 3 and back.incomplete_tail.startswith('{"v":2')
     lines = data.splitlines()
     p.write_text("\n".join([lines[0], "garbage", lines[2]]) + "\n")
-    with pytest.raises(hk.CorruptLogError, match=":2:"):
+    with pytest.raises(hk.errors.CorruptLogError, match=":2:"):
         hk.EventLog.read(p)
 
 
 def test_newer_schema_version_is_refused(tmp_path):
     p = tmp_path / "n.jsonl"
     p.write_text(json.dumps({"v": 99, "event_id": 1, "type": "user.message"}) + "\n")
-    with pytest.raises(hk.SchemaVersionError, match="newer"):
+    with pytest.raises(hk.errors.SchemaVersionError, match="newer"):
         hk.EventLog.read(p)
 
 

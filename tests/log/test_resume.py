@@ -133,7 +133,9 @@ def test_a_write_whose_effect_cannot_be_confirmed_blocks_resume_until_settled(tm
             else {"order_id": "A2", "seat": "2A"}
         )
         ledger.settle(
-            record.key, hk.EffectCheck(applied=record.key in books, value=value), by="human:alice"
+            record.key,
+            hk.tools.EffectCheck(applied=record.key in books, value=value),
+            by="human:alice",
         )
     assert not ledger.unsettled()
     blind.resume(path).run()

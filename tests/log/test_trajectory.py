@@ -212,7 +212,7 @@ def test_a_branch_sees_its_ancestors_and_never_a_sibling_on_the_bytes_sent(tmp_p
     fork = log.of_type("branch.fork")[0]
     assert fork.parent_id == fork_point and fork.payload["frozen"]["workspace_revision"] == "rev-2"
     assert set(fork.payload["frozen"]) == {"workspace_revision", "tools", "permissions", "policy"}
-    assert [e.event_id for e in hk.visible_events(log, "b2")] == [
+    assert [e.event_id for e in hk.log.visible_events(log, "b2")] == [
         e.event_id
         for e in log
         if (e.branch_id == "main" and e.event_id <= fork_point) or e.branch_id == "b2"
@@ -242,7 +242,9 @@ def test_a_nested_branch_sees_its_whole_ancestry():
     tr.fork(a_msg.event_id, "a.x")
     log.append("user.message", {"content": "a after nested fork"}, branch_id="a")
     seen = [
-        e.payload.get("content") for e in hk.visible_events(log, "a.x") if e.type == "user.message"
+        e.payload.get("content")
+        for e in hk.log.visible_events(log, "a.x")
+        if e.type == "user.message"
     ]
     assert seen == ["root", "on a"]
 
@@ -278,7 +280,7 @@ def test_a_merge_with_complete_evidence_is_a_fact_and_supersedes():
     run, tr, main_fact, check, decision = _branch_with_evidence()
     ev = tr.merge(
         "b",
-        evidence=hk.Evidence(
+        evidence=hk.log.Evidence(
             sample=check.event_id,
             check=check.event_id,
             revision="git:7d31a9c",
@@ -290,7 +292,7 @@ def test_a_merge_with_complete_evidence_is_a_fact_and_supersedes():
     assert ev.branch_id == "main" and not ev.payload["reference_only"]
     assert tr.kind(ev) == "fact" and tr.status(main_fact) == "superseded"
     # main sees the merge, not the branch's history
-    main_view = [e.event_id for e in hk.visible_events(run.log, "main")]
+    main_view = [e.event_id for e in hk.log.visible_events(run.log, "main")]
     assert ev.event_id in main_view and check.event_id not in main_view
 
 
@@ -404,7 +406,7 @@ class FileStore:
     def get(self, artifact_id):
         path = self.root / artifact_id
         if not path.exists():
-            raise hk.ArtifactNotFoundError(f"{artifact_id} was deleted")
+            raise hk.errors.ArtifactNotFoundError(f"{artifact_id} was deleted")
         return path.read_text()
 
     def delete(self, artifact_id):
@@ -433,7 +435,7 @@ def test_a_tombstone_removes_the_artifact_bytes_and_no_reader_returns_the_conten
         leaked.event_id, reason="credential leaked", store=store, artifacts=["art-1"]
     )
     run.run()
-    with pytest.raises(hk.ArtifactNotFoundError):
+    with pytest.raises(hk.errors.ArtifactNotFoundError):
         store.get("art-1")
 
     def readers(log):

@@ -88,7 +88,7 @@ def test_a_fallback_chain_switch_is_an_event_and_the_run_finishes_on_the_second(
     with LoopbackServer() as backup:
         server.script(*[DOWN] * 10)
         backup.script(*plum_turns())
-        chain = hk.FallbackModel(
+        chain = hk.models.FallbackModel(
             [
                 hk.get_model("openai-compat:primary", base_url=server.url, retry=FAST),
                 hk.get_model("vllm:backup", base_url=backup.url, retry=FAST),

@@ -82,7 +82,7 @@ def test_hostile_text_in_widgets_and_request_view_stays_escaped():
 
 def test_plain_reprs_are_short_one_liners():
     run = hostile_run()
-    approval = hk.ApprovalRequest(
+    approval = hk.tools.ApprovalRequest(
         tool="x", risk="destructive", arguments={"a": MEGA}, tool_call_id="c"
     )
     objs = [run, run.state, run.log, run.harness.tools, fetch_page, approval, *run.log.events]
@@ -288,3 +288,17 @@ def test_a_hostile_log_read_from_disk_renders_escaped(tmp_path):
     explorer.select(2)
     assert_safe(explorer.detail.value, max_chars=20_000) and "request sent" in explorer.detail.value
     assert_safe(explorer.table.value, max_chars=20_000)
+
+
+def test_report_tables_render_through_the_seam_and_honour_plain_mode():
+    """Reports defined below the notebook layer render via harnesskit._repr (notebook/renderers)."""
+    from harnesskit import _repr
+
+    model = hk.ScriptedModel([reply.tool_call("fetch_page", url="<b>x</b>"), reply.text("done")])
+    run = hk.Harness([fetch_page], model).run("read <b>x</b>")
+    report = hk.audit(run)
+    html = report._repr_html_()
+    assert html is not None and html == _repr.html(report) and report.verdict in html
+    assert "<table" in hk.Trajectory(run.log)._repr_html_()
+    with hk.set_display("plain"):
+        assert report._repr_html_() is None and hk.Trajectory(run.log)._repr_html_() is None

@@ -65,7 +65,7 @@ def test_two_identical_runs_write_the_same_bytes(tmp_path):
 
 def test_replacement_ids_differ_between_runs_and_branches():
     def ids(run_id, branch):
-        st = hk.RunState(run_id=run_id, branch_id=branch, step=1, call_ids={"x"})
+        st = hk.run.RunState(run_id=run_id, branch_id=branch, step=1, call_ids={"x"})
         message = hk.Message(role="assistant", tool_calls=(hk.ToolCall(id="x", name="t"),))
         return unique_call_ids(message, st).tool_calls[0].id
 

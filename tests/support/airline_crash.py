@@ -139,7 +139,7 @@ def main() -> None:
     point = os.environ.get("HK_KILL_AT", "")
     counter = [0]
 
-    def on_event(_: hk.Event) -> None:
+    def on_event(_: hk.log.Event) -> None:
         counter[0] += 1
         if point == f"event:{counter[0]}":
             _pause(point)

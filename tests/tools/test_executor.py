@@ -21,7 +21,7 @@ def get_user(user_id: str, limit: int = 3) -> dict:
 
 
 def test_invalid_argument_names_path_expected_and_received():
-    ex = hk.Executor(hk.ToolRegistry([get_user]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
     (r,) = _exec(
         ex, hk.ToolCall(id="c1", name="get_user", arguments={"user_id": "u", "limit": "many"})
     )
@@ -41,7 +41,7 @@ def test_unknown_tool_lists_valid_names_closest_first():
         """R."""
         return rid
 
-    ex = hk.Executor(hk.ToolRegistry([get_reservation, get_user]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_reservation, get_user]))
     (r,) = _exec(ex, hk.ToolCall(id="c", name="get_usr", arguments={}))
     assert r.result.error_type == "unknown_tool"
     assert r.result.meta["valid_names"] == ["get_user", "get_reservation"]
@@ -53,7 +53,7 @@ def test_tool_errors_become_structured_results():
         """B."""
         raise RuntimeError("disk on fire")
 
-    ex = hk.Executor(hk.ToolRegistry([get_user, boom]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user, boom]))
     a, b = _exec(
         ex,
         hk.ToolCall(id="a", name="get_user", arguments={"user_id": "missing"}),
@@ -64,7 +64,7 @@ def test_tool_errors_become_structured_results():
 
 
 def test_unparseable_and_truncated_arguments():
-    ex = hk.Executor(hk.ToolRegistry([get_user]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
     bad = hk.ToolCall.from_openai(
         {"id": "x", "function": {"name": "get_user", "arguments": "{oops"}}
     )
@@ -83,7 +83,7 @@ def test_timeout_is_structured_and_reports_unknown_outcome_for_writes():
         time.sleep(0.5)
         return "done"
 
-    ex = hk.Executor(hk.ToolRegistry([slow]))
+    ex = hk.tools.Executor(hk.ToolRegistry([slow]))
     (r,) = _exec(ex, hk.ToolCall(id="s", name="slow", arguments={}))
     assert r.result.error_type == "timeout" and r.result.meta["outcome_unknown"] is True
     ex.close()
@@ -99,7 +99,7 @@ def test_parallel_calls_finishing_out_of_order_map_to_their_ids():
         order.append(tag)
         return tag
 
-    ex = hk.Executor(hk.ToolRegistry([wait]))
+    ex = hk.tools.Executor(hk.ToolRegistry([wait]))
     calls = [
         hk.ToolCall(id=f"id-{t}", name="wait", arguments={"seconds": s, "tag": t})
         for t, s in (("slow", 0.3), ("mid", 0.15), ("fast", 0.0))
@@ -115,7 +115,7 @@ def test_parallel_calls_finishing_out_of_order_map_to_their_ids():
 
 
 def test_circuit_opens_after_three_equal_failures():
-    ex = hk.Executor(hk.ToolRegistry([get_user]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
     for i in range(3):
         (r,) = _exec(ex, hk.ToolCall(id=f"c{i}", name="get_user", arguments={"user_id": "missing"}))
     assert r.result.meta.get("circuit_opened") is True
@@ -125,7 +125,7 @@ def test_circuit_opens_after_three_equal_failures():
 
 
 def test_circuit_streak_resets_on_success_or_different_error():
-    ex = hk.Executor(hk.ToolRegistry([get_user]))
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
     seq = [
         {"user_id": "missing"},
         {"user_id": "missing"},
@@ -162,7 +162,7 @@ def workspace(tmp_path):
 
 @pytest.mark.parametrize("path", ["../secret.txt", "/etc/passwd", "link.txt", "a/../../secret.txt"])
 def test_paths_escaping_the_workspace_are_denied(workspace, path):
-    ex = hk.Executor(hk.ToolRegistry([write_file]), hk.Gate(workspace=workspace))
+    ex = hk.tools.Executor(hk.ToolRegistry([write_file]), hk.Gate(workspace=workspace))
     (r,) = _exec(ex, hk.ToolCall(id="w", name="write_file", arguments={"path": path, "text": "t"}))
     assert r.result.error_type == "permission_denied"
     assert "outside the workspace" in r.result.message
@@ -170,7 +170,7 @@ def test_paths_escaping_the_workspace_are_denied(workspace, path):
 
 @pytest.mark.parametrize("path", ["inside.txt", "sub/new.txt", "ok_link.txt"])
 def test_paths_inside_the_workspace_pass(workspace, path):
-    ex = hk.Executor(hk.ToolRegistry([write_file]), hk.Gate(workspace=workspace))
+    ex = hk.tools.Executor(hk.ToolRegistry([write_file]), hk.Gate(workspace=workspace))
     (r,) = _exec(ex, hk.ToolCall(id="w", name="write_file", arguments={"path": path, "text": "t"}))
     assert r.result.ok, r.result.content
 
@@ -188,11 +188,11 @@ def test_confirm_goes_through_callback_with_dry_run_preview():
 
     seen = []
 
-    def approve(req: hk.ApprovalRequest) -> bool:
+    def approve(req: hk.tools.ApprovalRequest) -> bool:
         seen.append(req)
         return req.arguments["scope"] == "tmp"
 
-    ex = hk.Executor(hk.ToolRegistry([delete_all]), hk.Gate(confirm=approve))
+    ex = hk.tools.Executor(hk.ToolRegistry([delete_all]), hk.Gate(confirm=approve))
     a, b = _exec(
         ex,
         hk.ToolCall(id="1", name="delete_all", arguments={"scope": "tmp"}),
@@ -212,7 +212,7 @@ def test_batch_default_denies_confirm_level_and_policy_deny():
         """N."""
         return "boom"
 
-    ex = hk.Executor(hk.ToolRegistry([nuke, write_file]), hk.Gate(policy={"write": "deny"}))
+    ex = hk.tools.Executor(hk.ToolRegistry([nuke, write_file]), hk.Gate(policy={"write": "deny"}))
     a, b = _exec(
         ex,
         hk.ToolCall(id="1", name="nuke", arguments={}),
@@ -232,7 +232,7 @@ def test_gate_dry_run_mode_never_acts():
             acted.append(amount)
         return f"{'would pay' if dry_run else 'paid'} {amount}"
 
-    ex = hk.Executor(hk.ToolRegistry([pay, write_file]), hk.Gate(dry_run=True, workspace="."))
+    ex = hk.tools.Executor(hk.ToolRegistry([pay, write_file]), hk.Gate(dry_run=True, workspace="."))
     a, b = _exec(
         ex,
         hk.ToolCall(id="1", name="pay", arguments={"amount": 5}),

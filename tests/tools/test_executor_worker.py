@@ -23,8 +23,9 @@ def where() -> int:
 
 
 def test_lone_calls_run_off_the_caller_thread_on_a_reused_worker():
-    first = _run(hk.Executor(hk.ToolRegistry([where])), "where").value
-    second = _run(hk.Executor(hk.ToolRegistry([where])), "where").value  # another run's executor
+    first = _run(hk.tools.Executor(hk.ToolRegistry([where])), "where").value
+    # another run's executor
+    second = _run(hk.tools.Executor(hk.ToolRegistry([where])), "where").value
     assert first == second != threading.get_ident()
 
 
@@ -39,7 +40,7 @@ def test_a_timed_out_worker_is_abandoned_and_ends_when_its_call_returns():
         release.wait(10)
         return threading.get_ident()
 
-    ex = hk.Executor(hk.ToolRegistry([stuck, where]))
+    ex = hk.tools.Executor(hk.ToolRegistry([stuck, where]))
     assert _run(ex, "stuck").error_type == "timeout"
     (late,) = stuck_on
     assert _run(ex, "where").value != late.ident  # the stuck worker is not handed out again
@@ -55,17 +56,17 @@ def test_base_exceptions_reach_the_caller_as_from_a_pool_future():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _run(hk.Executor(hk.ToolRegistry([interrupted])), "interrupted")
-    assert _run(hk.Executor(hk.ToolRegistry([where])), "where").ok  # the worker survived
+        _run(hk.tools.Executor(hk.ToolRegistry([interrupted])), "interrupted")
+    assert _run(hk.tools.Executor(hk.ToolRegistry([where])), "where").ok  # the worker survived
 
 
 def _child(queue):
-    queue.put(_run(hk.Executor(hk.ToolRegistry([where])), "where").ok)
+    queue.put(_run(hk.tools.Executor(hk.ToolRegistry([where])), "where").ok)
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_forked_child_starts_its_own_worker():
-    _run(hk.Executor(hk.ToolRegistry([where])), "where")  # the parent has an idle worker
+    _run(hk.tools.Executor(hk.ToolRegistry([where])), "where")  # the parent has an idle worker
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     child = ctx.Process(target=_child, args=(queue,))

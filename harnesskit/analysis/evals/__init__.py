@@ -7,7 +7,7 @@ import harnesskit as hk
 cases = hk.load_cases("datasets/cases/shop.jsonl")
 result = hk.Experiment(cases, ["full-history"], ["shop:careful", "shop:hasty"], repeats=4).run()
 result.summary()                               # pass rate, pass^1..4, tokens per pass
-hk.score(cases[0], result.log(result.rows[0]["run_id"])).failed
+hk.analysis.evals.score(cases[0], result.log(result.rows[0]["run_id"])).failed
 ```
 
 Modules: `cases` (the `Case` value, JSON Schema, JSONL I/O), `scoring` (checks on the

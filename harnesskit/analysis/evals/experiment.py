@@ -26,8 +26,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import hashlib
+import importlib
 import json
 import os
+import pkgutil
 import re
 import threading
 import uuid
@@ -41,10 +43,9 @@ from harnesskit.analysis.evals.results import ExperimentResult
 from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.errors import UsageError
-from harnesskit.log.events import EventLog
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
-from harnesskit.run.loop import Harness, Limits, Run
+from harnesskit.run import Harness, Limits, Run
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import ToolRegistry
 
@@ -82,92 +83,56 @@ class Domain:
 
 _DOMAINS: dict[str, Domain] = {}
 _DOMAINS_LOCK = threading.Lock()
+#: The package searched for a domain module when a name is not registered yet.
+DOMAIN_PACKAGE = "harnesskit.domains"
 
 
 def register_domain(domain: Domain) -> None:
-    """Make cases with `domain: <name>` runnable, and its agents nameable as `name:style`."""
+    """Make cases with `domain: <name>` runnable, and its agents nameable as `name:style`.
+
+    A domain module calls this when it is imported (the shipped `airline` and `shop` do).
+
+    Args:
+        domain: the domain; a later registration under the same name replaces an earlier one.
+    """
     with _DOMAINS_LOCK:
         _DOMAINS[domain.name] = domain
 
 
+def _shipped_domains() -> list[str]:
+    """Names of the modules in `DOMAIN_PACKAGE` (found by name; core never imports a domain)."""
+    package = importlib.import_module(DOMAIN_PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__))
+
+
+def _known_domains() -> set[str]:
+    with _DOMAINS_LOCK:
+        registered = set(_DOMAINS)
+    return registered | set(_shipped_domains())
+
+
 def get_domain(name: str) -> Domain:
-    """The registered domain `name` (the built-in `shop` and `airline` load on first use).
+    """The registered domain `name`; a shipped one (`harnesskit.domains.<name>`) loads on first use.
+
+    Args:
+        name: the domain's name, as cases give it in their `domain` field.
+
+    Returns:
+        The `Domain`.
 
     Raises:
         UsageError: no such domain (the message lists the known ones).
     """
     with _DOMAINS_LOCK:
-        if name not in _DOMAINS and name in _BUILTIN_DOMAINS:
-            _DOMAINS[name] = _BUILTIN_DOMAINS[name]()
         found = _DOMAINS.get(name)
+    if found is None and name in _shipped_domains():
+        importlib.import_module(f"{DOMAIN_PACKAGE}.{name}")  # the module registers itself
+        with _DOMAINS_LOCK:
+            found = _DOMAINS.get(name)
     if found is None:
-        known = sorted(set(_DOMAINS) | set(_BUILTIN_DOMAINS))
+        known = sorted(_known_domains())
         raise UsageError(f"unknown eval domain {name!r}; known: {known} (see register_domain)")
     return found
-
-
-def _shop_domain() -> Domain:
-    from harnesskit.domains import shop
-
-    agents = {style: _style_factory(shop.agent, style) for style in shop.AGENTS}
-    return Domain(name="shop", environment=shop.environment, agents=agents)
-
-
-def _style_factory(make: Callable[..., Model], style: str) -> Callable[..., Model]:
-    def factory(*, seed: int = 0) -> Model:
-        return make(style, seed=seed)
-
-    factory.__name__ = style
-    return factory
-
-
-@dataclass(slots=True, kw_only=True)
-class _AirlineEnv:
-    tools: Any
-    system_prompt: str
-    state: Any
-
-    def checks(self, case: Case, log: EventLog) -> list[CheckResult]:
-        """τ-bench's database check when the case lists `setup.db_actions`."""
-        actions = case.setup.get("db_actions")
-        if actions is None:
-            return []
-        from harnesskit.domains import airline
-
-        expected = airline.expected_state_hash(
-            [airline.ExpectedAction(name=a["tool"], kwargs=a.get("args") or {}) for a in actions]
-        )
-        final = self.state.state_hash()
-        what = f"after the task's {len(actions)} actions" if actions else "unchanged"
-        return [
-            CheckResult(
-                name="final database equals the expected one",
-                kind="state",
-                passed=final == expected,
-                detail=f"expected the fresh database {what}; "
-                + ("equal" if final == expected else f"hash {final[:12]} ≠ {expected[:12]}"),
-            )
-        ]
-
-
-def _airline_domain() -> Domain:
-    from harnesskit.domains import airline
-
-    def environment(case: Case) -> _AirlineEnv:
-        db = airline.load_database()
-        return _AirlineEnv(tools=airline.tools(db), system_prompt=airline.POLICY, state=db)
-
-    def embedded(*, seed: int = 0) -> Model:
-        return airline.agent_model()  # deterministic: the seed has nothing to vary
-
-    embedded.__name__ = "embedded"
-    return Domain(name="airline", environment=environment, agents={"embedded": embedded})
-
-
-_BUILTIN_DOMAINS: dict[str, Callable[[], Domain]] = {
-    "airline": _airline_domain,
-    "shop": _shop_domain,
-}
 
 
 # -- trials -----------------------------------------------------------------------------------
@@ -402,7 +367,7 @@ class Experiment:
     def _check_model_spec(self, spec: str) -> None:
         prefix, _, style = spec.partition(":")
         domain = self.domains.get(prefix)
-        if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+        if domain is None and prefix in _known_domains():
             domain = get_domain(prefix)
         if domain is not None:
             if style not in domain.agents:
@@ -423,7 +388,7 @@ class Experiment:
         if isinstance(spec, str):
             prefix, _, style = spec.partition(":")
             domain = self.domains.get(prefix)
-            if domain is None and prefix in (set(_DOMAINS) | set(_BUILTIN_DOMAINS)):
+            if domain is None and prefix in _known_domains():
                 domain = get_domain(prefix)
             if domain is not None and style in domain.agents:
                 return domain.agents[style](seed=trial.seed)
@@ -432,7 +397,8 @@ class Experiment:
                     f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
                 )
             return get_model(spec)
-        return spec  # type: ignore[no-any-return]
+        model: Model = spec
+        return model
 
     def _semaphore(self, model: Model) -> threading.Semaphore | None:
         key = endpoint_of(model)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
 from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
@@ -226,15 +227,7 @@ class ExperimentResult:
         return f"<ExperimentResult {len(self.rows)} trials, {passed} passed, at {self.path}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        summ = self.summary().reset_index()
-        rows = [[_fmt(v) for v in row] for row in summ.itertuples(index=False)]
-        return display.table(list(summ.columns), rows, caption=repr(self))
-
-
-def _fmt(v: Any) -> Any:
-    return round(v, 3) if isinstance(v, float) else v
+        return _repr.html(self)
 
 
 def load_results(rows: Iterable[Mapping[str, Any]]) -> ExperimentResult:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit import _repr
 from harnesskit.analysis.evals._match import short
 from harnesskit.analysis.evals.cases import CallSpec, Case
 from harnesskit.errors import UsageError
@@ -113,10 +114,7 @@ class Score:
         return f"<Score {self.case_id}: {verdict} ({len(self.checks)} checks)>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        rows = [["✓" if c.passed else "✗", c.kind, c.name, c.detail] for c in self.checks]
-        return display.table(["", "kind", "check", "detail"], rows, caption=repr(self))
+        return _repr.html(self)
 
 
 @dataclass(frozen=True, slots=True)

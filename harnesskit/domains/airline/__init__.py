@@ -29,10 +29,10 @@ Layers: `data` (loading, hashing), `ops` (every tool's database effect, τ-bench
 tools and `POLICY`), `scoring` (reward and pass^k), `trajectories` (the recorded GPT-4o runs),
 `recompute` (harness-free re-execution of recorded runs), `replay` (the same through the
 harness, with events), `agent` (the offline agent and demo tasks) and `jobs` (`run_demo`,
-`run_replay`).
+`run_replay`) and `eval` (the eval domain, registered on import).
 """
 
-from harnesskit.domains.airline import ops, rules
+from harnesskit.domains.airline import eval, ops, rules  # eval registers the domain
 from harnesskit.domains.airline.agent import DEMO_TASKS, DemoTask, agent_model, agent_policy
 from harnesskit.domains.airline.data import (
     AirlineDB,
@@ -42,6 +42,7 @@ from harnesskit.domains.airline.data import (
     shipped_files_digest,
     state_hash,
 )
+from harnesskit.domains.airline.eval import DOMAIN, AirlineEnvironment
 from harnesskit.domains.airline.jobs import (
     DemoReport,
     DemoRow,
@@ -90,9 +91,11 @@ from harnesskit.domains.airline.truth import (
 __all__ = [
     "BENCHMARK_NOW",
     "DEMO_TASKS",
+    "DOMAIN",
     "EST",
     "POLICY",
     "AirlineDB",
+    "AirlineEnvironment",
     "CancellationDecision",
     "CancellationFacts",
     "CancellationOutcome",
@@ -122,6 +125,7 @@ __all__ = [
     "expected_state_hash",
     "load_database",
     "load_recorded_runs",
+    "eval",
     "ops",
     "outputs_found",
     "pass_hat_k",

@@ -59,7 +59,7 @@ def braked_run(tmp_path=None):
 
 def test_budget_frame_one_row_per_request_with_exact_numbers():
     run, _ = braked_run()
-    df = hk.budget_frame(run)
+    df = hk.frame(run, kind="budget")
     assert run.finish_reason == "max_steps"
     cols = [
         "request",
@@ -88,7 +88,7 @@ def test_budget_frame_one_row_per_request_with_exact_numbers():
 def test_budget_frame_from_a_log_read_back_from_disk_matches(tmp_path):
     run, _ = braked_run(tmp_path)
     log = hk.EventLog.read(run.log.path)
-    live, read = hk.budget_frame(run), hk.budget_frame(log)
+    live, read = hk.frame(run, kind="budget"), hk.frame(log, kind="budget")
     cols = ["step", "final", "prompt_tokens", "completion_tokens", "cum_tokens", "tool_calls"]
     assert live[cols].equals(read[cols])
     assert read.attrs["limits"]["max_tokens"] == 1000 and read.attrs["run_id"] == "r-braked"
@@ -96,7 +96,7 @@ def test_budget_frame_from_a_log_read_back_from_disk_matches(tmp_path):
 
 def test_composition_is_computed_from_the_exact_requests_sent():
     run, model = braked_run()
-    comp = hk.composition_frame(run)
+    comp = hk.frame(run, kind="composition")
     est = run.harness.estimator
     assert len(comp) == len(model.requests) == 4
     for row, sent in zip(comp.to_dict("records"), model.requests, strict=True):
@@ -138,6 +138,19 @@ def test_frame_accepts_runs_logs_and_lists_of_records():
         hk.frame([1, 2])
 
 
+def test_frame_kinds_are_one_scheme_and_a_wrong_kind_names_the_valid_ones():
+    run, _ = braked_run()
+    from harnesskit.notebook.frames import FRAME_KINDS
+
+    assert FRAME_KINDS == ("events", "budget", "composition", "comparison")
+    assert hk.frame(run, kind="events").equals(hk.frame(run))
+    assert len(hk.frame(run, kind="budget")) == len(hk.frame(run, kind="composition"))
+    with pytest.raises(hk.UsageError, match=r"unknown frame kind 'budgets'.*'comparison'"):
+        hk.frame(run, kind="budgets")
+    with pytest.raises(hk.UsageError, match=r"takes \{label: run\}"):
+        hk.frame(run, kind="comparison")
+
+
 def test_comparison_frame_summarises_each_run():
     run, _ = braked_run()
     h = hk.Harness(
@@ -146,7 +159,7 @@ def test_comparison_frame_summarises_each_run():
         policy={"name": "tight", "version": "2"},
     )
     other = h.start("find a").run()
-    df = hk.comparison_frame({"full": run, "tight": other.log})
+    df = hk.frame({"full": run, "tight": other.log}, kind="comparison")
     assert df.loc[
         "full",
         [
@@ -198,7 +211,7 @@ def test_plot_budget_names_far_limits_instead_of_drawing_them():
 
 def test_plot_composition_and_comparison():
     run, _ = braked_run()
-    comp = hk.composition_frame(run)
+    comp = hk.frame(run, kind="composition")
     fig = hk.plot_composition(run)
     (ax,) = fig.axes
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -218,7 +231,7 @@ def test_plots_refuse_a_run_without_requests():
     with pytest.raises(hk.UsageError, match="no model request"):
         hk.plot_composition(run)
     with pytest.raises(hk.UsageError, match="Run or an EventLog"):
-        hk.budget_frame("run")
+        hk.frame("run", kind="budget")
 
 
 def test_charts_use_agg_when_headless():

@@ -1,23 +1,25 @@
-"""Frames and charts read from an event log (R-O1): the log is the trace.
+"""Frames read from an event log (R-O1): the log is the trace. One function, one `kind` each.
 
-`frame()` gives one row per event (or one row per item of a list of results), `budget_frame()`
-one row per model request with tokens, time and tool calls, `composition_frame()` what filled
-each prompt, computed from the exact requests (`EventLog.request_messages`). The charts draw
-them with matplotlib: `plot_budget()` (tokens per step against the token-budget and step
-brakes), `plot_composition()` (prompt composition per step) and `plot_comparison()` (runs under
-different policies side by side, with `comparison_frame()` as the table).
+The naming scheme: tables are `hk.frame(obj, kind=...)`, charts are `hk.plot_<what>(...)`
+(in `charts.py`). Every table a notebook user reads comes from `frame`:
 
-pandas and matplotlib are imported inside the functions; with no display (a terminal, CI) the
-charts use the Agg backend. Every chart function returns the `matplotlib.figure.Figure`, closed
-for pyplot so a notebook shows it once (as the cell's value) and scripts can `savefig` it.
+- `kind="events"` (default): one row per event of a `Run` or `EventLog`, or the frame of a
+  report (an object with a `frame()` method), or one row per item of a list of results.
+- `kind="budget"`: one row per model request with tokens, time and tool calls.
+- `kind="composition"`: what filled each prompt, from the exact requests
+  (`EventLog.request_messages`).
+- `kind="comparison"`: one summary row per run of a `{label: run}` mapping.
+
+The charts draw these: `plot_budget` (tokens per step against the token-budget and step
+brakes), `plot_composition` (prompt composition per step), `plot_comparison` (runs under
+different policies side by side), `plot_probes` and `plot_policy_tokens` (probe matrices and
+policy budgets from `harnesskit.analysis.probes`). pandas is imported inside the functions.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,21 +28,16 @@ from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
 from harnesskit.messages import Message
 
-__all__ = [
-    "COMPOSITION_CATEGORIES",
-    "budget_frame",
-    "comparison_frame",
-    "composition_frame",
-    "frame",
-    "plot_budget",
-    "plot_comparison",
-    "plot_composition",
-]
+__all__ = ["BUDGET_COLUMNS", "COMPOSITION_CATEGORIES", "FRAME_KINDS", "frame"]
 
-#: Columns of `composition_frame`, in stacking order.
+#: The kinds `frame` builds, in the order the docstring lists them.
+FRAME_KINDS = ("events", "budget", "composition", "comparison")
+
+#: Columns of `frame(run, kind="composition")`, in stacking order.
 COMPOSITION_CATEGORIES = ("system", "user", "assistant", "tool_results", "tool_specs", "other")
 
-_BUDGET_COLUMNS = [
+#: Columns of `frame(run, kind="budget")`, in order.
+BUDGET_COLUMNS = [
     "request", "step", "final", "prompt_tokens", "completion_tokens", "total_tokens",
     "cum_prompt_tokens", "cum_tokens", "estimated", "seconds", "model_seconds", "tool_seconds",
     "tool_calls", "tool_errors", "messages",
@@ -68,7 +65,7 @@ def _limits(obj: Any, log: EventLog) -> dict[str, Any]:
     return dict(_contract(log).get("limits") or {})
 
 
-def frame(obj: Any) -> Any:
+def _events(obj: Any) -> Any:
     """A pandas DataFrame of `obj`: events, or the items of a list of results.
 
     Args:
@@ -113,7 +110,7 @@ def _seconds_between(a: str, b: str) -> float:
         return 0.0
 
 
-def budget_frame(run: Any, *, branch_id: str = "main") -> Any:
+def _budget(run: Any, *, branch_id: str = "main") -> Any:
     """Tokens, time and tool calls per step: one row per model request of a branch.
 
     A run closed by a brake has one more request than steps (the tool-less closing request,
@@ -181,7 +178,7 @@ def budget_frame(run: Any, *, branch_id: str = "main") -> Any:
         cum_total += r["total_tokens"]
         r["cum_prompt_tokens"], r["cum_tokens"] = cum_prompt, cum_total
         r["seconds"] = _seconds_between(r.pop("_start"), r.pop("_end"))
-    df = pd.DataFrame(rows, columns=_BUDGET_COLUMNS)
+    df = pd.DataFrame(rows, columns=BUDGET_COLUMNS)
     df.attrs["limits"] = _limits(run, log)
     df.attrs["run_id"] = log.run_id or _contract(log).get("run_id", "")
     return df
@@ -197,7 +194,7 @@ def _category(message: Message, index: int) -> str:
     return "other"  # pragma: no cover - Message only allows the four roles
 
 
-def composition_frame(
+def _composition(
     run: Any, *, branch_id: str = "main", estimator: TokenEstimator | None = None
 ) -> Any:
     """What filled each prompt, in estimated tokens per category, from the exact requests.
@@ -245,7 +242,7 @@ def composition_frame(
     return pd.DataFrame(rows, columns=columns)
 
 
-def comparison_frame(runs: Mapping[str, Any], *, branch_id: str = "main") -> Any:
+def _comparison(runs: Mapping[str, Any], *, branch_id: str = "main") -> Any:
     """One summary row per run, to compare policies (or models, or tool descriptions).
 
     Args:
@@ -266,7 +263,7 @@ def comparison_frame(runs: Mapping[str, Any], *, branch_id: str = "main") -> Any
     rows = []
     for label, run in runs.items():
         log = _log_of(run)
-        b = budget_frame(run, branch_id=branch_id)
+        b = _budget(run, branch_id=branch_id)
         contract = _contract(log)
         finished = log.last("run.finished", branch_id=branch_id)
         fin = finished.payload if finished is not None else {}
@@ -290,194 +287,52 @@ def comparison_frame(runs: Mapping[str, Any], *, branch_id: str = "main") -> Any
     return pd.DataFrame(rows).set_index("label") if rows else pd.DataFrame()
 
 
-# -- charts ------------------------------------------------------------------------------------
-
-
-def _pyplot() -> Any:
-    """Import pyplot, choosing Agg first when nothing can show a window (terminal, CI)."""
-    import matplotlib
-
-    if "matplotlib.pyplot" not in sys.modules and not os.environ.get("MPLBACKEND"):
-        in_kernel = "ipykernel" in sys.modules
-        has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-        if not in_kernel and not has_display and sys.platform.startswith("linux"):
-            matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _done(plt: Any, fig: Any) -> Any:
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
-
-
-def _near(limit: Any, reached: float, factor: float) -> bool:
-    """Draw a limit line only when it is within `factor` of what was reached (else say it)."""
-    return limit is not None and limit <= max(reached, 1) * factor
-
-
-def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, float] = (8, 5)) -> Any:
-    """Tokens per step against the token-budget and step brakes.
-
-    Top: prompt and completion tokens of each request (stacked bars; the closing request of
-    a braked run is hatched). Bottom: cumulative tokens and cumulative prompt tokens with the
-    `max_tokens` and `max_prompt_tokens` budgets. A dashed vertical line marks `max_steps`.
-    A limit far beyond what the run used (more than 4x) is named in the legend instead of
-    drawn, so the bars stay readable.
-
-    Args:
-        run: a `Run` or an `EventLog`.
-        branch_id: the branch to draw.
-        figsize: figure size in inches (width, height).
-
-    Returns:
-        The `matplotlib.figure.Figure`.
-
-    Raises:
-        UsageError: `run` is neither a Run nor an EventLog, or it has no model request yet.
-    """
-    df = budget_frame(run, branch_id=branch_id)
-    if df.empty:
-        raise UsageError("the run has no model request yet: step it before plotting its budget")
-    limits = df.attrs["limits"]
-    plt = _pyplot()
-    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=figsize)
-    x = df["request"].to_numpy()
-    hatch = ["//" if f else "" for f in df["final"]]
-    top.bar(x, df["prompt_tokens"], color="#4c78a8", label="prompt", hatch=hatch)
-    top.bar(
-        x, df["completion_tokens"], bottom=df["prompt_tokens"], color="#f58518",
-        label="completion", hatch=hatch,
-    )  # fmt: skip
-    top.set_ylabel("tokens per step")
-    bottom.plot(x, df["cum_tokens"], marker="o", color="#54a24b", label="cumulative tokens")
-    bottom.plot(
-        x, df["cum_prompt_tokens"], marker=".", color="#4c78a8", label="cumulative prompt tokens"
-    )
-    used_total, used_prompt = int(df["cum_tokens"].iloc[-1]), int(df["cum_prompt_tokens"].iloc[-1])
-    for name, used, color in (
-        ("max_tokens", used_total, "#e45756"),
-        ("max_prompt_tokens", used_prompt, "#b279a2"),
-    ):
-        limit = limits.get(name)
-        if limit is None:
-            continue
-        label = f"{name} = {limit:,}"
-        if _near(limit, used, 4):
-            bottom.axhline(limit, color=color, linestyle="--", label=label)
-        else:
-            bottom.plot([], [], " ", label=f"{label} ({used / limit:.0%} used)")
-    bottom.set_ylabel("cumulative tokens")
-    bottom.set_xlabel("step" + (" (hatched: closing request after a brake)" if any(hatch) else ""))
-    steps = [str(s) + ("*" if f else "") for s, f in zip(df["step"], df["final"], strict=True)]
-    bottom.set_xticks(x, steps)
-    max_steps = limits.get("max_steps")
-    if max_steps is not None:
-        n = int(df["step"].max())
-        label = f"max_steps = {max_steps}"
-        if _near(max_steps, n, 2) or max_steps <= n + 3:
-            before = df.loc[(df["step"] <= max_steps) & ~df["final"], "request"]
-            pos = float(before.max()) + 0.5  # after the last step the brake allowed
-            for ax in (top, bottom):
-                ax.axvline(pos, color="#e45756", linestyle=":", label=label if ax is top else None)
-        else:
-            top.plot([], [], " ", label=f"{label} (used {n})")
-    top.legend(loc="upper left", fontsize=8)
-    bottom.legend(loc="upper left", fontsize=8)
-    finished = _log_of(run).last("run.finished", branch_id=branch_id)
-    reason = finished.payload.get("finish_reason") if finished else "running"
-    top.set_title(
-        f"{df.attrs['run_id']}: {_plural(int(df['step'].max()), 'step')}, {used_total:,} tokens, "
-        f"finish_reason={reason}",
-        fontsize=10,
-    )
-    return _done(plt, fig)
-
-
-def plot_composition(
-    run: Any,
+def frame(
+    obj: Any,
+    kind: str = "events",
     *,
     branch_id: str = "main",
     estimator: TokenEstimator | None = None,
-    figsize: tuple[float, float] = (8, 4),
 ) -> Any:
-    """Prompt composition per step: which categories filled each request (stacked bars).
+    """A pandas DataFrame of `obj`, one of the `FRAME_KINDS` (see the module docstring).
 
     Args:
-        run: a `Run` or an `EventLog`.
-        branch_id: the branch to draw.
-        estimator: token estimator (see `composition_frame`).
-        figsize: figure size in inches (width, height).
+        obj: for `"events"`, a `Run` or `EventLog` (one row per event, see `EventLog.frame`),
+            an object with a `frame()` method (reports), or an iterable of dataclasses or
+            dicts such as the `LintIssue`s of `hk.lint` (one row per item); for `"budget"` and
+            `"composition"`, a `Run` or `EventLog`; for `"comparison"`, `{label: Run or
+            EventLog}`, e.g. one run of the same task per context policy.
+        kind: `"events"`, `"budget"`, `"composition"` or `"comparison"`.
+        branch_id: the branch to read (budget, composition, comparison; events show all).
+        estimator: token estimator for `"composition"`; default the run harness's, else
+            `TokenEstimator()`.
 
     Returns:
-        The `matplotlib.figure.Figure`.
+        A `pandas.DataFrame`. `"budget"`: one row per model request of the branch, columns
+        `BUDGET_COLUMNS`: `request` (1-based), `step`, `final` (the tool-less closing request
+        after a brake), `prompt_tokens`, `completion_tokens`, `total_tokens` (tokens of this
+        request), `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated`,
+        `seconds` (log-clock time of the request), `model_seconds`, `tool_seconds`,
+        `tool_calls`, `tool_errors`, `messages`; `df.attrs["limits"]` holds the run's brakes.
+        `"composition"`: one row per request, `request`, `step`, `final`, one column per
+        `COMPOSITION_CATEGORIES` entry (estimated tokens) and `total`. `"comparison"`: one
+        row per label with `policy`, `model`, `steps`, `requests`, `tool_calls`,
+        `tool_errors`, `prompt_tokens`, `completion_tokens`, `total_tokens`,
+        `max_prompt_tokens`, `finish_reason` and `incomplete`.
 
     Raises:
-        UsageError: `run` is neither a Run nor an EventLog, or it has no model request yet.
+        UsageError: an unknown kind, or `obj` does not fit the kind.
     """
-    df = composition_frame(run, branch_id=branch_id, estimator=estimator)
-    if df.empty:
-        raise UsageError("the run has no model request yet: step it before plotting its prompts")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=figsize)
-    x = df["request"].to_numpy()
-    bottom = None
-    colors = ["#9d755d", "#4c78a8", "#f58518", "#54a24b", "#bab0ac", "#e45756"]
-    for cat, color in zip(COMPOSITION_CATEGORIES, colors, strict=True):
-        values = df[cat].to_numpy()
-        if not values.any():
-            continue
-        ax.bar(x, values, bottom=bottom, label=cat.replace("_", " "), color=color)
-        bottom = values if bottom is None else bottom + values
-    steps = [str(s) + ("*" if f else "") for s, f in zip(df["step"], df["final"], strict=True)]
-    ax.set_xticks(x, steps)
-    ax.set_xlabel("step (* closing request after a brake)" if df["final"].any() else "step")
-    ax.set_ylabel("estimated prompt tokens")
-    ax.set_title("What filled each prompt", fontsize=10)
-    ax.legend(loc="upper left", fontsize=8)
-    return _done(plt, fig)
-
-
-def plot_comparison(
-    runs: Mapping[str, Any],
-    *,
-    metric: str = "prompt_tokens",
-    branch_id: str = "main",
-    figsize: tuple[float, float] = (8, 4),
-) -> Any:
-    """One line per run of a `budget_frame` column against the request number.
-
-    Args:
-        runs: `{label: Run or EventLog}` (e.g. the same task under different policies).
-        metric: a `budget_frame` column: `prompt_tokens` (size of each prompt, default),
-            `cum_tokens`, `total_tokens`, `tool_calls`, ...
-        branch_id: the branch to read in each run.
-        figsize: figure size in inches (width, height).
-
-    Returns:
-        The `matplotlib.figure.Figure`.
-
-    Raises:
-        UsageError: an unknown metric, or a value is neither a Run nor an EventLog.
-    """
-    if metric not in _BUDGET_COLUMNS:
-        raise UsageError(f"metric must be a budget_frame column, one of {_BUDGET_COLUMNS}")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=figsize)
-    for label, run in runs.items():
-        df = budget_frame(run, branch_id=branch_id)
-        ax.plot(df["request"], df[metric], marker="o", label=str(label))
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("request (step)")
-    ax.set_ylabel(metric.replace("_", " "))
-    ax.set_title(f"{metric.replace('_', ' ')} per request", fontsize=10)
-    ax.legend(fontsize=8)
-    return _done(plt, fig)
+    if kind == "events":
+        return _events(obj)
+    if kind == "budget":
+        return _budget(obj, branch_id=branch_id)
+    if kind == "composition":
+        return _composition(obj, branch_id=branch_id, estimator=estimator)
+    if kind == "comparison":
+        if not isinstance(obj, Mapping):
+            raise UsageError(
+                f"frame(kind='comparison') takes {{label: run}}, got {type(obj).__name__}"
+            )
+        return _comparison(obj, branch_id=branch_id)
+    raise UsageError(f"unknown frame kind {kind!r}; expected one of {list(FRAME_KINDS)}")

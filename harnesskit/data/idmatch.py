@@ -1,0 +1,82 @@
+"""The one id matcher: is a typed id an altered copy of an id seen earlier?
+
+Both audits use it: `transport_audit` (`harnesskit.data.bindings`) to say where a typed id came
+from, and `audit` (`harnesskit.analysis.audit`) to flag a copied id that arrived changed. The
+distance is the optimal string alignment (restricted Damerau–Levenshtein) distance: an
+insertion, a deletion, a substitution or a swap of two adjacent characters is one edit, so the
+transposed `4WQ150` → `4WQ105` is one edit, not two.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["altered_copy", "edit_distance"]
+
+_DIGITS = re.compile(r"\d{4,}$")
+
+
+def edit_distance(a: str, b: str, *, cap: int | None = None) -> int:
+    """Optimal string alignment distance between `a` and `b` (an adjacent swap is one edit).
+
+    Args:
+        a: one string.
+        b: the other.
+        cap: stop early once every alignment needs more than `cap` edits; `None` computes the
+            exact distance.
+
+    Returns:
+        The number of edits, or `cap + 1` when it is above `cap`.
+    """
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if cap is not None and min(cur) > cap:
+            return cap + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def altered_copy(token: str, cand: str, *, max_edits: int | None = None) -> tuple[int, str] | None:
+    """`(rank, how)` when `token` is an altered copy of the earlier id `cand`, else `None`.
+
+    Alterations, closest first (a lower rank is closer): the case changed (rank 0); cut to a
+    prefix of at least 4 characters or extended from one (rank 1); mixed up by `d` edits of
+    `edit_distance` (rank `1 + d`); the same trailing number of 4 or more digits under another
+    prefix, such as `gift_card_5634230` for `credit_card_5634230` (rank 3).
+
+    Args:
+        token: the id as typed.
+        cand: an id seen earlier (not equal to `token`).
+        max_edits: the most edits that still count as a mix-up; `None` allows one edit per
+            8 characters of `cand` (at least one) and lengths differing by at most one.
+
+    Returns:
+        `(rank, how)`, `how` a short phrase such as `"mixed up (1 edits)"`, or `None`.
+    """
+    if token.lower() == cand.lower():
+        return 0, "case changed"
+    if len(token) >= 4 and cand.startswith(token):
+        return 1, f"cut ({len(token)} of {len(cand)} chars)"
+    if len(cand) >= 4 and token.startswith(cand):
+        return 1, f"extended ({len(token)} chars, was {len(cand)})"
+    limit = max(1, len(cand) // 8) if max_edits is None else max_edits
+    if abs(len(token) - len(cand)) <= (1 if max_edits is None else max_edits):
+        d = edit_distance(token, cand, cap=limit)
+        if d <= limit:
+            return 1 + d, f"mixed up ({d} edits)"
+    mine, theirs = _DIGITS.search(token), _DIGITS.search(cand)
+    if (
+        mine
+        and theirs
+        and mine.group() == theirs.group()
+        and token[: mine.start()] != cand[: theirs.start()]
+    ):
+        return 3, f"mixed up (same number, {cand[: theirs.start()]}… → {token[: mine.start()]}…)"
+    return None
