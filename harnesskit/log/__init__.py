@@ -4,6 +4,7 @@ The trajectory: events, the append-only event log, statuses and branch views, re
 search and redaction. Stands on `tools` and the value types.
 """
 
+from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, kind_of
 from harnesskit.log._types import (
     EVENT_CLASSES,
     EVENT_TYPES,
@@ -75,6 +76,7 @@ __all__ = [
     "BrakeEvent",
     "BranchForkEvent",
     "BranchMergeEvent",
+    "BranchView",
     "CheckpointEvent",
     "ContextInjectedEvent",
     "DEFAULT_KINDS",
@@ -101,7 +103,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "STAGES",
     "STATUSES",
+    "STATUS_EVENTS",
     "StatusExpireEvent",
+    "StatusFold",
     "StatusRejectEvent",
     "StatusSupersedeEvent",
     "TaskContractEvent",
@@ -115,6 +119,7 @@ __all__ = [
     "check_resume",
     "event_class",
     "frozen_start",
+    "kind_of",
     "make_event",
     "rebuild_state",
     "reopen",
