@@ -23,6 +23,12 @@ from typing import Any
 
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.errors import UsageError
+from harnesskit.log._types import (
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunFinishedEvent,
+    ToolResultEvent,
+)
 from harnesskit.log.events import EventLog
 from harnesskit.messages import Message
 
@@ -143,12 +149,11 @@ def budget_frame(run: Any, *, branch_id: str = "main") -> Any:
     cum_prompt = cum_total = 0
     current: dict[str, Any] | None = None
     for e in events:
-        p = e.payload
-        if e.type == "model.request":
+        if isinstance(e, ModelRequestEvent):
             current = {
                 "request": len(rows) + 1,
-                "step": p.get("step"),
-                "final": bool(p.get("final")),
+                "step": e.step,
+                "final": bool(e.final),
                 "prompt_tokens": 0,
                 "completion_tokens": 0,
                 "estimated": False,
@@ -156,7 +161,7 @@ def budget_frame(run: Any, *, branch_id: str = "main") -> Any:
                 "tool_seconds": 0.0,
                 "tool_calls": 0,
                 "tool_errors": 0,
-                "messages": p.get("n_messages", 0),
+                "messages": 0 if e.n_messages is None else e.n_messages,
                 "_start": e.created_at,
                 "_end": e.created_at,
             }
@@ -165,16 +170,16 @@ def budget_frame(run: Any, *, branch_id: str = "main") -> Any:
         if current is None:
             continue
         current["_end"] = e.created_at or current["_end"]
-        if e.type == "model.response":
-            usage = p.get("usage") or {}
+        if isinstance(e, ModelResponseEvent):
+            usage = e.usage or {}
             current["prompt_tokens"] = usage.get("prompt_tokens", 0)
             current["completion_tokens"] = usage.get("completion_tokens", 0)
             current["estimated"] = bool(usage.get("estimated"))
-            current["model_seconds"] = p.get("seconds", 0.0)
-        elif e.type == "tool.result":
+            current["model_seconds"] = 0.0 if e.seconds is None else e.seconds
+        elif isinstance(e, ToolResultEvent):
             current["tool_calls"] += 1
-            current["tool_errors"] += 0 if p.get("ok") else 1
-            current["tool_seconds"] += p.get("seconds", 0.0)
+            current["tool_errors"] += 0 if e.ok else 1
+            current["tool_seconds"] += 0.0 if e.seconds is None else e.seconds
     for r in rows:
         r["total_tokens"] = r["prompt_tokens"] + r["completion_tokens"]
         cum_prompt += r["prompt_tokens"]
@@ -226,7 +231,7 @@ def composition_frame(
     harness = getattr(run, "harness", None)
     est = estimator or getattr(harness, "estimator", None) or TokenEstimator()
     rows: list[dict[str, Any]] = []
-    for e in log.of_type("model.request", branch_id=branch_id):
+    for e in log.of_type(ModelRequestEvent, branch_id=branch_id):
         counts = dict.fromkeys(COMPOSITION_CATEGORIES, 0)
         for i, raw in enumerate(log.request_messages(e.event_id)):
             message = Message.from_openai(raw)
@@ -235,8 +240,8 @@ def composition_frame(
         rows.append(
             {
                 "request": len(rows) + 1,
-                "step": e.payload.get("step"),
-                "final": bool(e.payload.get("final")),
+                "step": e.step,
+                "final": bool(e.final),
                 **counts,
                 "total": sum(counts.values()),
             }
@@ -390,8 +395,8 @@ def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, floa
             top.plot([], [], " ", label=f"{label} (used {n})")
     top.legend(loc="upper left", fontsize=8)
     bottom.legend(loc="upper left", fontsize=8)
-    finished = _log_of(run).last("run.finished", branch_id=branch_id)
-    reason = finished.payload.get("finish_reason") if finished else "running"
+    finished = _log_of(run).last(RunFinishedEvent, branch_id=branch_id)
+    reason = finished.finish_reason if isinstance(finished, RunFinishedEvent) else "running"
     top.set_title(
         f"{df.attrs['run_id']}: {_plural(int(df['step'].max()), 'step')}, {used_total:,} tokens, "
         f"finish_reason={reason}",
