@@ -63,6 +63,8 @@ class Event:
     type: ClassVar[str] = ""
     """The event type tag, e.g. `"tool.result"` (one of `EVENT_TYPES`)."""
     _KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()  # (payload key, attribute), filled below
+    _ATTR_KEYS: ClassVar[dict[str, str]] = {}  # attribute -> payload key
+    _KEYSET: ClassVar[frozenset[str]] = frozenset()  # the declared payload keys
 
     event_id: int
     """1-based position in the run's log."""
@@ -108,6 +110,27 @@ class Event:
             p.update(self.extra)
             object.__setattr__(self, "_payload", p)
         return p
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for an unset slot: a typed field (or `extra`) of an event built from a
+        # payload dict by `make_event`/the codec, decoded now and kept (the value is fixed by
+        # the payload, so the frozen event does not change).
+        cls = type(self)
+        key = cls._ATTR_KEYS.get(name)
+        if key is not None:
+            value = object.__getattribute__(self, "_payload").get(key)
+        elif name == "extra":
+            payload = object.__getattribute__(self, "_payload")
+            keys = cls._KEYSET
+            value = (
+                _EMPTY
+                if keys.issuperset(payload)
+                else {k: x for k, x in payload.items() if k not in keys}
+            )
+        else:
+            raise AttributeError(f"{cls.__name__!r} object has no attribute {name!r}")
+        object.__setattr__(self, name, value)
+        return value
 
     @property
     def is_fact(self) -> bool:
@@ -727,16 +750,15 @@ def _payload_keys(cls: type[Event]) -> tuple[tuple[str, str], ...]:
 def _maker(cls: type[Event]) -> Callable[..., Event]:
     """A constructor from (payload, envelope values in `ENVELOPE` order) for `cls`, fast.
 
-    A frozen dataclass sets each field through `object.__setattr__`; this sets the slots
-    through their descriptors (the same values, several times faster) and keeps the payload
-    dict as given, so it is written back byte for byte.
+    A frozen dataclass sets each field through `object.__setattr__`; this sets the envelope
+    slots through their descriptors (several times faster) and keeps the payload dict as
+    given, so it is written back byte for byte. The typed fields and `extra` are left unset:
+    `Event.__getattr__` decodes each from the payload on its first read (most events of a long
+    run are never read field by field, and a step must not pay for decoding them).
     """
-    keys = cls._KEYS
-    keyset = frozenset(k for k, _ in keys)
-    typed = tuple((k, getattr(cls, a).__set__) for k, a in keys)
     (s_id, s_parent, s_branch, s_source, s_created, s_revision, s_hash, s_status, s_summary,
      s_supersedes, s_class, s_v) = (getattr(cls, n).__set__ for n in ENVELOPE)  # fmt: skip
-    s_extra, s_payload = cls.extra.__set__, cls._payload.__set__  # type: ignore[attr-defined]
+    s_payload = cls._payload.__set__  # type: ignore[attr-defined]
     new = object.__new__
 
     def make(
@@ -758,11 +780,7 @@ def _maker(cls: type[Event]) -> Callable[..., Event]:
         s_supersedes(event, supersedes)
         s_class(event, data_class)
         s_v(event, v)
-        get = payload.get
-        for key, setter in typed:
-            setter(event, get(key))
-        s_extra(event, {k: x for k, x in payload.items() if k not in keyset} or _EMPTY)
-        s_payload(event, payload)
+        s_payload(event, payload)  # typed fields and `extra` are read from it when first used
         return event
 
     return make
@@ -770,6 +788,8 @@ def _maker(cls: type[Event]) -> Callable[..., Event]:
 
 for _cls in (Event, *EVENT_CLASSES.values()):
     _cls._KEYS = _payload_keys(_cls)
+    _cls._ATTR_KEYS = {a: k for k, a in _cls._KEYS}
+    _cls._KEYSET = frozenset(k for k, _ in _cls._KEYS)
 _MAKERS: dict[str, Callable[..., Event]] = {t: _maker(c) for t, c in EVENT_CLASSES.items()}
 
 
