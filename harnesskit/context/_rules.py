@@ -334,7 +334,7 @@ def structured_summary(
     *,
     keyed: Sequence[Event],
     ok: Sequence[Event],
-    failed: Sequence[ToolResultEvent],
+    failed: Sequence[Event],
     notes: Sequence[Event],
     rejected: Sequence[tuple[Event, int]],
     pending_calls: Sequence[ToolCallEvent],

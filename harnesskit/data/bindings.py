@@ -64,7 +64,7 @@ class Binder:
     def __init__(self, store: ArtifactStore, log: EventLog | None = None) -> None:
         self.store = store
         self.log = log
-        self._results: dict[str, Event] = {}
+        self._results: dict[str, ToolResultEvent] = {}
         self._indexed = 0
 
     def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:

@@ -176,7 +176,7 @@ class Event:
         """
         try:
             make = _MAKERS[data["type"]]
-            return make(  # type: ignore[no-any-return]
+            return make(
                 data.get("payload") or {},
                 data["event_id"],
                 data.get("parent_id"),
@@ -747,7 +747,7 @@ def _payload_keys(cls: type[Event]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _maker(cls: type[Event]) -> Callable[..., Event]:
+def _maker(cls: type[Event]) -> Callable[..., Any]:
     """A constructor from (payload, envelope values in `ENVELOPE` order) for `cls`, fast.
 
     A frozen dataclass sets each field through `object.__setattr__`; this sets the envelope
@@ -758,7 +758,7 @@ def _maker(cls: type[Event]) -> Callable[..., Event]:
     """
     (s_id, s_parent, s_branch, s_source, s_created, s_revision, s_hash, s_status, s_summary,
      s_supersedes, s_class, s_v) = (getattr(cls, n).__set__ for n in ENVELOPE)  # fmt: skip
-    s_payload = cls._payload.__set__  # type: ignore[attr-defined]
+    s_payload = getattr(cls, "_payload").__set__  # noqa: B009 - the slot, not the field
     new = object.__new__
 
     def make(
@@ -786,11 +786,12 @@ def _maker(cls: type[Event]) -> Callable[..., Event]:
     return make
 
 
-for _cls in (Event, *EVENT_CLASSES.values()):
+_ALL: tuple[type[Event], ...] = (Event, *EVENT_CLASSES.values())
+for _cls in _ALL:
     _cls._KEYS = _payload_keys(_cls)
     _cls._ATTR_KEYS = {a: k for k, a in _cls._KEYS}
     _cls._KEYSET = frozenset(k for k, _ in _cls._KEYS)
-_MAKERS: dict[str, Callable[..., Event]] = {t: _maker(c) for t, c in EVENT_CLASSES.items()}
+_MAKERS: dict[str, Callable[..., Any]] = {t: _maker(c) for t, c in EVENT_CLASSES.items()}
 
 
 def event_class(type: str | type[Event]) -> type[Event]:
@@ -860,7 +861,7 @@ def make_event(
     make = _MAKERS.get(type)
     if make is None:
         event_class(type)  # raises with the valid names
-    return make(  # type: ignore[misc, no-any-return]
+    return make(  # type: ignore[misc]
         payload if payload is not None else {},
         event_id, parent_id, branch_id, source, created_at, workspace_revision, input_hash,
         status, summary, supersedes, data_class, v,
@@ -885,4 +886,4 @@ def with_payload(event: Event, payload: dict[str, Any], **envelope: Any) -> AnyE
     if bad:
         raise UsageError(f"not envelope fields: {sorted(bad)}; use names from {ENVELOPE}")
     values = [envelope[n] if n in envelope else getattr(event, n) for n in ENVELOPE]
-    return _MAKERS[event.type](payload, *values)  # type: ignore[no-any-return]
+    return _MAKERS[event.type](payload, *values)

@@ -155,7 +155,7 @@ def trajectory(log: EventLog, *, branch_id: str = "main") -> _Trajectory:
     for e in log.of_type(branch_id=branch_id):
         if isinstance(e, ToolCallEvent):
             ok = results.get(e.tool_call_id or "")
-            step = 0 if "step" not in e.payload else e.step
+            step = 0 if e.step is None else e.step
             t.calls.append(_Call(e.event_id, step, e.tool or "", e.arguments, ok))
         elif isinstance(e, UserMessageEvent):
             t.turns.append((e.event_id, "user", e.content or ""))
