@@ -32,7 +32,8 @@ POLICIES = ("full-history", "default", "window", "summary")
 
 def find_folds() -> list[tuple[str, Callable[[hk.EventLog], Any]]]:
     """The status folds this harnesskit has: `Trajectory(log).statuses()` (a cold fold on a
-    fresh view) and `context.fold_statuses(log.events)` (the one the context builder uses)."""
+    fresh view) and the log's `StatusFold` fed every event (the one the context builder uses;
+    older trees had a separate `context.fold_statuses(log.events)`, measured when present)."""
     folds: list[tuple[str, Callable[[hk.EventLog], Any]]] = []
     try:
         trajectory = importlib.import_module("harnesskit.log.trajectory")
@@ -41,6 +42,16 @@ def find_folds() -> list[tuple[str, Callable[[hk.EventLog], Any]]]:
     cls = getattr(trajectory, "Trajectory", None)
     if cls is not None and hasattr(cls, "statuses"):
         folds.append(("Trajectory(log).statuses()", lambda log: cls(log).statuses()))
+    fold_cls = getattr(importlib.import_module("harnesskit.log"), "StatusFold", None)
+    if fold_cls is not None:
+
+        def fold_all(log: hk.EventLog) -> Any:
+            fold = fold_cls()
+            for e in log.events:
+                fold.add(e, log.events)
+            return fold.statuses
+
+        folds.append(("log.StatusFold over log.events", fold_all))
     context = importlib.import_module("harnesskit.context.builder")
     fn = getattr(context, "fold_statuses", None)
     if callable(fn):

@@ -16,12 +16,6 @@ import harnesskit
 PACKAGE = Path(harnesskit.__file__).parent
 #: Top-level modules that form the value floor (value types, errors, the display seam).
 VALUE_MODULES = {"errors", "messages", "testing", "_repr"}
-#: (file, subpackage) imports that other branches in flight remove: the typed-events rewrite
-#: (log/events.py) and the loop rewrite (run/loop.py) switch their `_repr_html_` to
-#: `harnesskit._repr.html`. Delete an entry once its branch is merged; a stale entry fails below.
-PENDING: set[tuple[str, str]] = {
-    ("log/events.py", "notebook"),
-}
 
 
 def _module_name(path: Path) -> str:
@@ -72,11 +66,11 @@ def _imports() -> list[tuple[str, str, str, int]]:
     return out
 
 
-def _edges(*, pending: bool = False) -> dict[tuple[str, str], list[str]]:
+def _edges() -> dict[tuple[str, str], list[str]]:
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
     for rel, module, target, line in _imports():
         a, b = _layer(module), _layer(target)
-        if a == b or (not pending and (rel, b) in PENDING):
+        if a == b:
             continue
         edges[(a, b)].append(f"{rel}:{line} imports {target}")
     return edges
@@ -138,8 +132,3 @@ def test_domains_use_only_the_public_api():
 def test_core_never_imports_domains():
     bad = [w for (a, b), why in _edges().items() if b == "domains" and a != "cli" for w in why]
     assert bad == []
-
-
-def test_pending_exceptions_are_still_needed():
-    seen = {(rel, _layer(target)) for rel, _, target, _ in _imports()}
-    assert seen >= PENDING, f"remove the merged entries {sorted(PENDING - seen)} from PENDING"

@@ -20,7 +20,17 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import ToolError, UsageError
-from harnesskit.log.events import Event, EventLog, hash_json
+from harnesskit.log._types import (
+    ContextInjectedEvent,
+    Event,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunFinishedEvent,
+    TaskContractEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from harnesskit.log.events import EventLog, hash_json
 from harnesskit.log.trajectory import _calls_of, visible_events
 from harnesskit.messages import Message, ModelResponse, Usage
 from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
@@ -78,15 +88,14 @@ class ReplayReport:
 def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     for e in view:
-        p = e.payload
-        if e.type == "model.request":
-            steps.append({"step": p.get("step"), "request": e.event_id, "calls": [], "results": {}})
-        elif e.type == "model.response" and steps:
+        if isinstance(e, ModelRequestEvent):
+            steps.append({"step": e.step, "request": e.event_id, "calls": [], "results": {}})
+        elif isinstance(e, ModelResponseEvent) and steps:
             steps[-1]["calls"] = [(c.name, c.arguments) for c in _calls_of(e)]
-        elif e.type == "tool.result" and steps:
-            steps[-1]["results"][p.get("tool_call_id")] = (p.get("ok"), p.get("content"))
-        elif e.type == "run.finished" and steps:
-            steps[-1]["finish"] = p.get("finish_reason")
+        elif isinstance(e, ToolResultEvent) and steps:
+            steps[-1]["results"][e.tool_call_id] = (e.ok, e.content)
+        elif isinstance(e, RunFinishedEvent) and steps:
+            steps[-1]["finish"] = e.finish_reason
     for s in steps:
         s["messages"] = log.request_messages(s["request"])
         s["tools"] = log.request_tools(s["request"])
@@ -95,10 +104,10 @@ def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
 
 def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
     """Stand-in tools answering every call with its recorded result (by tool_call_id)."""
-    results = {e.payload.get("tool_call_id"): e.payload for e in view if e.type == "tool.result"}
+    results = {e.tool_call_id: e.payload for e in view if isinstance(e, ToolResultEvent)}
     specs: dict[str, dict[str, Any]] = {}
     for e in view:
-        if e.type == "model.request":
+        if isinstance(e, ModelRequestEvent):
             for spec in log.request_tools(e.event_id):
                 specs.setdefault(spec["function"]["name"], spec["function"])
 
@@ -170,53 +179,45 @@ def replay(
 
     recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
     view = visible_events(recorded_log, branch_id)
-    contract = next((e for e in view if e.type == "task.contract"), None)
+    contract = next((e for e in view if isinstance(e, TaskContractEvent)), None)
     if contract is None:
         raise UsageError(f"no task.contract visible on branch {branch_id!r}")
     if tools not in ("live", "recorded"):
         raise UsageError(f"tools must be 'live' or 'recorded', got {tools!r}")
     responses = []
     for e in view:
-        if e.type == "model.response":
-            p = e.payload
-            usage = p.get("usage") or {}
+        if isinstance(e, ModelResponseEvent):
+            usage = e.usage or {}
             responses.append(
                 ModelResponse(
-                    message=Message.from_openai(p["message"]),
+                    message=Message.from_openai(e.message or {}),
                     usage=Usage(
                         prompt_tokens=usage.get("prompt_tokens", 0),
                         completion_tokens=usage.get("completion_tokens", 0),
                         cached_tokens=usage.get("cached_tokens", 0),
                         estimated=usage.get("estimated", False),
                     ),
-                    finish_reason=p.get("finish_reason") or "stop",
-                    model=p.get("model") or "",
+                    finish_reason=e.finish_reason or "stop",
+                    model=e.model or "",
                 )
             )
-    first_request = next((e for e in view if e.type == "model.request"), None)
+    first_request = next((e for e in view if isinstance(e, ModelRequestEvent)), None)
     start = first_request.event_id if first_request is not None else len(recorded_log) + 1
-    opening = [
-        e.payload.get("content", "")
-        for e in view
-        if e.type == "user.message" and e.event_id < start
-    ]
-    later = [
-        e.payload.get("content", "")
-        for e in view
-        if e.type == "user.message" and e.event_id > start
-    ]
+    users = [e for e in view if isinstance(e, UserMessageEvent)]
+    opening = ["" if e.content is None else e.content for e in users if e.event_id < start]
+    later = ["" if e.content is None else e.content for e in users if e.event_id > start]
     contract_time = (
         dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
     )
     h = copy.copy(harness)
-    h.model = ReplayModel(responses, name=contract.payload.get("model") or "replay")
+    h.model = ReplayModel(responses, name=contract.model or "replay")
     h.log_dir = None
     h.progress = None
     h.clock = lambda: contract_time
-    h.system_prompt = contract.payload.get("system_prompt", "")
+    h.system_prompt = "" if contract.system_prompt is None else contract.system_prompt
     if tools == "recorded":
         h.tools = _recorded_registry(recorded_log, view)
-    run = h.start(opening, run_id=contract.payload.get("run_id"), task=contract.payload.get("task"))
+    run = h.start(opening, run_id=contract.run_id, task=contract.task)
     divergences: list[Divergence] = []
     try:
         run.run()
@@ -325,21 +326,21 @@ def counterfactual(
     name = getattr(getattr(builder, "policy", None), "name", type(builder).__name__)
     view = EventLog(None, run_id=recorded_log.run_id)  # the log as it stood before each request
     rows = []
-    injected: Event | None = None
+    injected: ContextInjectedEvent | None = None
     for e in recorded_log.events:
-        if e.type == "context.injected" and e.branch_id == branch_id:
+        if isinstance(e, ContextInjectedEvent) and e.branch_id == branch_id:
             injected = e
-        if e.type == "model.request" and e.branch_id == branch_id:
+        if isinstance(e, ModelRequestEvent) and e.branch_id == branch_id:
             prompt = builder.build(view, branch_id=branch_id)
-            rec_ids = tuple(injected.payload.get("selected", ())) if injected else ()
+            rec_ids = tuple(injected.selected or ()) if injected else ()
             alt_ids = tuple(prompt.selected)
             rows.append(
                 {
-                    "step": e.payload.get("step"),
+                    "step": e.step,
                     "request_id": e.event_id,
-                    "recorded_policy": injected.payload.get("policy") if injected else None,
+                    "recorded_policy": injected.policy if injected else None,
                     "recorded_ids": rec_ids,
-                    "recorded_tokens": injected.payload.get("token_estimate") if injected else None,
+                    "recorded_tokens": injected.token_estimate if injected else None,
                     "policy": name,
                     "ids": alt_ids,
                     "tokens": prompt.token_estimate,

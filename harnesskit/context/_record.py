@@ -11,7 +11,8 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import UsageError
-from harnesskit.log.events import Event, EventLog
+from harnesskit.log._types import ContextInjectedEvent, ModelRequestEvent
+from harnesskit.log.events import EventLog
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,18 +54,17 @@ class InjectionRecord:
             UsageError: that event is not a `context.injected`.
         """
         e = log[event_id]
-        if e.type != "context.injected":
+        if not isinstance(e, ContextInjectedEvent):
             raise UsageError(f"event {event_id} is a {e.type}, not a context.injected")
-        p = e.payload
         request_id = None
         for later in log.events[event_id:]:
-            if later.type == "model.request" and later.parent_id == event_id:
+            if isinstance(later, ModelRequestEvent) and later.parent_id == event_id:
                 request_id = later.event_id
                 break
-            if later.type == "context.injected" and later.branch_id == e.branch_id:
+            if isinstance(later, ContextInjectedEvent) and later.branch_id == e.branch_id:
                 break
         selected, excluded = _resolve_ids(log, e)
-        summarized = tuple(p.get("summarized") or ())
+        summarized = tuple(e.summarized or ())
         decisions = {
             **{i: ("excluded", r) for i, r in excluded.items()},
             **dict.fromkeys(summarized, ("summarized", "named in the summary")),
@@ -78,16 +78,16 @@ class InjectionRecord:
         return cls(
             event_id=event_id,
             request_id=request_id,
-            step=p.get("step"),
-            policy=p.get("policy", ""),
-            policy_version=str(p.get("policy_version", "")),
-            model=p.get("model", ""),
+            step=e.step,
+            policy=e.policy or "",
+            policy_version=str(e.policy_version or ""),
+            model=e.model or "",
             selected=selected,
             excluded=excluded,
             summarized=summarized,
-            summary_hash=p.get("summary_hash"),
-            token_estimate=int(p.get("token_estimate") or 0),
-            conflicts=tuple(p.get("conflicts") or ()),
+            summary_hash=e.summary_hash,
+            token_estimate=int(e.token_estimate or 0),
+            conflicts=tuple(e.conflicts or ()),
             rows=rows,
         )
 
@@ -109,22 +109,27 @@ class InjectionRecord:
         return _repr.html(self)
 
 
-def _resolve_ids(log: EventLog, event: Event) -> tuple[tuple[int, ...], dict[int, str]]:
+def _resolve_ids(
+    log: EventLog, event: ContextInjectedEvent
+) -> tuple[tuple[int, ...], dict[int, str]]:
     """The selected ids and the full excluded map of a record (following `delta_of` links)."""
     chain = [event]
-    while "delta_of" in chain[-1].payload:
-        chain.append(log[chain[-1].payload["delta_of"]])
-    excluded = {int(k): v for k, v in (chain[-1].payload.get("excluded") or {}).items()}
+    while chain[-1].delta_of is not None:
+        link = log[chain[-1].delta_of]
+        if not isinstance(link, ContextInjectedEvent):
+            raise UsageError(f"EV-{event.event_id}'s delta_of names a {link.type}")
+        chain.append(link)
+    excluded = {int(k): v for k, v in (chain[-1].excluded or {}).items()}
     for link in reversed(chain[:-1]):
-        for k in link.payload["excluded_gone"]:
+        for k in link.excluded_gone or ():
             excluded.pop(int(k), None)
-        excluded.update({int(k): v for k, v in link.payload["excluded_new"].items()})
-    return tuple(event.payload.get("selected") or ()), excluded
+        excluded.update({int(k): v for k, v in (link.excluded_new or {}).items()})
+    return tuple(event.selected or ()), excluded
 
 
 def injection_records(log: EventLog, *, branch_id: str | None = None) -> list[InjectionRecord]:
     """Every `context.injected` event of `log` (optionally of one branch), read back in order."""
     return [
         InjectionRecord.from_log(log, e.event_id)
-        for e in log.of_type("context.injected", branch_id=branch_id)
+        for e in log.of_type(ContextInjectedEvent, branch_id=branch_id)
     ]

@@ -1,8 +1,8 @@
-"""Rules the context builder applies, as small functions over events (private; see context.py).
+"""Rules the context builder applies, as small functions over events (private; see builder.py).
 
-Status fold (R-V2), branch visibility (R-V5), trust (R-C8), fact conflicts (R-C6), labelled
-rendering (R-C7) and the six-block structured summary (R-C3). Public names are re-exported by
-`harnesskit.context.builder`; the trajectory module may reuse the status fold and branch view.
+Trust (R-C8), fact conflicts (R-C6), labelled rendering (R-C7) and the six-block structured
+summary (R-C3). Statuses (R-V2) and branch visibility (R-V5) are the log's own
+(`harnesskit.log.StatusFold`, `harnesskit.log.BranchView`), shared with `Trajectory`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,18 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harnesskit.log.events import Event, EventLog
+from harnesskit.log._types import (
+    Event,
+    HumanDecisionEvent,
+    ModelResponseEvent,
+    TaskContractEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from harnesskit.log.events import EventLog
 from harnesskit.messages import Message
 
-#: Status event type → the status it gives the events named by `payload["target"]` (R-V2).
-STATUS_EVENTS = {
-    "status.supersede": "superseded",
-    "status.reject": "rejected",
-    "status.expire": "expired",
-}
 #: Event types whose content can reach a prompt.
 CONTENT_TYPES = frozenset(
     {
@@ -60,100 +63,6 @@ _INSTRUCTION_WORDS = (
 )  # fmt: skip
 
 
-# -- statuses and branches ------------------------------------------------------------------
-
-
-def status_targets(event: Event) -> list[int]:
-    """Ids named by a status event's `payload["target"]` (an id or a list of ids)."""
-    t = event.payload.get("target", event.payload.get("targets"))
-    items = t if isinstance(t, list) else [t]
-    return [i for i in items if isinstance(i, int) and not isinstance(i, bool)]
-
-
-def fold_statuses(
-    events: Iterable[Event], statuses: dict[int, tuple[str, int]] | None = None
-) -> dict[int, tuple[str, int]]:
-    """Fold status events into the derived status of each event (R-V2).
-
-    Sources, in log order (a later one wins): a status written on the event itself (e.g.
-    `audit-only`); an event's `supersedes` field; `status.supersede`, `status.reject` and
-    `status.expire` events whose `payload["target"]` (an id or a list of ids) names it.
-
-    Args:
-        events: events in log order.
-        statuses: a previous fold to extend (for incremental reading); updated in place.
-
-    Returns:
-        `{event_id: (status, by_event_id)}` for every event that is not `active`.
-    """
-    out: dict[int, tuple[str, int]] = {} if statuses is None else statuses
-    for e in events:
-        if e.status != "active":
-            out[e.event_id] = (e.status, e.event_id)
-        if e.supersedes is not None:
-            out[e.supersedes] = ("superseded", e.event_id)
-        status = STATUS_EVENTS.get(e.type)
-        if status is not None:
-            for target in status_targets(e):
-                out[target] = (status, e.event_id)
-    return out
-
-
-class BranchView:
-    """Which events a branch sees: its own, plus each ancestor's up to the fork point (R-V5).
-
-    A `branch.fork` event (payload `branch_id` = the new branch, `from_event` = the last event
-    it inherits) links a branch to its parent, the branch of `from_event`. Siblings and
-    descendants are never visible.
-    """
-
-    def __init__(self, branch_id: str, cutoffs: Mapping[str, int | None]) -> None:
-        """Create a view.
-
-        Args:
-            branch_id: the branch being built.
-            cutoffs: `{branch: last visible event id}` (`None` = all of it).
-        """
-        self.branch_id = branch_id
-        self.cutoffs = dict(cutoffs)
-
-    @classmethod
-    def of(cls, events: Sequence[Event], branch_id: str) -> BranchView:
-        """The view of `branch_id` given the `branch.fork` events among `events` (ids 1..n)."""
-        forks: dict[str, int] = {}
-        for e in events:
-            if e.type == "branch.fork":
-                # payload names (branch_id, from_event), or the event sits on the new branch
-                # with the fork point as its parent (as `Trajectory.fork` writes it)
-                b = e.payload.get("branch_id", e.branch_id)
-                f = e.payload.get("from_event", e.parent_id)
-                if isinstance(b, str) and isinstance(f, int) and b not in forks:
-                    forks[b] = f
-        cutoffs: dict[str, int | None] = {branch_id: None}
-        branch, limit = branch_id, None
-        while branch in forks:
-            f = forks[branch]
-            if not 1 <= f <= len(events):
-                break
-            parent = events[f - 1].branch_id
-            if parent in cutoffs:
-                break
-            limit = f if limit is None else min(limit, f)
-            cutoffs[parent] = limit
-            branch = parent
-        return cls(branch_id, cutoffs)
-
-    def visible(self, event: Event) -> bool:
-        """True when `event` is on this branch or on an ancestor at or before the fork."""
-        if event.branch_id not in self.cutoffs:
-            return False
-        cut = self.cutoffs[event.branch_id]
-        return cut is None or event.event_id <= cut
-
-    def __repr__(self) -> str:
-        return f"<BranchView {self.branch_id} sees {self.cutoffs}>"
-
-
 # -- trust and content ----------------------------------------------------------------------
 
 
@@ -165,8 +74,8 @@ def is_untrusted(event: Event) -> bool:
     """
     if event.payload.get("trust") == "untrusted" or event.source in UNTRUSTED_SOURCES:
         return True
-    return event.type == "tool.result" or (
-        event.type == "task.contract" and event.source != "system"
+    return isinstance(event, ToolResultEvent) or (
+        isinstance(event, TaskContractEvent) and event.source != "system"
     )
 
 
@@ -188,19 +97,18 @@ def looks_like_instruction(text: str) -> bool:
 
 def event_text(event: Event) -> str:
     """The content an event can contribute to a prompt (what a canary search looks at)."""
-    p, t = event.payload, event.type
-    if t in ("user.message", "tool.result"):
-        return str(p.get("content") or "")
-    if t == "model.response":
-        msg = p.get("message") or {}
+    if isinstance(event, UserMessageEvent | ToolResultEvent):
+        return str(event.content or "")
+    if isinstance(event, ModelResponseEvent):
+        msg = event.message or {}
         calls = " ".join(
             str((c.get("function") or {}).get("arguments", "")) for c in msg.get("tool_calls") or ()
         )
         return f"{msg.get('content') or ''} {calls}".strip()
-    if t == "task.contract":
-        task = json.dumps(p.get("task") or {}, ensure_ascii=False, default=str)
-        return f"{p.get('system_prompt') or ''} {task}"
-    body = {k: v for k, v in p.items() if k != "step"}
+    if isinstance(event, TaskContractEvent):
+        task = json.dumps(event.task or {}, ensure_ascii=False, default=str)
+        return f"{event.system_prompt or ''} {task}"
+    body = {k: v for k, v in event.payload.items() if k != "step"}
     return json.dumps(body, ensure_ascii=False, default=str)
 
 
@@ -208,11 +116,11 @@ def source_kind(event: Event) -> str:
     """`human`, `tool`, `user` or `model`: the rank class of an event's claims (R-C6)."""
     if event.source in UNTRUSTED_SOURCES or event.payload.get("trust") == "untrusted":
         return "tool"
-    if event.type == "human.decision" or event.source == "human":
+    if isinstance(event, HumanDecisionEvent) or event.source == "human":
         return "human"
-    if event.type == "model.response" or event.source == "model":
+    if isinstance(event, ModelResponseEvent) or event.source == "model":
         return "model"
-    if event.type == "user.message" or event.source == "user":
+    if isinstance(event, UserMessageEvent) or event.source == "user":
         return "user"
     return "tool"
 
@@ -319,34 +227,32 @@ def event_to_message(event: Event) -> Message | None:
     Only a `task.contract` written by the system becomes a system message; one from any other
     source is untrusted data and goes in the user role with its label (R-C8).
     """
-    p = event.payload
-    t = event.type
-    if t == "user.message":
-        return Message(role="user", content=p.get("content", ""))
-    if t == "model.response":
-        return Message.from_openai({**p["message"], "role": "assistant"})
-    if t == "tool.result":
-        return Message(role="tool", content=p.get("content", ""), tool_call_id=p["tool_call_id"])
-    if t == "task.contract":
+    if isinstance(event, UserMessageEvent):
+        return Message(role="user", content="" if event.content is None else event.content)
+    if isinstance(event, ModelResponseEvent):
+        return Message.from_openai({**(event.message or {}), "role": "assistant"})
+    if isinstance(event, ToolResultEvent):
+        content = "" if event.content is None else event.content
+        return Message(role="tool", content=content, tool_call_id=event.tool_call_id)
+    if isinstance(event, TaskContractEvent):
         if is_untrusted(event):
-            body = json.dumps(p, ensure_ascii=False, default=str)
+            body = json.dumps(event.payload, ensure_ascii=False, default=str)
             return Message(role="user", content=f"[{event.label}] untrusted data: {body}")
-        text = p.get("system_prompt")
+        text = event.system_prompt
         return Message(role="system", content=text) if text else None
-    if t == "human.decision":
-        return Message(
-            role="user", content=f"[{event.label}] human decision: {json.dumps(p, default=str)}"
-        )
+    if isinstance(event, HumanDecisionEvent):
+        body = json.dumps(event.payload, default=str)
+        return Message(role="user", content=f"[{event.label}] human decision: {body}")
     return None
 
 
 def stub(event: Event, reason: str) -> Message:
     """A placeholder naming a withheld event and why, keeping the tool-call protocol intact."""
     text = f"[{event.label} withheld: {reason}]"
-    if event.type == "tool.result":
-        return Message(role="tool", content=text, tool_call_id=event.payload["tool_call_id"])
-    if event.type == "model.response":
-        calls = Message.from_openai({**event.payload["message"], "role": "assistant"}).tool_calls
+    if isinstance(event, ToolResultEvent):
+        return Message(role="tool", content=text, tool_call_id=event.tool_call_id)
+    if isinstance(event, ModelResponseEvent):
+        calls = Message.from_openai({**(event.message or {}), "role": "assistant"}).tool_calls
         return Message(role="assistant", content=text, tool_calls=calls)
     return Message(role="user", content=text)
 
@@ -363,12 +269,12 @@ def quote(text: str) -> str:
     return "\n".join(f"  | {line}" for line in text.split("\n"))
 
 
-def call_of(log: EventLog, e: Event) -> Event | None:
+def call_of(log: EventLog, e: Event) -> ToolCallEvent | None:
     """The `tool.call` event a `tool.result` answers (its parent), if present."""
     parent = e.parent_id
     if parent is not None and 1 <= parent <= len(log.events):
         call = log.events[parent - 1]
-        if call.type == "tool.call":
+        if isinstance(call, ToolCallEvent):
             return call
     return None
 
@@ -377,7 +283,7 @@ def call_key(log: EventLog, e: Event) -> str:
     """What makes two tool results "the same call": tool arguments hash, else content hash."""
     call = call_of(log, e)
     if call is not None:
-        return call.input_hash or canon(call.payload.get("arguments"))
+        return call.input_hash or canon(call.arguments)
     return sha16(str(e.payload.get("content", "")))
 
 
@@ -387,25 +293,24 @@ def call_text(log: EventLog, e: Event) -> str:
     call = call_of(log, e)
     if call is None:
         return str(tool)
-    args = call.payload.get("arguments") or {}
+    args = call.arguments or {}
     text = ", ".join(f"{k}={short(v, 40)}" for k, v in args.items())
     return f"{tool}({text})"[:120]
 
 
 def render_item(e: Event, limit: int | None, log: EventLog) -> str:
     """One labelled item of the context block; untrusted text is quoted as data (R-C7, R-C8)."""
-    p, t = e.payload, e.type
-    if t == "user.message":
-        return f"[{e.label}] user:\n{quote(str(p.get('content') or ''))}"
-    if t == "tool.result":
-        status = "ok" if p.get("ok", True) is not False else f"failed: {p.get('error_type')}"
-        body = head(str(p.get("content") or ""), limit, e.label)
+    if isinstance(e, UserMessageEvent):
+        return f"[{e.label}] user:\n{quote(str(e.content or ''))}"
+    if isinstance(e, ToolResultEvent):
+        status = "ok" if e.ok is not False else f"failed: {e.error_type}"
+        body = head(str(e.content or ""), limit, e.label)
         return f"[{e.label}] {call_text(log, e)} → {status} (untrusted data):\n{quote(body)}"
-    if t == "model.response":
+    if isinstance(e, ModelResponseEvent):
         body = head(event_text(e), limit, e.label)
         return f"[{e.label}] model interpretation (not a fact):\n{quote(body)}"
     trust = " (untrusted data)" if is_untrusted(e) else ""
-    kind = {"human.decision": "human decision", "checkpoint": "check"}.get(t, t)
+    kind = {"human.decision": "human decision", "checkpoint": "check"}.get(e.type, e.type)
     return f"[{e.label}] {kind}{trust}:\n{quote(head(event_text(e), limit, e.label))}"
 
 
@@ -432,7 +337,7 @@ def structured_summary(
     failed: Sequence[Event],
     notes: Sequence[Event],
     rejected: Sequence[tuple[Event, int]],
-    pending_calls: Sequence[Event],
+    pending_calls: Sequence[ToolCallEvent],
     conflicts: Sequence[Mapping[str, Any]],
     max_items: int = 8,
 ) -> tuple[str, list[int]]:
@@ -477,13 +382,14 @@ def structured_summary(
     for e in ok:
         add("confirmed", e, f"{call_text(log, e)} succeeded")
     for e in failed:
-        p = e.payload
-        add("failed", e, f"{call_text(log, e)} failed: {p.get('error_type') or 'error'}")
-        if p.get("error_type") == "permission_denied":
+        if not isinstance(e, ToolResultEvent):
+            continue
+        add("failed", e, f"{call_text(log, e)} failed: {e.error_type or 'error'}")
+        if e.error_type == "permission_denied":
             add("forbidden", e, f"{call_text(log, e)} was denied by the gate")
-        if p.get("circuit_opened") or p.get("error_type") == "circuit_open":
-            add("forbidden", e, f"{p.get('tool')} is disabled for this run (circuit open)")
-        if p.get("outcome_unknown"):
+        if e.circuit_opened or e.error_type == "circuit_open":
+            add("forbidden", e, f"{e.tool} is disabled for this run (circuit open)")
+        if e.outcome_unknown:
             add("pending", e, f"{call_text(log, e)}: outcome unknown, confirm before retrying")
     for e, by in rejected:
         blocks["failed"].append(f"- {e.label} was rejected (EV-{by})")
@@ -492,11 +398,10 @@ def structured_summary(
         if c["pause"]:
             blocks["pending"].append(f"- resolve the conflict on {c['key']!r}")
     for call in pending_calls:
-        p = call.payload
-        blocks["pending"].append(f"- {p.get('tool')} call {p.get('tool_call_id')} has no result")
+        blocks["pending"].append(f"- {call.tool} call {call.tool_call_id} has no result")
     next_step: tuple[Event, str] | None = None
     for e in notes:
-        p = e.payload
+        p = e.payload  # human decisions and checkpoints alike
         decision = str(p.get("decision", "")).lower()
         what = p.get("action") or p.get("reason") or p.get("target") or ""
         if decision in _APPROVE:

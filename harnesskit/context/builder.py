@@ -43,34 +43,41 @@ from harnesskit.context._record import InjectionRecord, injection_records
 from harnesskit.context._rules import (
     CHAT_TYPES,
     CONTENT_TYPES,
-    STATUS_EVENTS,
-    BranchView,
     call_key,
     conflict_line,
     detect_conflicts,
     event_text,
     event_to_message,
-    fold_statuses,
     head,
     is_untrusted,
     looks_like_instruction,
     pause_reason,
     render_item,
     sha16,
-    status_targets,
     structured_summary,
     stub,
 )
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.errors import ContextError
-from harnesskit.log.events import Event, EventLog
+from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold
+from harnesskit.log._types import (
+    BranchForkEvent,
+    BranchMergeEvent,
+    CheckpointEvent,
+    Event,
+    HumanDecisionEvent,
+    ModelResponseEvent,
+    TaskContractEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from harnesskit.log.events import EventLog
 from harnesskit.messages import Message
 
 __all__ = [
     "BUILTIN_POLICIES",
     "POLICY_DIR",
-    "STATUS_EVENTS",
-    "BranchView",
     "ContextBuilder",
     "ContextPolicy",
     "InjectionRecord",
@@ -78,7 +85,6 @@ __all__ = [
     "detect_conflicts",
     "event_text",
     "event_to_message",
-    "fold_statuses",
     "injection_records",
     "is_untrusted",
     "looks_like_instruction",
@@ -148,14 +154,15 @@ class _View:
         self.last: Prompt | None = None
         self.branch = branch  # None: every branch is visible (no branch.other exclusion)
         self.tombstones = 0  # the log's tombstone count when this view was built
-        self.statuses: dict[int, tuple[str, int]] = {}
+        self.fold = StatusFold()  # the log's one status fold, over this branch's view
+        self.statuses = self.fold.statuses  # {event_id: (status, by)} of non-active events
         self.seq: list[Event] = []  # visible content events, in log order
         self.pos: dict[int, int] = {}  # event id -> index in seq
         self.hidden: dict[int, str] = {}  # stage-1 exclusions (other branches)
         self.turn_starts: list[int] = []  # indexes in seq where a chat turn begins
         self.last_chat = ""
         self.keyed: list[Event] = []  # events with payload["facts"]
-        self.calls: dict[str, Event] = {}  # tool.call events still without a result
+        self.calls: dict[str, ToolCallEvent] = {}  # tool.call events still without a result
         self.task_id: Any = None
         self.ok: list[int] = []
         self.failed: list[int] = []
@@ -169,7 +176,7 @@ class _View:
         self.dirty = False
         # structured mode: the memory before the window, in buckets
         self.mem_pos = 0
-        self.contract: Event | None = None
+        self.contract: TaskContractEvent | None = None
         self.core: dict[int, Event] = {}
         self.facts: list[int] = []  # sorted ids
         self.interps: list[int] = []  # sorted ids
@@ -233,7 +240,7 @@ class _Draft:
 
 def _is_core(e: Event) -> bool:
     if is_untrusted(e):
-        return e.type == "tool.result" and e.payload.get("ok", True) is False
+        return isinstance(e, ToolResultEvent) and e.ok is False
     return e.type in ("user.message", "human.decision", "task.contract")
 
 
@@ -386,27 +393,29 @@ class ContextBuilder:
         for i in range(view.index, len(events)):
             e = events[i]
             if (
-                e.type == "branch.fork"
+                isinstance(e, BranchForkEvent)
                 and view.branch is not None
                 and view.index > 0
-                and e.payload.get("branch_id", e.branch_id) in view.branch.cutoffs
+                and BranchView.forked(e) in view.branch.cutoffs
             ):  # a fork of this branch recorded late changes what it sees: read again
                 del self._views[branch_id]
                 return self._view(log, branch_id)
-            self._ingest(view, e, branch_id)
+            self._ingest(view, e, branch_id, events)
         view.index = len(events)
         return view
 
-    def _ingest(self, view: _View, e: Event, branch_id: str) -> None:
+    def _ingest(self, view: _View, e: Event, branch_id: str, events: list[Event]) -> None:
         visible = view.branch is None or view.branch.visible(e)
         if visible and (
-            e.type in STATUS_EVENTS or e.supersedes is not None or e.status != "active"
+            e.type in STATUS_EVENTS
+            or e.supersedes is not None
+            or e.status != "active"
+            or isinstance(e, BranchMergeEvent)
         ):
-            fold_statuses([e], view.statuses)
-            for target in [*status_targets(e), *([e.supersedes] if e.supersedes else [])]:
+            for target in view.fold.add(e, events):
                 self._restatus(view, target)
-        if e.type == "tool.call" and visible:
-            view.calls[str(e.payload.get("tool_call_id"))] = e
+        if isinstance(e, ToolCallEvent) and visible:
+            view.calls[str(e.tool_call_id)] = e
         if e.type not in CONTENT_TYPES:
             return
         if not visible:
@@ -415,15 +424,14 @@ class ContextBuilder:
             )
             view.journal.append(e.event_id)
             return
-        p = e.payload
-        if e.type == "task.contract" and not is_untrusted(e) and view.task_id is None:
-            view.task_id = (p.get("task") or {}).get("task_id")
-        if e.type == "tool.result":
-            view.calls.pop(str(p.get("tool_call_id")), None)
-            (view.failed if p.get("ok", True) is False else view.ok).append(e.event_id)
-        elif e.type in ("human.decision", "checkpoint"):
+        if isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.task_id is None:
+            view.task_id = (e.task or {}).get("task_id")
+        if isinstance(e, ToolResultEvent):
+            view.calls.pop(str(e.tool_call_id), None)
+            (view.failed if e.ok is False else view.ok).append(e.event_id)
+        elif isinstance(e, HumanDecisionEvent | CheckpointEvent):
             view.notes.append(e.event_id)
-        if isinstance(p.get("facts"), dict):
+        if isinstance(e.payload.get("facts"), dict):
             view.keyed.append(e)
         view.pos[e.event_id] = len(view.seq)
         view.seq.append(e)
@@ -505,7 +513,7 @@ class ContextBuilder:
             view.exclude(i, reason)
             if reason.startswith(_WITHHELD):
                 view.withheld[i] = reason
-        elif e.type == "task.contract" and not is_untrusted(e) and view.contract is None:
+        elif isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.contract is None:
             view.contract, view.bucket[i] = e, "contract"
         elif _is_core(e):
             view.core[i], view.bucket[i] = e, "core"
@@ -754,13 +762,13 @@ class ContextBuilder:
         """The trusted contract: the system prompt, the task record and the policy notice."""
         notice = NOTICE.format(name=self.policy.name, version=self.policy.version)
         parts = [notice]
-        if view.contract is not None:
-            p, label = view.contract.payload, view.contract.label
-            if p.get("task"):
-                task = json.dumps(p["task"], ensure_ascii=False, default=str)
-                parts.insert(0, f"[{label}] task: {task}")
-            if p.get("system_prompt"):
-                parts.insert(0, p["system_prompt"])
+        contract = view.contract
+        if contract is not None:
+            if contract.task:
+                task = json.dumps(contract.task, ensure_ascii=False, default=str)
+                parts.insert(0, f"[{contract.label}] task: {task}")
+            if contract.system_prompt:
+                parts.insert(0, contract.system_prompt)
         return "\n\n".join(parts)
 
     def _messages(self, log: EventLog, view: _View, d: _Draft) -> tuple[list[Message], list[int]]:
@@ -780,8 +788,9 @@ class ContextBuilder:
         }
         for e in sorted(d.core, key=lambda e: e.event_id):
             selected.append(e.event_id)
-            if e.type == "user.message":
-                messages.append(Message(role="user", content=e.payload.get("content", "")))
+            if isinstance(e, UserMessageEvent):
+                content = "" if e.content is None else e.content
+                messages.append(Message(role="user", content=content))
                 continue
             group = {"human.decision": "Human decisions", "tool.result": "Failures"}
             key = group.get(e.type, "Other records")
@@ -839,7 +848,8 @@ class ContextBuilder:
 
 
 def _has_text(e: Event) -> bool:
-    return bool(str((e.payload.get("message") or {}).get("content") or "").strip())
+    message = e.message if isinstance(e, ModelResponseEvent) else None
+    return bool(str((message or {}).get("content") or "").strip())
 
 
 def _is_turn_start(view: _View, i: int) -> bool:

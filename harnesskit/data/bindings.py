@@ -33,7 +33,16 @@ from harnesskit.errors import (
     ToolNotFoundError,
     UsageError,
 )
-from harnesskit.log.events import Event, EventLog
+from harnesskit.log._types import (
+    Event,
+    HumanDecisionEvent,
+    ModelResponseEvent,
+    TaskContractEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from harnesskit.log.events import EventLog
 from harnesskit.messages import ToolCall
 
 __all__ = ["BINDINGS_NOTE", "ID_PATTERNS", "Binder", "TransportAudit", "transport_audit"]
@@ -57,7 +66,7 @@ class Binder:
     def __init__(self, store: ArtifactStore, log: EventLog | None = None) -> None:
         self.store = store
         self.log = log
-        self._results: dict[str, Event] = {}
+        self._results: dict[str, ToolResultEvent] = {}
         self._indexed = 0
 
     def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
@@ -115,36 +124,36 @@ class Binder:
             return "artifact", source
         event = self._result_event(source)
         if event is None:
-            known = [f"{k} ({e.payload.get('tool')})" for k, e in list(self._results.items())[-8:]]
+            known = [f"{k} ({e.tool})" for k, e in list(self._results.items())[-8:]]
             raise ToolArgumentsError(
                 f"argument {path}: $bind source {source!r} is neither an artifact id nor a "
                 f"tool_call_id of this run; known: {', '.join(known) or 'none yet'}",
                 hint="bind to the tool_call_id of an earlier successful call",
             )
-        p = event.payload
-        if not p.get("ok"):
+        if not event.ok:
             raise ToolArgumentsError(
-                f"argument {path}: call {source!r} failed ({p.get('error_type')}); there is no "
+                f"argument {path}: call {source!r} failed ({event.error_type}); there is no "
                 "value to bind",
                 hint="bind to a call that succeeded",
             )
-        if p.get("artifact"):
-            return "artifact", p["artifact"]
-        value, kind = _decode(p.get("content", ""))
-        return "value", value if kind == "json" else p.get("content", "")
+        if event.artifact:
+            return "artifact", event.artifact
+        content = "" if event.content is None else event.content
+        value, kind = _decode(content)
+        return "value", value if kind == "json" else content
 
-    def _result_event(self, source: str) -> Event | None:
+    def _result_event(self, source: str) -> ToolResultEvent | None:
         if self.log is None:
             return None
         events = self.log.events
         for e in events[self._indexed :]:
-            if e.type == "tool.result" and e.payload.get("tool_call_id"):
-                self._results[e.payload["tool_call_id"]] = e
+            if isinstance(e, ToolResultEvent) and e.tool_call_id:
+                self._results[e.tool_call_id] = e
         self._indexed = len(events)
         m = re.fullmatch(r"TOOL-(\d+)", source)
         if m and 1 <= int(m.group(1)) <= len(events):
             e = events[int(m.group(1)) - 1]
-            return e if e.type == "tool.result" else None
+            return e if isinstance(e, ToolResultEvent) else None
         return self._results.get(source)
 
 
@@ -297,17 +306,15 @@ class TransportAudit:
 def _conversation(events: Sequence[Event]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for e in events:
-        p = e.payload
-        if e.type == "task.contract" and p.get("system_prompt"):
-            out.append({"role": "system", "content": p["system_prompt"]})
-        elif e.type == "user.message":
-            out.append({"role": "user", "content": p.get("content", "")})
-        elif e.type == "model.response":
-            out.append(p["message"])
-        elif e.type == "tool.result":
-            out.append(
-                {"role": "tool", "content": p.get("content", ""), "tool_call_id": p["tool_call_id"]}
-            )
+        if isinstance(e, TaskContractEvent) and e.system_prompt:
+            out.append({"role": "system", "content": e.system_prompt})
+        elif isinstance(e, UserMessageEvent):
+            out.append({"role": "user", "content": "" if e.content is None else e.content})
+        elif isinstance(e, ModelResponseEvent):
+            out.append(e.message or {})
+        elif isinstance(e, ToolResultEvent):
+            content = "" if e.content is None else e.content
+            out.append({"role": "tool", "content": content, "tool_call_id": e.tool_call_id})
     return out
 
 
@@ -348,25 +355,24 @@ def transport_audit(
         store = source.transport.store
     events = [e for e in log.events if e.branch_id == branch_id]
     run_id = log.run_id or next(
-        (e.payload.get("run_id", "") for e in events if e.type == "task.contract"), ""
+        (e.run_id or "" for e in events if isinstance(e, TaskContractEvent)), ""
     )
     auditor = _Auditor([(k, re.compile(rx)) for k, rx in patterns], store)
     rows: list[dict[str, Any]] = []
     for e in events:
-        p = e.payload
         if (
-            e.type == "tool.call"
+            isinstance(e, ToolCallEvent)
             and e.source == "model"
-            and isinstance(p.get("arguments"), dict)
-            and p.get("tool") not in INSPECTION_TOOLS  # reads of an artifact move no data on
+            and isinstance(e.arguments, dict)
+            and e.tool not in INSPECTION_TOOLS  # reads of an artifact move no data on
         ):
             base = {
                 "run_id": run_id,
                 "event_id": e.event_id,
-                "step": p.get("step"),
-                "tool": p.get("tool"),
+                "step": e.step,
+                "tool": e.tool,
             }
-            for path, value in _leaves(p["arguments"]):
+            for path, value in _leaves(e.arguments):
                 rows.extend({**base, **row} for row in auditor.value(path, value))
         auditor.see(e)
     violations: list[dict[str, Any]] = []
@@ -424,25 +430,24 @@ class _Auditor:
 
     def see(self, e: Event) -> None:
         """Remember what `e` showed; a model turn counts only after its own calls are audited."""
-        if self._pending is not None and e.type != "tool.call":
+        if self._pending is not None and not isinstance(e, ToolCallEvent):
             self.seen.append(self._pending)
             self._pending = None
-        p = e.payload
         text, origin = "", ""
-        if e.type == "task.contract":
-            text, origin = p.get("system_prompt") or "", "system"
-        elif e.type == "user.message":
-            text, origin = p.get("content", ""), "user"
-        elif e.type == "human.decision":
-            text, origin = json.dumps(p, ensure_ascii=False), "human"
-        elif e.type == "tool.result":
-            text, origin = p.get("content", ""), "tool"
-        elif e.type == "model.response":
-            m = p.get("message", {})
+        if isinstance(e, TaskContractEvent):
+            text, origin = e.system_prompt or "", "system"
+        elif isinstance(e, UserMessageEvent):
+            text, origin = "" if e.content is None else e.content, "user"
+        elif isinstance(e, HumanDecisionEvent):
+            text, origin = json.dumps(e.payload, ensure_ascii=False), "human"
+        elif isinstance(e, ToolResultEvent):
+            text, origin = "" if e.content is None else e.content, "tool"
+        elif isinstance(e, ModelResponseEvent):
+            m = e.message or {}
             args = " ".join(c["function"].get("arguments") or "" for c in m.get("tool_calls") or [])
             text, origin = f"{m.get('content') or ''} {args}".strip(), "model"
         if text:
-            label = e.label if e.type != "task.contract" else "system prompt"
+            label = e.label if not isinstance(e, TaskContractEvent) else "system prompt"
             seen = _Seen(event=e, label=label, origin=origin, text=text)
             if origin == "model":
                 self._pending = seen

@@ -32,6 +32,7 @@ from harnesskit.errors import (
     ToolNotFoundError,
     UsageError,
 )
+from harnesskit.log._types import ArtifactCreatedEvent, ModelResponseEvent, ToolResultEvent
 from harnesskit.log.events import EventLog
 from harnesskit.messages import Message, ToolCall, ToolResult
 from harnesskit.tools.executor import Executed
@@ -127,19 +128,18 @@ class Transport:
 
     def _adopt(self, log: EventLog) -> None:
         """Know what a reopened log already holds (a resumed run): its artifacts and results."""
-        for e in log.of_type("artifact.created", "tool.result"):
-            p = e.payload
-            ref_id = p.get("id") if e.type == "artifact.created" else p.get("artifact")
+        for e in log.of_type(ArtifactCreatedEvent, ToolResultEvent):
+            ref_id = e.artifact_id if isinstance(e, ArtifactCreatedEvent) else e.artifact
             if ref_id:
                 try:
                     self.created[ref_id] = self.store.ref(ref_id)
                     self.checker.add_source(ref_id, self.store.read(ref_id))
                 except ArtifactNotFoundError:  # expired or gone: nothing to compare against
                     continue
-            elif e.type == "tool.result" and p.get("ok"):
-                content = p.get("content") or ""
+            elif isinstance(e, ToolResultEvent) and e.ok:
+                content = e.content or ""
                 if len(content) >= self.policy.min_source_chars:
-                    self.checker.add_source(f"call:{p.get('tool_call_id')}", content)
+                    self.checker.add_source(f"call:{e.tool_call_id}", content)
 
     def _load(self, ref: str) -> str | None:
         return self.store.read(ref, include_archived=True)
@@ -232,8 +232,10 @@ class Transport:
         return clean
 
     def _where(self) -> tuple[int, str]:
-        last = self.log.last("model.response") if self.log is not None else None
-        return (last.payload.get("step", 0), last.branch_id) if last is not None else (0, "main")
+        last = self.log.last(ModelResponseEvent) if self.log is not None else None
+        if last is None:
+            return (0, "main")
+        return (last.step or 0, last.branch_id)
 
     # -- R-A6: bindings (the executor's bind hook) ---------------------------------------------
     def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:

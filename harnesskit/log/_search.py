@@ -47,7 +47,7 @@ class SearchIndex:
         self.rows.extend(
             (
                 e.event_id, e.parent_id, e.branch_id, e.type, e.source, e.created_at,
-                e.payload.get("step"), e.summary,
+                e.step, e.summary,
                 kind_of(e),
             )
             for e in new

@@ -1,174 +1,76 @@
-"""Events and the append-only event log (R-V1).
+"""The append-only event log (R-V1): storage, appending, reading, request deltas, frames.
 
 One JSONL file per run, one event per line, flushed after every step so a killed run loses at
 most the step in flight. The log is the trace: every request sent to the model (exact messages
 and tool list), every response, tool call, tool result, brake and error is an event.
 
-Event types share one namespace (DESIGN.md "Event vocabulary"). Fact kinds (tool results, human
-decisions, checks) are distinct from interpretation kinds (model responses): see `FACT_TYPES`.
+Event types share one namespace (DESIGN.md "Event vocabulary"), one class each (`_types`); the
+line codec and the schema migrations are `_codec`; tombstone folding is `_tombstones`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import datetime as dt
-import hashlib
 import json
-import math
 import operator
 import os
 import pathlib
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
+from harnesskit import _repr
+from harnesskit.errors import CorruptLogError, UsageError
+from harnesskit.log._codec import (
+    MIGRATIONS,
+    _utc_iso,
+    decode,
+    encode,
+    hash_json,
+    iter_jsonl,
+    migrate_line,
+)
+from harnesskit.log._tombstones import (
+    REDACTABLE,
+    artifact_id,
+    content_hash,
+    redact_copies,
+    revoked_hashes,
+    tombstoned,
+)
+from harnesskit.log._types import (
+    _MAKERS,
+    EVENT_TYPES,
+    FACT_TYPES,
+    INTERPRETATION_TYPES,
+    SCHEMA_VERSION,
+    AnyEvent,
+    Event,
+    ModelRequestEvent,
+    TaskContractEvent,
+    TombstoneEvent,
+    event_class,
+)
 from harnesskit.log.redact import Redactor
 
 __all__ = [
     "EVENT_TYPES",
     "FACT_TYPES",
     "INTERPRETATION_TYPES",
+    "MIGRATIONS",
     "SCHEMA_VERSION",
     "Event",
     "EventLog",
+    "content_hash",
+    "hash_json",
+    "iter_jsonl",
+    "migrate_line",
+    "revoked_hashes",
 ]
 
-#: Version written on every line; older versions are read through `MIGRATIONS`.
-SCHEMA_VERSION = 2
-
-EVENT_TYPES = frozenset(
-    {
-        "task.contract", "user.message", "human.decision", "model.request", "model.response",
-        "model.retry", "model.switch", "tool.call", "tool.result",
-        "artifact.created", "context.injected", "alert.mismatch", "alert.representation",
-        "alert.conflict", "brake", "checkpoint", "status.supersede", "status.reject",
-        "status.expire", "branch.fork", "branch.merge", "run.resume", "run.restart",
-        "run.finished", "tombstone",
-    }
-)  # fmt: skip
-FACT_TYPES = frozenset(
-    {"tool.result", "human.decision", "checkpoint", "user.message", "task.contract"}
-)
-INTERPRETATION_TYPES = frozenset({"model.response"})
 _DEFAULT_REDACTOR = Redactor()
 # Lines built only from text already in the log (and so already redacted) are not rescanned.
 _BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
-    """One line of the log. Never modified once written; statuses are derived by later events."""
-
-    event_id: int
-    """1-based position in the run's log."""
-    type: str
-    """One of `EVENT_TYPES` (e.g. `"tool.result"`)."""
-    payload: dict[str, Any] = field(default_factory=dict)
-    """Type-specific data (JSON-ready)."""
-    parent_id: int | None = None
-    """The event this one follows causally (R-V4); `None` for a root."""
-    branch_id: str = "main"
-    """The trajectory branch (R-V5)."""
-    source: str = "system"
-    """Who produced it: `user`, `model`, `tool`, `human`, `system`."""
-    created_at: str = ""
-    """ISO 8601 UTC timestamp (informational: order is causal, not by time)."""
-    workspace_revision: str | None = None
-    """The workspace revision the event was produced against, if known."""
-    input_hash: str | None = None
-    """sha256 (16 hex) of what produced it (e.g. a tool call's arguments)."""
-    status: str = "active"
-    """Status as written (`active` or `audit-only`); later events may change the derived one."""
-    summary: str = ""
-    """One line for humans and tables."""
-    supersedes: int | None = None
-    """The event this one replaces, if any."""
-    data_class: str = "internal"
-    """`public`, `internal`, `restricted` or `secret` (R-S2)."""
-    v: int = SCHEMA_VERSION
-    """Schema version of this line."""
-
-    @property
-    def step(self) -> int | None:
-        """The loop step recorded in the payload, if any."""
-        return self.payload.get("step")
-
-    @property
-    def is_fact(self) -> bool:
-        """True for fact kinds (tool results, human decisions, checks), R-V3."""
-        return self.type in FACT_TYPES
-
-    @property
-    def label(self) -> str:
-        """Short citation label such as `TOOL-31` or `HUMAN-12` (R-C7)."""
-        prefix = {
-            "tool.result": "TOOL",
-            "human.decision": "HUMAN",
-            "user.message": "USER",
-            "model.response": "MODEL",
-            "task.contract": "TASK",
-        }.get(self.type, "EV")
-        return f"{prefix}-{self.event_id}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict written as one log line."""
-        return {
-            "v": self.v,
-            "event_id": self.event_id,
-            "parent_id": self.parent_id,
-            "branch_id": self.branch_id,
-            "type": self.type,
-            "source": self.source,
-            "created_at": self.created_at,
-            "workspace_revision": self.workspace_revision,
-            "input_hash": self.input_hash,
-            "status": self.status,
-            "summary": self.summary,
-            "supersedes": self.supersedes,
-            "data_class": self.data_class,
-            "payload": self.payload,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Event:
-        """Inverse of `to_dict()` for a current-version line.
-
-        Raises:
-            CorruptLogError: a required field is missing.
-        """
-        try:
-            return cls(
-                v=data["v"],
-                event_id=data["event_id"],
-                parent_id=data.get("parent_id"),
-                branch_id=data.get("branch_id", "main"),
-                type=data["type"],
-                source=data.get("source", "system"),
-                created_at=data.get("created_at", ""),
-                workspace_revision=data.get("workspace_revision"),
-                input_hash=data.get("input_hash"),
-                status=data.get("status", "active"),
-                summary=data.get("summary", ""),
-                supersedes=data.get("supersedes"),
-                data_class=data.get("data_class", "internal"),
-                payload=data.get("payload") or {},
-            )
-        except KeyError as exc:
-            raise CorruptLogError(
-                f"event line lacks required field {exc.args[0]!r}: {data!r:.200}"
-            ) from exc
-
-    def __repr__(self) -> str:
-        return f"<Event {self.event_id} {self.type} {self.summary[:60]!r}>"
-
-    def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
 
 
 class _Auto:
@@ -176,196 +78,6 @@ class _Auto:
 
 
 _AUTO = _Auto()
-
-
-def hash_json(value: Any) -> str:
-    """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
-    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-_iso_second: tuple[float, str] = (math.nan, "")
-_ISO_MS = tuple(f".{ms:03d}+00:00" for ms in range(1000))
-
-
-def _utc_iso(t: float) -> str:
-    """`datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")`, several times faster.
-
-    Rounds to microseconds half-even exactly as `fromtimestamp` does, then reuses the
-    formatted second (a run writes many events per second).
-    """
-    global _iso_second
-    frac, whole = math.modf(t)
-    us = round(frac * 1e6)
-    if us >= 1_000_000:
-        whole, us = whole + 1.0, us - 1_000_000
-    elif us < 0:
-        whole, us = whole - 1.0, us + 1_000_000
-    cached = _iso_second
-    if cached[0] != whole:
-        text = dt.datetime.fromtimestamp(whole, dt.UTC).isoformat(timespec="seconds")
-        cached = _iso_second = (whole, text.removesuffix("+00:00"))
-    return cached[1] + _ISO_MS[us // 1000]
-
-
-def _event_constructor() -> Callable[..., Event]:
-    """`Event(...)` from positional fields in declaration order (without `v`), faster.
-
-    A frozen dataclass sets each field through `object.__setattr__`; this sets the slots
-    through their descriptors, the same values at about 2.5x the speed. Used only while
-    `Event` has exactly these fields and no `__post_init__`, else it is the class itself.
-    """
-    names = tuple(f.name for f in dataclasses.fields(Event))
-    expected = (
-        "event_id", "type", "payload", "parent_id", "branch_id", "source", "created_at",
-        "workspace_revision", "input_hash", "status", "summary", "supersedes", "data_class", "v",
-    )  # fmt: skip
-    if names != expected or hasattr(Event, "__post_init__"):
-        return lambda *values: Event(**dict(zip(names, values, strict=False)))
-    setters = [getattr(Event, name).__set__ for name in names]
-    (s_id, s_type, s_payload, s_parent, s_branch, s_source, s_created, s_revision, s_hash,
-     s_status, s_summary, s_supersedes, s_class, s_v) = setters  # fmt: skip
-    new = object.__new__
-
-    def make(
-        event_id: int, type: str, payload: dict[str, Any], parent_id: int | None, branch_id: str,
-        source: str, created_at: str, workspace_revision: str | None, input_hash: str | None,
-        status: str, summary: str, supersedes: int | None, data_class: str,
-    ) -> Event:  # fmt: skip
-        event = new(Event)
-        s_id(event, event_id)
-        s_type(event, type)
-        s_payload(event, payload)
-        s_parent(event, parent_id)
-        s_branch(event, branch_id)
-        s_source(event, source)
-        s_created(event, created_at)
-        s_revision(event, workspace_revision)
-        s_hash(event, input_hash)
-        s_status(event, status)
-        s_summary(event, summary)
-        s_supersedes(event, supersedes)
-        s_class(event, data_class)
-        s_v(event, SCHEMA_VERSION)
-        return event
-
-    return make
-
-
-_new_event = _event_constructor()
-
-
-_quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with ensure_ascii=False
-
-
-class _PayloadEncoder:
-    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
-
-    It reuses one C encoder, where `json.dumps` builds a new one per call.
-    """
-
-    __slots__ = ("_encode",)
-    _encode: Callable[[Any], str]
-
-    def __init__(self) -> None:
-        self._reset()
-
-    def _reset(self) -> None:
-        make = getattr(json.encoder, "c_make_encoder", None)
-        if make is None:  # no C accelerator: fall back to the pure-Python encoder
-            encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-            self._encode = encoder.encode
-            return
-        c_encode = make({}, str, _quote, None, ":", ",", False, False, True)
-        self._encode = lambda value: "".join(c_encode(value, 0))
-
-    def __call__(self, value: Any) -> str:
-        if isinstance(value, str):
-            return _quote(value)
-        try:
-            return self._encode(value)
-        except BaseException:
-            self._reset()  # an error leaves entries in the circular-reference markers
-            raise
-
-
-_encode_json = _PayloadEncoder()
-
-
-def _event_line(e: Event) -> str:
-    """One log line (without its newline).
-
-    The text is that of `json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"),
-    default=str)`, written field by field (about twice as fast); a field of an unexpected
-    type takes the `json.dumps` path.
-    """
-    parent, supersedes = e.parent_id, e.supersedes
-    if (
-        type(e.v) is int
-        and type(e.event_id) is int
-        and (parent is None or type(parent) is int)
-        and (supersedes is None or type(supersedes) is int)
-    ):
-        revision, input_hash = e.workspace_revision, e.input_hash
-        try:
-            return (
-                f'{{"v":{e.v},"event_id":{e.event_id},'
-                f'"parent_id":{"null" if parent is None else parent},'
-                f'"branch_id":{_quote(e.branch_id)},"type":{_quote(e.type)},'
-                f'"source":{_quote(e.source)},"created_at":{_quote(e.created_at)},'
-                f'"workspace_revision":{"null" if revision is None else _quote(revision)},'
-                f'"input_hash":{"null" if input_hash is None else _quote(input_hash)},'
-                f'"status":{_quote(e.status)},"summary":{_quote(e.summary)},'
-                f'"supersedes":{"null" if supersedes is None else supersedes},'
-                f'"data_class":{_quote(e.data_class)},"payload":{_encode_json(e.payload)}}}'
-            )
-        except TypeError:  # a text field holding something else: let json.dumps decide
-            pass
-    return json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-#: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
-
-
-def _migrate_v1(line: dict[str, Any]) -> dict[str, Any]:
-    """v1 → v2: `id`/`parent`/`branch`/`kind`/`ts` were renamed; `data_class` added."""
-    out = dict(line)
-    out["event_id"] = out.pop("id")
-    out["parent_id"] = out.pop("parent", None)
-    out["branch_id"] = out.pop("branch", "main")
-    out["type"] = out.pop("kind")
-    ts = out.pop("ts", None)
-    out["created_at"] = _utc_iso(ts) if isinstance(ts, int | float) else (ts or "")
-    out.setdefault("data_class", "internal")
-    out["v"] = 2
-    return out
-
-
-MIGRATIONS[1] = _migrate_v1
-
-
-def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
-    """Bring one decoded line to `SCHEMA_VERSION` through the explicit migrations (R-V9).
-
-    Raises:
-        SchemaVersionError: the version is newer than this harnesskit or has no migration.
-    """
-    version = line.get("v", 1)
-    if not isinstance(version, int):
-        raise SchemaVersionError(f"schema version {version!r} is not an integer")
-    if version > SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"log line has schema version {version}, newer than this harnesskit's "
-            f"{SCHEMA_VERSION}; upgrade harnesskit to read it"
-        )
-    while version < SCHEMA_VERSION:
-        step = MIGRATIONS.get(version)
-        if step is None:
-            raise SchemaVersionError(f"no migration from schema version {version}")
-        line = step(line)
-        version = line["v"]
-    return line
 
 
 class EventLog:
@@ -464,16 +176,16 @@ class EventLog:
         Raises:
             UsageError: unknown type or data class, or the log is closed.
         """
-        if type not in EVENT_TYPES:
+        make = _MAKERS.get(type)
+        if make is None:
             raise UsageError(f"unknown event type {type!r}; use one of {sorted(EVENT_TYPES)}")
         if data_class not in DATA_CLASSES:
             raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
         if isinstance(parent_id, _Auto):
             parent_id = self._last_by_branch.get(branch_id)
-        event = _new_event(
+        event = make(
+            payload if payload is not None else {},
             len(self.events) + 1,
-            type,
-            payload or {},
             parent_id,
             branch_id,
             source,
@@ -493,7 +205,7 @@ class EventLog:
             raise UsageError(
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
-        line = _event_line(event)
+        line = encode(event)
         if (
             self.redactor is not None
             and event.type not in _BUILT_FROM_LOG
@@ -501,7 +213,7 @@ class EventLog:
         ):
             line, counts = self.redactor.redact(line)
             if counts:  # R-S1: the clear text never exists in the log, on disk or in prompts
-                event = Event.from_dict(json.loads(line))
+                event = Event.from_dict(json.loads(line))  # same class, redacted payload
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
@@ -517,31 +229,31 @@ class EventLog:
 
     def _add(self, event: Event) -> None:
         """Put a written or read event in memory, folding tombstones (R-S3)."""
-        if self._revoked and event.type in _REDACTABLE:
-            event = _redact_copies(event, self._revoked)
+        if self._revoked and event.type in REDACTABLE:
+            event = redact_copies(event, self._revoked)
         self.events.append(event)
         self._last_by_branch[event.branch_id] = event.event_id
-        if event.type == "tombstone":
+        if isinstance(event, TombstoneEvent):
             self._apply_tombstone(event)
 
-    def _apply_tombstone(self, tomb: Event) -> None:
+    def _apply_tombstone(self, tomb: TombstoneEvent) -> None:
         """Replace the revoked content in memory: the target, its copies in requests, its calls.
 
         The bytes on disk are never rewritten; every reader of this log (events, frames,
         `request_messages`, context building, search) sees the redacted copies only.
         """
-        target = tomb.payload.get("target")
+        target = tomb.target
         marker = f"[tombstoned by EV-{tomb.event_id}]"
         if isinstance(target, int) and 1 <= target < tomb.event_id:
             original = self.events[target - 1]
             self._revoked |= revoked_hashes(original)
-            self.events[target - 1] = _tombstoned(original, marker)
-        gone = set(tomb.payload.get("artifacts") or ())
+            self.events[target - 1] = tombstoned(original, marker)
+        gone = set(tomb.artifacts or ())
         for i, e in enumerate(self.events[: tomb.event_id - 1]):
-            if e.type == "artifact.created" and _artifact_id(e.payload) in gone:
-                self.events[i] = _tombstoned(e, marker)
-            elif e.type in _REDACTABLE and self._revoked:
-                self.events[i] = _redact_copies(e, self._revoked)
+            if e.type == "artifact.created" and artifact_id(e.payload) in gone:
+                self.events[i] = tombstoned(e, marker)
+            elif e.type in REDACTABLE and self._revoked:
+                self.events[i] = redact_copies(e, self._revoked)
         self.tombstones += 1
 
     def append_request(
@@ -671,7 +383,7 @@ class EventLog:
             version = data.get("v", 1)
             log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
-                event = Event.from_dict(migrate_line(data))
+                event = decode(data)
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
@@ -690,8 +402,8 @@ class EventLog:
                     "expected; a line is missing or out of order, so the log is corrupt"
                 )
             log._add(event)
-            if not log.run_id and event.type == "task.contract":
-                log.run_id = event.payload.get("run_id", "")
+            if not log.run_id and isinstance(event, TaskContractEvent):
+                log.run_id = event.run_id or ""
         if bad is not None:  # the line in flight when the run died
             log.incomplete_tail = bad[1]
         log._readonly = True
@@ -749,20 +461,52 @@ class EventLog:
             raise UsageError(f"no event {event_id}: the log has events 1..{len(self.events)}")
         return self.events[event_id - 1]
 
-    def of_type(self, *types: str, branch_id: str | None = None) -> list[Event]:
-        """Events whose type is one of `types` (all types when none), optionally on one branch."""
+    def of_type(self, *types: str | type[Event], branch_id: str | None = None) -> list[AnyEvent]:
+        """Events of the given types (all when none), optionally on one branch, in log order.
+
+        Args:
+            *types: event classes (`ToolResultEvent`) or type tags (`"tool.result"`); `Event`
+                itself means every type.
+            branch_id: only events on this branch; `None` = every branch.
+
+        Returns:
+            The matching events, in append order.
+
+        Raises:
+            UsageError: an unknown type tag (the message lists the valid ones), or something
+                that is neither a tag nor an event class.
+        """
+        tags = _tags(types)
         return [
-            e
+            e  # type: ignore[misc]
             for e in self.events
-            if (not types or e.type in types) and (branch_id is None or e.branch_id == branch_id)
+            if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id)
         ]
 
-    def last(self, type: str, *, branch_id: str | None = None) -> Event | None:
-        """The most recent event of `type`, or `None`."""
+    def last(self, type: str | type[Event], *, branch_id: str | None = None) -> AnyEvent | None:
+        """The most recent event of `type` (a class or a tag), optionally on one branch.
+
+        Args:
+            type: an event class or type tag; `Event` means any type.
+            branch_id: only events on this branch; `None` = every branch.
+
+        Returns:
+            The event, or `None` when there is none.
+
+        Raises:
+            UsageError: an unknown type tag (the message lists the valid ones).
+        """
+        tags = _tags((type,))
         for e in reversed(self.events):
-            if e.type == type and (branch_id is None or e.branch_id == branch_id):
-                return e
+            if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id):
+                return e  # type: ignore[return-value]
         return None
+
+    def _request(self, event_id: int) -> ModelRequestEvent:
+        event = self[event_id]
+        if not isinstance(event, ModelRequestEvent):
+            raise UsageError(f"event {event_id} is a {event.type}, not a model.request")
+        return event
 
     def request_messages(self, event_id: int) -> list[dict[str, Any]]:
         """The exact chat-completions messages sent by the `model.request` event `event_id`.
@@ -770,36 +514,58 @@ class EventLog:
         Requests are stored as a delta when they extend the previous request (see AGENTS.md);
         this rebuilds the full list.
 
+        Args:
+            event_id: a `model.request` event's id.
+
+        Returns:
+            The messages as sent (chat-completions dicts), in order.
+
         Raises:
             UsageError: the event is not a `model.request`.
         """
-        chain: list[Event] = []
-        event = self[event_id]
-        if event.type != "model.request":
-            raise UsageError(f"event {event_id} is a {event.type}, not a model.request")
+        chain: list[ModelRequestEvent] = []
+        event = self._request(event_id)
         while True:
             chain.append(event)
-            prefix = event.payload.get("prefix_of")
-            if prefix is None:
+            if event.prefix_of is None:
                 break
-            event = self[prefix]
-        messages: list[dict[str, Any]] = list(chain[-1].payload.get("messages", []))
+            event = self._request(event.prefix_of)
+        messages: list[dict[str, Any]] = list(chain[-1].messages or [])
         for ev in reversed(chain[:-1]):
-            messages = messages[: ev.payload["prefix_len"]] + list(ev.payload["new_messages"])
+            messages = messages[: ev.prefix_len] + list(ev.new_messages or [])
         return messages
 
     def request_tools(self, event_id: int) -> list[dict[str, Any]]:
-        """The exact tool list sent by the `model.request` event `event_id`."""
-        event = self[event_id]
-        while "tools" not in event.payload:
-            source = event.payload.get("tools_from")
-            if source is None:
+        """The exact tool list sent by the `model.request` event `event_id`.
+
+        Args:
+            event_id: a `model.request` event's id.
+
+        Returns:
+            The tool specs as sent (JSON-ready dicts), in order; `[]` when none were.
+
+        Raises:
+            UsageError: the event is not a `model.request`.
+        """
+        event = self._request(event_id)
+        while event.tools is None:
+            if event.tools_from is None:
                 return []
-            event = self[source]
-        return list(event.payload["tools"])
+            event = self._request(event.tools_from)
+        return list(event.tools)
 
     def request_text(self, event_id: int) -> str:
-        """The JSON text of the messages and tools sent by a request (for byte searches)."""
+        """The JSON text of the messages and tools sent by a request (for byte searches).
+
+        Args:
+            event_id: a `model.request` event's id.
+
+        Returns:
+            `{"messages": [...], "tools": [...]}` as JSON text.
+
+        Raises:
+            UsageError: the event is not a `model.request`.
+        """
         body = {"messages": self.request_messages(event_id), "tools": self.request_tools(event_id)}
         return json.dumps(body, ensure_ascii=False)
 
@@ -822,7 +588,7 @@ class EventLog:
             "type": [e.type for e in events],
             "source": [e.source for e in events],
             "created_at": [e.created_at for e in events],
-            "step": [p.get("step") for p in payloads],
+            "step": [e.step for e in events],
             "status": [e.status for e in events],
             "summary": [e.summary for e in events],
             "data_class": [e.data_class for e in events],
@@ -846,17 +612,20 @@ class EventLog:
         return f"<EventLog {len(self.events)} events at {where}>"
 
     def _repr_html_(self) -> str | None:
-        from harnesskit.notebook import display
-
-        return display.render_html(self)
+        return _repr.html(self)
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterable[dict[str, Any]]:
-    """Yield decoded lines of a JSONL file, skipping blank ones (helper for tools and scripts)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
+def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
+    """The type tags `types` name (`None` = every type), checking each one."""
+    if not types:
+        return None
+    tags = set()
+    for t in types:
+        cls = event_class(t)
+        if cls is Event:
+            return None
+        tags.add(cls.type)
+    return frozenset(tags)
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:
@@ -869,89 +638,3 @@ def _ends_with_newline(path: pathlib.Path) -> bool:
 
 
 # -- tombstones (R-S3) --------------------------------------------------------------------
-
-_REDACTABLE = frozenset({"model.request", "model.response", "tool.call"})
-_STRUCTURAL = ("step", "tool", "tool_call_id", "ok", "error_type", "final", "role")
-
-
-def content_hash(text: str) -> str:
-    """sha256 (first 16 hex) of a content string; tombstones revoke content by this hash."""
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def revoked_hashes(event: Event) -> set[str]:
-    """Hashes of every content string of `event` that a tombstone on it revokes."""
-    p = event.payload
-    texts: list[Any] = [p.get("content")]
-    message = p.get("message")
-    if isinstance(message, dict):
-        texts.append(message.get("content"))
-        for call in message.get("tool_calls") or ():
-            raw = call.get("function", {}).get("arguments")
-            texts.append(raw)
-            with contextlib.suppress(TypeError, ValueError):
-                texts.append(json.dumps(json.loads(raw)))
-    if "arguments" in p:
-        texts.append(json.dumps(p["arguments"]))
-    return {content_hash(t) for t in texts if isinstance(t, str) and t}
-
-
-def _artifact_id(payload: dict[str, Any]) -> Any:
-    ref = payload.get("artifact") or payload.get("ref")
-    if isinstance(ref, dict):
-        return ref.get("id")
-    return payload.get("artifact_id") or payload.get("id") or ref
-
-
-def _tombstoned(event: Event, marker: str) -> Event:
-    """A copy of `event` keeping only structural payload keys (ids, tool, step)."""
-    payload: dict[str, Any] = {k: event.payload[k] for k in _STRUCTURAL if k in event.payload}
-    payload["tombstoned"] = marker
-    if event.type in ("user.message", "tool.result"):
-        payload["content"] = marker
-    message = event.payload.get("message")
-    if isinstance(message, dict):
-        payload["message"] = _redact_message(message, None, marker)
-    if "arguments" in event.payload:
-        payload["arguments"] = {}
-    return dataclasses.replace(event, payload=payload, summary=marker)
-
-
-def _redact_message(
-    message: dict[str, Any], revoked: set[str] | None, marker: str
-) -> dict[str, Any]:
-    out = dict(message)
-    content = out.get("content")
-    if isinstance(content, str) and (revoked is None or content_hash(content) in revoked):
-        out["content"] = marker
-    calls = []
-    for c in out.get("tool_calls") or ():
-        args = c.get("function", {}).get("arguments")
-        if isinstance(args, str) and (revoked is None or content_hash(args) in revoked):
-            c = {**c, "function": {**c["function"], "arguments": "{}"}}
-        calls.append(c)
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
-def _redact_copies(event: Event, revoked: set[str]) -> Event:
-    """Redact revoked content copied into requests, responses and tool calls."""
-    p = event.payload
-    marker = "[tombstoned]"
-    changed = False
-    payload = dict(p)
-    for key in ("messages", "new_messages"):
-        if key in p:
-            new = [_redact_message(m, revoked, marker) for m in p[key]]
-            if new != p[key]:
-                payload[key], changed = new, True
-    if isinstance(p.get("message"), dict):
-        new_msg = _redact_message(p["message"], revoked, marker)
-        if new_msg != p["message"]:
-            payload["message"], changed = new_msg, True
-    if "arguments" in p and content_hash(json.dumps(p["arguments"])) in revoked:
-        payload["arguments"], changed = {}, True
-    if not changed:
-        return event
-    return dataclasses.replace(event, payload=payload, summary=marker)

@@ -22,7 +22,20 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import ResumeError, UsageError
-from harnesskit.log.events import Event, EventLog
+from harnesskit.log._types import (
+    BrakeEvent,
+    BranchForkEvent,
+    CheckpointEvent,
+    Event,
+    ModelResponseEvent,
+    RunFinishedEvent,
+    RunRestartEvent,
+    TaskContractEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from harnesskit.log.events import EventLog
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
 from harnesskit.messages import ToolCall
 from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, key_for, ledger_path
@@ -127,7 +140,7 @@ def rebuild_state(log: EventLog, branch_id: str = "main") -> dict[str, Any]:
         "consecutive_errors", "tool_history", "finish_reason", "incomplete", "call_ids"}`.
     """
     view = visible_events(log, branch_id)
-    run_id = next((e.payload.get("run_id", "") for e in view if e.type == "task.contract"), "")
+    run_id = next((e.run_id or "" for e in view if isinstance(e, TaskContractEvent)), "")
     state: dict[str, Any] = {
         "run_id": run_id or log.run_id,
         "branch_id": branch_id,
@@ -142,22 +155,21 @@ def rebuild_state(log: EventLog, branch_id: str = "main") -> dict[str, Any]:
     }
     step_ok: dict[int, bool] = {}
     for e in view:
-        p = e.payload
-        if e.type == "model.response":
-            state["step"] = max(state["step"], p.get("step") or 0)
-            usage = p.get("usage") or {}
+        if isinstance(e, ModelResponseEvent):
+            state["step"] = max(state["step"], e.step or 0)
+            usage = e.usage or {}
             state["prompt_tokens"] += usage.get("prompt_tokens", 0)
             state["completion_tokens"] += usage.get("completion_tokens", 0)
             state["call_ids"].update(c.id for c in _calls_of(e))
-        elif e.type == "tool.result":
-            step = p.get("step") or 0
-            state["tool_history"].append((step, p.get("tool"), bool(p.get("ok"))))
-            step_ok[step] = step_ok.get(step, False) or bool(p.get("ok"))
-        elif e.type == "run.finished":
-            state["finish_reason"] = p.get("finish_reason")
-            state["incomplete"] = bool(p.get("incomplete"))
-        elif e.type in ("branch.fork", "run.restart") or (
-            e.type == "user.message" and state["finish_reason"] == "stop"
+        elif isinstance(e, ToolResultEvent):
+            step = e.step or 0
+            state["tool_history"].append((step, e.tool, bool(e.ok)))
+            step_ok[step] = step_ok.get(step, False) or bool(e.ok)
+        elif isinstance(e, RunFinishedEvent):
+            state["finish_reason"] = e.finish_reason
+            state["incomplete"] = bool(e.incomplete)
+        elif isinstance(e, BranchForkEvent | RunRestartEvent) or (
+            isinstance(e, UserMessageEvent) and state["finish_reason"] == "stop"
         ):
             state["finish_reason"] = None  # a new branch, or a new user turn after an answer
     streak = 0
@@ -170,12 +182,12 @@ def rebuild_state(log: EventLog, branch_id: str = "main") -> dict[str, Any]:
 def _disabled_tools(view: Sequence[Event]) -> dict[str, str]:
     out: dict[str, str] = {}
     for e in view:
-        if e.type == "tool.result" and e.payload.get("circuit_opened"):
+        if isinstance(e, ToolResultEvent) and e.circuit_opened:
             try:
-                reason = json.loads(e.payload.get("content", "{}")).get("disabled", "")
+                reason = json.loads(e.content or "{}").get("disabled", "")
             except json.JSONDecodeError:
                 reason = ""
-            out[e.payload.get("tool", "")] = reason or "disabled by the circuit breaker"
+            out[e.tool or ""] = reason or "disabled by the circuit breaker"
     return out
 
 
@@ -229,24 +241,24 @@ def _pending_step(view: Sequence[Event]) -> tuple[list[ToolCall], dict[str, int]
     """
     last = None
     for e in reversed(view):
-        if e.type == "model.response":
+        if isinstance(e, ModelResponseEvent):
             last = e
             break
-        if e.type in ("run.finished", "user.message"):
+        if isinstance(e, RunFinishedEvent | UserMessageEvent):
             return [], {}, None, 0
     if last is None:
         return [], {}, None, 0
     after = [e for e in view if e.event_id > last.event_id]
     calls = _calls_of(last)
-    step = last.payload.get("step") or 0
+    step = last.step or 0
     if not calls:
-        if any(e.type == "run.finished" for e in after):
+        if any(isinstance(e, RunFinishedEvent) for e in after):
             return [], {}, None, step
-        brake = next((e for e in reversed(view) if e.type == "brake"), None)
-        reason = brake.payload.get("brake") if last.payload.get("final") and brake else "stop"
+        brake = next((e for e in reversed(view) if isinstance(e, BrakeEvent)), None)
+        reason = brake.brake if last.final and brake else "stop"
         return [], {}, reason, step
-    answered = {e.payload.get("tool_call_id") for e in after if e.type == "tool.result"}
-    logged = {e.payload.get("tool_call_id"): e.event_id for e in after if e.type == "tool.call"}
+    answered = {e.tool_call_id for e in after if isinstance(e, ToolResultEvent)}
+    logged = {e.tool_call_id: e.event_id for e in after if isinstance(e, ToolCallEvent)}
     pending = [c for c in calls if c.id not in answered]
     return pending, {c.id: logged[c.id] for c in pending if c.id in logged}, None, step
 
@@ -262,7 +274,7 @@ def _check(
     """Run the six resume checks; return the report and the settlements they established."""
     tr = Trajectory(log)
     view = visible_events(log, branch_id)
-    contract = next((e for e in view if e.type == "task.contract"), None)
+    contract = next((e for e in view if isinstance(e, TaskContractEvent)), None)
     if contract is None:
         raise UsageError(f"{log.path}: no task.contract visible on branch {branch_id!r}")
     start = tr.start_of(branch_id)
@@ -292,15 +304,13 @@ def _check(
     pending, _, _, step = _pending_step(view)
     settlements: list[tuple[str, EffectCheck]] = []
     notes, unknown = [], []
-    ledger_on = bool(contract.payload.get("idempotency", {}).get("ledger"))
+    ledger_on = bool((contract.idempotency or {}).get("ledger"))
     for c in pending:
         tool = harness.tools.get(c.name)
         if tool is None or tool.risk == "read" or c.arguments is None:
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
-        key = key_for(
-            log.run_id or contract.payload.get("run_id", ""), branch_id, step, c.name, c.arguments
-        )
+        key = key_for(log.run_id or contract.run_id or "", branch_id, step, c.name, c.arguments)
         record = ledger.records.get(key)
         if record is None:
             if ledger_on:
@@ -324,15 +334,15 @@ def _check(
     checks.append(ResumeCheck(name="tool_calls", ok=not unknown, detail=detail))
 
     # 3. events after the last checkpoint
-    last_cp = next((e for e in reversed(view) if e.type == "checkpoint"), None)
+    last_cp = next((e for e in reversed(view) if isinstance(e, CheckpointEvent)), None)
     since = [e for e in view if last_cp is None or e.event_id > last_cp.event_id]
     ok = True
     if last_cp is None:
         detail = f"no checkpoint; {len(since)} events since the start"
     else:
-        stage = last_cp.payload.get("stage")
+        stage = last_cp.stage
         detail = f"last checkpoint {stage} at {last_cp.label}; {len(since)} events after it"
-        cp_rev = last_cp.payload.get("workspace_revision")
+        cp_rev = last_cp.extra.get("workspace_revision")  # the payload's, as written
         if stage == "human-approved" and cp_rev is not None and cp_rev != current_rev:
             ok = False
             detail += (
@@ -382,16 +392,15 @@ def _check(
         )
 
     # 6. unchanged task contract (goal and stop conditions)
-    p = contract.payload
     recorded_task = {
-        "system_prompt": p.get("system_prompt"),
-        "limits": p.get("limits"),
-        "task": p.get("task"),
+        "system_prompt": contract.system_prompt,
+        "limits": contract.limits,
+        "task": contract.task,
     }
     current_task = {
         "system_prompt": harness.run_system_prompt,  # as recorded: with the bindings note
         "limits": _limits_dict(harness.limits),
-        "task": dict(task) if task is not None else p.get("task"),
+        "task": dict(task) if task is not None else contract.task,
     }
     ok = recorded_task == current_task
     checks.append(

@@ -28,8 +28,21 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import ArtifactNotFoundError, UsageError
+from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, kind_of
 from harnesskit.log._search import SearchIndex
-from harnesskit.log.events import EVENT_TYPES, FACT_TYPES, INTERPRETATION_TYPES, Event, EventLog
+from harnesskit.log._types import (
+    EVENT_TYPES,
+    BranchForkEvent,
+    Event,
+    HumanDecisionEvent,
+    ModelResponseEvent,
+    RunRestartEvent,
+    RunResumeEvent,
+    TaskContractEvent,
+    TombstoneEvent,
+    ToolResultEvent,
+)
+from harnesskit.log.events import EventLog
 from harnesskit.messages import Message, ToolCall
 
 __all__ = [
@@ -46,11 +59,6 @@ __all__ = [
 
 STATUSES = ("active", "superseded", "rejected", "expired", "audit-only")
 STAGES = ("context-ready", "analysis-complete", "patch-prepared", "tests-running", "human-approved")
-_STATUS_EVENTS = {
-    "status.supersede": "superseded",
-    "status.reject": "rejected",
-    "status.expire": "expired",
-}
 _BRANCH_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _INF = float("inf")
 
@@ -62,23 +70,17 @@ def branch_limits(log: EventLog, branch_id: str) -> dict[str, float]:
     """`{branch: last visible event id}` for the view of `branch_id` (itself: unbounded).
 
     A forked branch sees its parent branch up to the fork point, that branch's parent up to
-    its own fork point, and so on; every other branch is invisible.
+    its own fork point, and so on; every other branch is invisible (`BranchView`).
+
+    Args:
+        log: the run's log.
+        branch_id: the branch seen from.
+
+    Returns:
+        `{branch: last visible event id}`, `inf` for `branch_id` itself.
     """
-    forks: dict[str, Event] = {}
-    for e in log.events:
-        if e.type == "branch.fork":
-            forks.setdefault(e.branch_id, e)
-    limits: dict[str, float] = {branch_id: _INF}
-    current = branch_id
-    while current in forks:
-        fork = forks[current]
-        parent_branch = fork.payload.get("from_branch", "main")
-        point = fork.parent_id or 0
-        if parent_branch in limits and limits[parent_branch] <= point:
-            break  # a cycle or a repeated ancestor: stop rather than loop
-        limits[parent_branch] = min(limits.get(parent_branch, _INF), point)
-        current = parent_branch
-    return limits
+    view = BranchView.of(log.events, branch_id)
+    return {b: _INF if cut is None else cut for b, cut in view.cutoffs.items()}
 
 
 def branch_filter(log: EventLog, branch_id: str) -> Callable[[Event], bool]:
@@ -86,9 +88,15 @@ def branch_filter(log: EventLog, branch_id: str) -> Callable[[Event], bool]:
 
     Computed once from the log's `branch.fork` events (fork points never change), so a
     context builder can apply it to every new event cheaply.
+
+    Args:
+        log: the run's log.
+        branch_id: the branch seen from.
+
+    Returns:
+        `BranchView.visible` of that branch.
     """
-    limits = branch_limits(log, branch_id)
-    return lambda e: e.event_id <= limits.get(e.branch_id, 0)
+    return BranchView.of(log.events, branch_id).visible
 
 
 def visible_events(log: EventLog, branch_id: str = "main") -> list[Event]:
@@ -189,7 +197,7 @@ class Trajectory:
         self.log = log
         self._fold_key = -1  # the log's tombstone count the fold was made under
         self._status: list[str] = []
-        self._refused: list[dict[str, Any]] = []
+        self._statuses = StatusFold()
         self._index: SearchIndex | None = None
 
     # -- statuses (R-V2, R-V3) ----------------------------------------------------------------
@@ -235,7 +243,7 @@ class Trajectory:
         supersedes of a reference-only merge.
         """
         self._fold()
-        return list(self._refused)
+        return list(self._statuses.refused)
 
     def supersede(
         self,
@@ -318,48 +326,22 @@ class Trajectory:
             {"target": target, "reason": reason, "by": by},
             branch_id=branch,
             source=source,
-            summary=f"{_STATUS_EVENTS[type_]} {t.label}: {reason}"[:80],
+            summary=f"{STATUS_EVENTS[type_]} {t.label}: {reason}"[:80],
         )
 
     def _fold(self) -> None:
-        """Fold status events into `_status`, incrementally: only new events are read.
+        """Fold status events into `_status` (the log's one `StatusFold`), incrementally.
 
         A status event can only target an earlier event, so earlier results never change.
         """
         events = self.log.events
         if self._fold_key != self.log.tombstones:  # unknown log state: start over
-            self._status, self._refused, self._fold_key = [], [], self.log.tombstones
-        status, refused = self._status, self._refused
+            self._status, self._statuses, self._fold_key = [], StatusFold(), self.log.tombstones
+        status, fold = self._status, self._statuses
         for e in events[len(status) :]:
             status.append(e.status)
-            changes: list[tuple[Any, str]] = []
-            if e.type in _STATUS_EVENTS:
-                changes.append((e.payload.get("target"), _STATUS_EVENTS[e.type]))
-            if e.supersedes is not None:
-                changes.append((e.supersedes, "superseded"))
-            if e.type == "branch.merge":
-                for t in e.payload.get("supersedes") or ():
-                    if e.payload.get("reference_only"):
-                        refused.append(_refusal(e, t, "a reference-only merge changes no fact"))
-                    else:
-                        changes.append((t, "superseded"))
-            for target, new in changes:
-                if not isinstance(target, int) or not 1 <= target < e.event_id:
-                    refused.append(_refusal(e, target, f"no event {target} before it"))
-                    continue
-                by = e.payload.get("by")
-                by_event = (
-                    events[by - 1] if isinstance(by, int) and 1 <= by <= len(events) else None
-                )
-                interpretive = (
-                    e.source == "model"
-                    or e.type in INTERPRETATION_TYPES
-                    or (by_event is not None and _kind(by_event) == "interpretation")
-                )
-                if interpretive and _kind(events[target - 1]) == "fact":
-                    refused.append(_refusal(e, target, "an interpretation never overrides a fact"))
-                    continue
-                status[target - 1] = new
+            for target in fold.add(e, events):
+                status[target - 1] = fold.statuses[target][0]
 
     # -- causality (R-V4) ---------------------------------------------------------------------
 
@@ -374,7 +356,7 @@ class Trajectory:
         ids = {e.event_id for e in events}
         fork_at: dict[str, int] = {}
         for e in events:
-            if e.type == "branch.fork":
+            if isinstance(e, BranchForkEvent):
                 fork_at.setdefault(e.branch_id, e.event_id)
         limits_cache: dict[str, dict[str, float]] = {}
         gaps: list[Gap] = []
@@ -408,8 +390,8 @@ class Trajectory:
                                 f"{e.branch_id!r} cannot see",
                             )
                         )
-            if e.type in _STATUS_EVENTS or e.type == "tombstone":
-                t = e.payload.get("target")
+            if e.type in STATUS_EVENTS or e.type == "tombstone":
+                t = e.payload.get("target")  # status events and tombstones alike
                 if t not in ids:
                     gaps.append(
                         Gap(event_id=e.event_id, missing=t, reason=f"target {t} is not in the log")
@@ -455,7 +437,7 @@ class Trajectory:
         """`{branch: its fork event}`; root branches (e.g. `main`) map to `None`."""
         out: dict[str, Event | None] = {}
         for e in self.log.events:
-            if e.type == "branch.fork":
+            if isinstance(e, BranchForkEvent):
                 out.setdefault(e.branch_id, e)
             else:
                 out.setdefault(e.branch_id, None)
@@ -472,16 +454,17 @@ class Trajectory:
         """
         start: dict[str, Any] = {}
         for e in visible_events(self.log, branch_id):
-            if e.type == "task.contract":
-                p = e.payload
+            if isinstance(e, TaskContractEvent):
                 start = {
-                    "workspace_revision": p.get("workspace_revision", e.workspace_revision),
-                    "tools": p.get("tools"),
-                    "permissions": p.get("gate"),
-                    "policy": p.get("policy"),
+                    "workspace_revision": e.extra.get("workspace_revision", e.workspace_revision),
+                    "tools": e.tools,
+                    "permissions": e.gate,
+                    "policy": e.policy,
                 }
-            elif e.type in ("branch.fork", "run.resume", "run.restart") and e.payload.get("frozen"):
-                start = dict(e.payload["frozen"])
+            elif isinstance(e, BranchForkEvent | RunResumeEvent) and e.frozen:
+                start = dict(e.frozen)
+            elif isinstance(e, RunRestartEvent) and e.extra.get("frozen"):
+                start = dict(e.extra["frozen"])
         return start
 
     def fork(
@@ -573,7 +556,9 @@ class Trajectory:
         if branch not in forks:
             raise UsageError(f"no branch {branch!r}; branches: {sorted(forks)}")
         fork = forks[branch]
-        target = into or (fork.payload.get("from_branch", "main") if fork is not None else None)
+        target = into or (
+            (fork.from_branch or "main") if isinstance(fork, BranchForkEvent) else None
+        )
         if target is None or target == branch:
             raise UsageError(f"merge {branch!r} into which branch? pass into=...")
         package = evidence.to_dict() if isinstance(evidence, Evidence) else dict(evidence or {})
@@ -665,7 +650,7 @@ class Trajectory:
             UsageError: no such event, or it is itself a tombstone.
         """
         t = self.log[target]
-        if t.type == "tombstone":
+        if isinstance(t, TombstoneEvent):
             raise UsageError(f"EV-{target} is a tombstone; tombstones cannot be revoked")
         ids = list(dict.fromkeys([*_artifact_refs(t.payload), *artifacts]))
         deleted = []
@@ -758,17 +743,7 @@ class Trajectory:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-_KINDS = dict.fromkeys(FACT_TYPES, "fact") | dict.fromkeys(INTERPRETATION_TYPES, "interpretation")
-
-
-def _kind(e: Event) -> str:
-    if e.type == "branch.merge":
-        return "reference" if e.payload.get("reference_only") else "fact"
-    return _KINDS.get(e.type, "record")
-
-
-def _refusal(e: Event, target: Any, reason: str) -> dict[str, Any]:
-    return {"event_id": e.event_id, "target": target, "reason": reason}
+_kind = kind_of
 
 
 def _iso(value: dt.datetime | str | float) -> str:
@@ -789,16 +764,16 @@ def _iso(value: dt.datetime | str | float) -> str:
 
 
 def _calls_of(event: Event) -> list[ToolCall]:
-    message = event.payload.get("message") or {}
+    message = (event.message if isinstance(event, ModelResponseEvent) else None) or {}
     return list(Message.from_openai({"role": "assistant", **message}).tool_calls)
 
 
 def _dangling_calls(view: Sequence[Event]) -> list[str]:
     """Ids of tool calls in `view` (model responses) that have no tool.result in `view`."""
-    answered = {e.payload.get("tool_call_id") for e in view if e.type == "tool.result"}
+    answered = {e.tool_call_id for e in view if isinstance(e, ToolResultEvent)}
     dangling: list[str] = []
     for e in view:
-        if e.type == "model.response":
+        if isinstance(e, ModelResponseEvent):
             dangling.extend(c.id for c in _calls_of(e) if c.id not in answered)
     return dangling
 
@@ -838,16 +813,16 @@ def _judge_evidence(
             invalid["check"] = f"EV-{check} is not visible on the branch"
         elif _kind(e) != "fact":
             invalid["check"] = f"{e.label} is a {e.type} ({_kind(e)}), not a deterministic fact"
-        elif e.payload.get("ok") is False:
+        elif isinstance(e, ToolResultEvent) and e.ok is False:
             invalid["check"] = f"{e.label} failed (ok=false)"
     elif isinstance(check, Mapping) and check and check.get("ok") is not True:
         invalid["check"] = "the check did not pass (ok is not true)"
     decision = package.get("decision")
     if isinstance(decision, int):
         e = branch_view.get(decision) or target_view.get(decision)
-        if e is None or e.type != "human.decision":
+        if not isinstance(e, HumanDecisionEvent):
             invalid["decision"] = f"EV-{decision} is not a visible human.decision"
-        elif e.payload.get("approved") is False:
+        elif e.approved is False:
             invalid["decision"] = f"{e.label} did not approve"
     elif (
         isinstance(decision, Mapping)

@@ -6,14 +6,13 @@ import pytest
 import harnesskit as hk
 from harnesskit.context.builder import (
     BUILTIN_POLICIES,
-    BranchView,
     ContextBuilder,
     ContextPolicy,
     InjectionRecord,
     detect_conflicts,
-    fold_statuses,
     injection_records,
 )
+from harnesskit.log import BranchView, StatusFold
 from harnesskit.testing import reply
 
 CONTENT = {"user.message", "model.response", "tool.result", "human.decision", "task.contract"}
@@ -108,7 +107,10 @@ def test_fold_statuses_reads_status_events_supersedes_and_audit_only():
     log.append("status.reject", {"target": 1})  # 6
     log.append("status.expire", {"target": [2, 3]})  # 7
     log.append("tool.result", {"content": "r4", "tool_call_id": "c4"}, supersedes=3)  # 8
-    assert fold_statuses(log) == {
+    fold = StatusFold()
+    for e in log:
+        fold.add(e, log.events)
+    assert fold.statuses == {
         5: ("audit-only", 5),
         1: ("rejected", 6),
         2: ("expired", 7),

@@ -17,6 +17,13 @@ from harnesskit import _repr
 from harnesskit.analysis.evals._match import short
 from harnesskit.analysis.evals.cases import CallSpec, Case
 from harnesskit.errors import UsageError
+from harnesskit.log._types import (
+    ModelResponseEvent,
+    RunFinishedEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
 from harnesskit.log.events import EventLog
 
 __all__ = [
@@ -141,26 +148,24 @@ def trajectory(log: EventLog, *, branch_id: str = "main") -> _Trajectory:
     """The behaviour `score` reads from a log: calls with outcomes, turns, final answer."""
     t = _Trajectory()
     results: dict[str, bool] = {}
-    for e in log.of_type("tool.result", branch_id=branch_id):
-        results[e.payload.get("tool_call_id", "")] = bool(e.payload.get("ok"))
+    for r in log.of_type(ToolResultEvent, branch_id=branch_id):
+        results[r.tool_call_id or ""] = bool(r.ok)
     for e in log.of_type(branch_id=branch_id):
-        p = e.payload
-        if e.type == "tool.call":
-            ok = results.get(p.get("tool_call_id", ""))
-            t.calls.append(
-                _Call(e.event_id, p.get("step", 0), p.get("tool", ""), p.get("arguments"), ok)
-            )
-        elif e.type == "user.message":
-            t.turns.append((e.event_id, "user", p.get("content") or ""))
-        elif e.type == "model.response":
-            text = (p.get("message") or {}).get("content") or ""
+        if isinstance(e, ToolCallEvent):
+            ok = results.get(e.tool_call_id or "")
+            step = 0 if e.step is None else e.step
+            t.calls.append(_Call(e.event_id, step, e.tool or "", e.arguments, ok))
+        elif isinstance(e, UserMessageEvent):
+            t.turns.append((e.event_id, "user", e.content or ""))
+        elif isinstance(e, ModelResponseEvent):
+            text = (e.message or {}).get("content") or ""
             if text:
                 t.turns.append((e.event_id, "assistant", text))
                 t.final_text, t.final_event = text, e.event_id
-            elif (p.get("message") or {}).get("tool_calls"):
+            elif (e.message or {}).get("tool_calls"):
                 t.final_text, t.final_event = "", e.event_id
-        elif e.type == "run.finished":
-            t.finish_reason, t.finish_event = p.get("finish_reason"), e.event_id
+        elif isinstance(e, RunFinishedEvent):
+            t.finish_reason, t.finish_event = e.finish_reason, e.event_id
     return t
 
 

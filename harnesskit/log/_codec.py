@@ -1,0 +1,192 @@
+"""The line codec: events to JSONL lines and back, and the schema migrations (R-V1, R-V9).
+
+The JSON layout on disk is fixed: `{"v", "event_id", "parent_id", "branch_id", "type",
+"source", "created_at", "workspace_revision", "input_hash", "status", "summary", "supersedes",
+"data_class", "payload": {...}}`. `type` names the event class (`_types.EVENT_CLASSES`); the
+payload is the class's typed fields and its `extra` keys. Older versions are brought to
+`SCHEMA_VERSION` through the explicit `MIGRATIONS`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from harnesskit.errors import SchemaVersionError
+from harnesskit.log._types import SCHEMA_VERSION, AnyEvent, Event
+
+__all__ = ["MIGRATIONS", "decode", "encode", "hash_json", "iter_jsonl", "migrate_line"]
+
+
+def hash_json(value: Any) -> str:
+    """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+_iso_second: tuple[float, str] = (math.nan, "")
+_ISO_MS = tuple(f".{ms:03d}+00:00" for ms in range(1000))
+
+
+def _utc_iso(t: float) -> str:
+    """`datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")`, several times faster.
+
+    Rounds to microseconds half-even exactly as `fromtimestamp` does, then reuses the
+    formatted second (a run writes many events per second).
+    """
+    global _iso_second
+    frac, whole = math.modf(t)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        whole, us = whole + 1.0, us - 1_000_000
+    elif us < 0:
+        whole, us = whole - 1.0, us + 1_000_000
+    cached = _iso_second
+    if cached[0] != whole:
+        text = dt.datetime.fromtimestamp(whole, dt.UTC).isoformat(timespec="seconds")
+        cached = _iso_second = (whole, text.removesuffix("+00:00"))
+    return cached[1] + _ISO_MS[us // 1000]
+
+
+_quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with ensure_ascii=False
+
+
+class _PayloadEncoder:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
+
+    It reuses one C encoder, where `json.dumps` builds a new one per call.
+    """
+
+    __slots__ = ("_encode",)
+    _encode: Callable[[Any], str]
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        make = getattr(json.encoder, "c_make_encoder", None)
+        if make is None:  # no C accelerator: fall back to the pure-Python encoder
+            encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+            self._encode = encoder.encode
+            return
+        c_encode = make({}, str, _quote, None, ":", ",", False, False, True)
+        self._encode = lambda value: "".join(c_encode(value, 0))
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, str):
+            return _quote(value)
+        try:
+            return self._encode(value)
+        except BaseException:
+            self._reset()  # an error leaves entries in the circular-reference markers
+            raise
+
+
+_encode_json = _PayloadEncoder()
+
+
+def encode(e: Event) -> str:
+    """One log line (without its newline) for `e`.
+
+    The text is that of `json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"),
+    default=str)`, written field by field (about twice as fast); a field of an unexpected
+    type takes the `json.dumps` path.
+    """
+    parent, supersedes = e.parent_id, e.supersedes
+    if (
+        type(e.v) is int
+        and type(e.event_id) is int
+        and (parent is None or type(parent) is int)
+        and (supersedes is None or type(supersedes) is int)
+    ):
+        revision, input_hash = e.workspace_revision, e.input_hash
+        try:
+            return (
+                f'{{"v":{e.v},"event_id":{e.event_id},'
+                f'"parent_id":{"null" if parent is None else parent},'
+                f'"branch_id":{_quote(e.branch_id)},"type":{_quote(e.type)},'
+                f'"source":{_quote(e.source)},"created_at":{_quote(e.created_at)},'
+                f'"workspace_revision":{"null" if revision is None else _quote(revision)},'
+                f'"input_hash":{"null" if input_hash is None else _quote(input_hash)},'
+                f'"status":{_quote(e.status)},"summary":{_quote(e.summary)},'
+                f'"supersedes":{"null" if supersedes is None else supersedes},'
+                f'"data_class":{_quote(e.data_class)},"payload":{_encode_json(e.payload)}}}'
+            )
+        except TypeError:  # a text field holding something else: let json.dumps decide
+            pass
+    return json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+#: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def _migrate_v1(line: dict[str, Any]) -> dict[str, Any]:
+    """v1 → v2: `id`/`parent`/`branch`/`kind`/`ts` were renamed; `data_class` added."""
+    out = dict(line)
+    out["event_id"] = out.pop("id")
+    out["parent_id"] = out.pop("parent", None)
+    out["branch_id"] = out.pop("branch", "main")
+    out["type"] = out.pop("kind")
+    ts = out.pop("ts", None)
+    out["created_at"] = _utc_iso(ts) if isinstance(ts, int | float) else (ts or "")
+    out.setdefault("data_class", "internal")
+    out["v"] = 2
+    return out
+
+
+MIGRATIONS[1] = _migrate_v1
+
+
+def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
+    """Bring one decoded line to `SCHEMA_VERSION` through the explicit migrations (R-V9).
+
+    Raises:
+        SchemaVersionError: the version is newer than this harnesskit or has no migration.
+    """
+    version = line.get("v", 1)
+    if not isinstance(version, int):
+        raise SchemaVersionError(f"schema version {version!r} is not an integer")
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"log line has schema version {version}, newer than this harnesskit's "
+            f"{SCHEMA_VERSION}; upgrade harnesskit to read it"
+        )
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise SchemaVersionError(f"no migration from schema version {version}")
+        line = step(line)
+        version = line["v"]
+    return line
+
+
+def decode(data: dict[str, Any]) -> AnyEvent:
+    """The event of one decoded line, migrated first when it is an older schema version.
+
+    Args:
+        data: the line's JSON object.
+
+    Returns:
+        The event, an instance of the class its `type` names.
+
+    Raises:
+        SchemaVersionError: the version is newer than this harnesskit or has no migration.
+        CorruptLogError: a required field is missing or the type is unknown.
+    """
+    if data.get("v") != SCHEMA_VERSION:
+        data = migrate_line(data)
+    return Event.from_dict(data)
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterable[dict[str, Any]]:
+    """Yield decoded lines of a JSONL file, skipping blank ones (helper for tools and scripts)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
