@@ -133,6 +133,7 @@ class LocalModel:
         parallel: int = 1,
         jinja: bool = True,
         repack: bool = True,
+        temperature: float | None = 0.0,
         timeout_seconds: float = 300.0,
         startup_timeout_seconds: float = 180.0,
         server: str | os.PathLike[str] | None = None,
@@ -153,6 +154,8 @@ class LocalModel:
                 into structured `tool_calls` (`--jinja`); False falls back to the server's
                 built-in template, and tool calls arrive as text.
             repack: let the server repack weights for the CPU; False passes `--no-repack`.
+            temperature: the sampling temperature sent with every request unless its settings
+                give one; 0 (greedy) makes runs repeatable, `None` leaves the server's default.
             timeout_seconds: timeout of one request attempt (seconds); the default suits a cold
                 CPU model evaluating a long first prompt.
             startup_timeout_seconds: how long to wait for `/health` after starting (seconds).
@@ -209,6 +212,7 @@ class LocalModel:
         self.parallel = parallel
         self.jinja = jinja
         self.repack = repack
+        self.temperature = temperature
         self.timeout_seconds = timeout_seconds
         self.startup_timeout_seconds = startup_timeout_seconds
         self.extra_args = tuple(extra_args)
@@ -299,6 +303,11 @@ class LocalModel:
 
         options: dict[str, Any] = {"api_key": "", "timeout_seconds": self.timeout_seconds}
         options.update(self._client_options)
+        if self.temperature is not None:
+            options["extra_body"] = {
+                "temperature": self.temperature,
+                **(options.get("extra_body") or {}),
+            }
         self._client = OpenAICompatModel(
             self.key, provider="openai-compat", base_url=self.base_url, **options
         )
