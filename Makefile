@@ -42,7 +42,8 @@ test-local: $(STAMP)
 	$(BIN)/python -m pytest -m local -p no:cacheprovider tests/models/test_local.py
 
 real-demo: local
-	$(BIN)/harnesskit demo --model $(REAL_MODEL) --out runs/real-demo
+	$(BIN)/harnesskit demo --model $(REAL_MODEL) --out runs/real-demo; status=$$?; \
+	$(BIN)/python scripts/local_demo_report.py runs/real-demo; exit $$status
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
