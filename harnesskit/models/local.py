@@ -26,6 +26,7 @@ import os
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -223,6 +224,7 @@ class LocalModel:
         self._log_path: Path | None = None
         self.port: int | None = None
         self.server_version: str | None = None
+        self._lock = threading.RLock()  # one server even when threads share the model
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -277,8 +279,12 @@ class LocalModel:
             ModelError: the server exited during start-up or was not healthy within
                 `startup_timeout_seconds` (the message has the tail of its log).
         """
-        if self.pid is not None:
-            return self
+        with self._lock:
+            if self.pid is None:
+                self._start()
+        return self
+
+    def _start(self) -> None:
         self.close()
         fd, log_name = tempfile.mkstemp(prefix="hk-llama-server-", suffix=".log")
         self._log_path = Path(log_name)
@@ -311,7 +317,6 @@ class LocalModel:
         self._client = OpenAICompatModel(
             self.key, provider="openai-compat", base_url=self.base_url, **options
         )
-        return self
 
     def _wait_healthy(self, proc: subprocess.Popen[bytes], port: int) -> None:
         deadline = time.monotonic() + self.startup_timeout_seconds
@@ -362,6 +367,10 @@ class LocalModel:
 
         Safe to call more than once; the model starts a new server on its next request.
         """
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
