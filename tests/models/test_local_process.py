@@ -148,3 +148,26 @@ def test_requests_stay_blocked_in_tests_by_default(cache, monkeypatch):
     with pytest.raises(UsageError, match="blocked"):
         model.request(request())
     assert model.pid is None
+
+
+def test_the_cli_timeout_flag_sets_the_per_attempt_timeout(cache):
+    from harnesskit import cli
+
+    parser = cli.build_parser()
+    args = parser.parse_args(
+        [
+            "demo",
+            "--model",
+            "openai-compat:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--timeout",
+            "12",
+        ]
+    )
+    assert cli._model(args).timeout_seconds == 12
+    args = parser.parse_args(["demo", "--model", f"local:{cache['gguf']}", "--timeout", "600"])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESSKIT_LLAMA_SERVER", str(cache["binary"]))
+        model = cli._model(args)
+    assert model.timeout_seconds == 600 and model.pid is None
