@@ -12,8 +12,9 @@ model.info   # {"server_version": "b11434-...", "sha256": "...", "port": 41234, 
 port of 127.0.0.1 on its first request (or on `start()` / `with`), waits for `/health`, and
 sends every request through `OpenAICompatModel`, so retries, streaming and tolerant parsing
 are the same as for any OpenAI-compatible server. The server runs with `--jinja`: the model's
-own chat template renders the tools and the server turns the model's tool-call output back
-into structured `tool_calls`. It is stopped by `close()`, by leaving a `with` block, when the
+own chat template renders the tools and the server turns calls written in the template's
+format back into structured `tool_calls` (Qwen2.5-Coder 0.5B/1.5B write fenced JSON instead,
+which the client recovers from the text and marks `recovered`). It is stopped by `close()`, by leaving a `with` block, when the
 object is garbage-collected, and when the interpreter exits.
 """
 
