@@ -14,8 +14,9 @@ sends every request through `OpenAICompatModel`, so retries, streaming and toler
 are the same as for any OpenAI-compatible server. The server runs with `--jinja`: the model's
 own chat template renders the tools and the server turns calls written in the template's
 format back into structured `tool_calls` (Qwen2.5-Coder 0.5B/1.5B write fenced JSON instead,
-which the client recovers from the text and marks `recovered`). It is stopped by `close()`, by leaving a `with` block, when the
-object is garbage-collected, and when the interpreter exits.
+which the client recovers from the text and marks `recovered`). It is stopped by `close()`,
+by leaving a `with` block, when the object is garbage-collected, and when the interpreter
+exits.
 """
 
 from __future__ import annotations
