@@ -109,8 +109,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _stop(proc: subprocess.Popen[bytes], grace_seconds: float) -> None:
-    """Terminate the server process and reap it (idempotent)."""
+def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, log: Path) -> None:
+    """Terminate the server process, reap it and remove its log (idempotent)."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -118,6 +118,7 @@ def _stop(proc: subprocess.Popen[bytes], grace_seconds: float) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    log.unlink(missing_ok=True)
 
 
 class LocalModel:
@@ -304,7 +305,7 @@ class LocalModel:
                 env={k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")},
             )
         self._proc = proc
-        self._finalizer = weakref.finalize(self, _stop, proc, 10.0)  # also runs at exit
+        self._finalizer = weakref.finalize(self, _stop, proc, 10.0, self._log_path)  # at exit too
         self.port = port
         try:
             self._wait_healthy(proc, port)

@@ -103,11 +103,12 @@ def test_a_with_block_stops_the_server_even_when_it_raises(cache):
 def test_a_dropped_model_does_not_leave_its_server_behind(cache):
     model = LocalModel(str(cache["gguf"]), server=cache["binary"]).start()
     pid = model.pid
+    log = model._log_path
     del model
     import gc
 
     gc.collect()
-    assert not alive(pid)
+    assert not alive(pid) and not log.exists()
 
 
 def test_a_killed_server_is_a_model_error_with_its_exit_code(cache):
