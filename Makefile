@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean local test-local real-demo
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,22 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# The real local model (issue 14): `make local` builds llama-server once (~15-25 min on 2 cores)
+# and assembles the verified Qwen2.5-Coder GGUFs into ~/.cache/harnesskit (see README).
+LOCAL_MODELS ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b
+REAL_MODEL ?= local:qwen2.5-coder-1.5b
+
+local: $(STAMP)
+	$(BIN)/python -m harnesskit.models._local_install $(foreach m,$(LOCAL_MODELS),--model $(m))
+
+test-local: $(STAMP)
+	$(MAKE) local LOCAL_MODELS=qwen2.5-coder-0.5b
+	$(BIN)/python -m pytest -m local -p no:cacheprovider tests/models/test_local.py
+
+real-demo: local
+	$(BIN)/harnesskit demo --model $(REAL_MODEL) --out runs/real-demo; status=$$?; \
+	$(BIN)/python scripts/local_demo_report.py runs/real-demo; exit $$status
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -26,7 +26,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """Add `--model`, `--base-url` and `--api-key-env` to a command that runs agents."""
+    """Add `--model`, `--base-url`, `--api-key-env`, `--timeout` to a command that runs agents."""
     parser.add_argument(
         "--model",
         help="model spec, e.g. ollama:qwen2.5, vllm:NAME, deepseek:deepseek-chat, "
@@ -36,6 +36,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--api-key-env", help="environment variable holding the API key for --model"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds for one model request attempt (default: the provider's; local: 300)",
+    )
 
 
 def _model(args: argparse.Namespace) -> object | None:
@@ -44,7 +50,11 @@ def _model(args: argparse.Namespace) -> object | None:
         return None
     from harnesskit.models import get_model
 
-    options = {"base_url": args.base_url, "api_key_env": args.api_key_env}
+    options = {
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "timeout_seconds": getattr(args, "timeout", None),
+    }
     return get_model(args.model, **{k: v for k, v in options.items() if v})
 
 

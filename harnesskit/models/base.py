@@ -67,7 +67,8 @@ def get_model(spec: str | Model, **kwargs: Any) -> Model:
 
     Args:
         spec: `"scripted"`, `"function"`, `"replay"`, or `"provider:model-name"` such as
-            `"openai-compat:gpt-4o"`, `"ollama:qwen2.5"`; a `Model` instance is returned as is.
+            `"openai-compat:gpt-4o"`, `"ollama:qwen2.5"`, `"local:qwen2.5-coder-1.5b"`; a `Model`
+            instance is returned as is.
         **kwargs: passed to the provider's factory (e.g. `turns=[...]` for `"scripted"`).
 
     Raises:
@@ -95,3 +96,4 @@ def _load_builtin_providers() -> None:
 
     with contextlib.suppress(ImportError):  # the HTTP client is optional at this floor
         from harnesskit.models import openai_compat  # noqa: F401
+    from harnesskit.models import local  # noqa: F401  (`local:`: a llama-server it starts)

@@ -1,0 +1,448 @@
+"""`local:` models: a llama.cpp server started and stopped by harnesskit (R-M1b).
+
+```python
+model = hk.get_model("local:qwen2.5-coder-1.5b")        # or -0.5b, or "local:/path/to/x.gguf"
+with model:                                              # stops the server on exit
+    h = hk.Harness(tools, model=model)
+    h.run("...")
+model.info   # {"server_version": "b11434-...", "sha256": "...", "port": 41234, ...}
+```
+
+`LocalModel` starts `llama-server` (built by `make local`, see `_local_install`) on a free
+port of 127.0.0.1 on its first request (or on `start()` / `with`), waits for `/health`, and
+sends every request through `OpenAICompatModel`, so retries, streaming and tolerant parsing
+are the same as for any OpenAI-compatible server. The server runs with `--jinja`: the model's
+own chat template renders the tools and the server turns calls written in the template's
+format back into structured `tool_calls` (Qwen2.5-Coder 0.5B/1.5B write fenced JSON instead,
+which the client recovers from the text and marks `recovered`). It is stopped by `close()`,
+by leaving a `with` block, when the object is garbage-collected, and when the interpreter
+exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnesskit.errors import ModelError, UsageError
+from harnesskit.messages import ModelRequest, ModelResponse
+from harnesskit.models import _local_install as install
+from harnesskit.models.base import register_provider
+
+__all__ = ["LocalModel", "ServerTimings", "server_timings"]
+
+_LOG_TAIL_BYTES = 4000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerTimings:
+    """llama-server's own figures for one response (its `timings` object)."""
+
+    prompt_evaluated: int
+    """Prompt tokens the server computed for this request (tokens)."""
+    prompt_cached: int
+    """Prompt tokens served from the server's prompt cache (tokens)."""
+    generated: int
+    """Tokens generated (tokens)."""
+    prompt_ms: float
+    """Time spent evaluating the prompt (milliseconds)."""
+    generated_ms: float
+    """Time spent generating (milliseconds)."""
+
+    @property
+    def cache_share(self) -> float:
+        """Share of the prompt served from cache (0-1); 0 for an empty prompt."""
+        total = self.prompt_evaluated + self.prompt_cached
+        return self.prompt_cached / total if total else 0.0
+
+    @property
+    def prompt_tokens_per_second(self) -> float:
+        """Prompt evaluation speed (tokens/s); 0 when nothing was evaluated."""
+        return self.prompt_evaluated / self.prompt_ms * 1000 if self.prompt_ms else 0.0
+
+    @property
+    def generated_tokens_per_second(self) -> float:
+        """Generation speed (tokens/s); 0 when nothing was generated."""
+        return self.generated / self.generated_ms * 1000 if self.generated_ms else 0.0
+
+
+def server_timings(response: ModelResponse) -> ServerTimings | None:
+    """Read llama-server's per-response `timings` from a response's raw body.
+
+    Args:
+        response: a response of a `LocalModel` (or any llama-server), non-streamed: streamed
+            answers are folded without their `timings`, so they give `None`.
+
+    Returns:
+        The figures, or `None` when the body has no `timings` object.
+    """
+    raw = response.raw or {}
+    t = raw.get("timings")
+    if not isinstance(t, dict):
+        return None
+    return ServerTimings(
+        prompt_evaluated=int(t.get("prompt_n") or 0),
+        prompt_cached=int(t.get("cache_n") or 0),
+        generated=int(t.get("predicted_n") or 0),
+        prompt_ms=float(t.get("prompt_ms") or 0.0),
+        generated_ms=float(t.get("predicted_ms") or 0.0),
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, log: Path) -> None:
+    """Terminate the server process, reap it and remove its log (idempotent)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace_seconds)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    log.unlink(missing_ok=True)
+
+
+class LocalModel:
+    """A GGUF model served by a llama.cpp server that this object starts and stops.
+
+    Implements the `Model` protocol: `request(ModelRequest) -> ModelResponse`.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        ctx_size: int = 8192,
+        threads: int = 2,
+        seed: int = 0,
+        parallel: int = 1,
+        jinja: bool = True,
+        repack: bool = True,
+        temperature: float | None = 0.0,
+        timeout_seconds: float = 300.0,
+        startup_timeout_seconds: float = 180.0,
+        server: str | os.PathLike[str] | None = None,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        **client_options: Any,
+    ) -> None:
+        """Resolve the weights and the runtime (the server is not started here).
+
+        Args:
+            model: a catalogue key (`"qwen2.5-coder-0.5b"`, `"qwen2.5-coder-1.5b"`), or a
+                path to any `.gguf` file.
+            ctx_size: the server's context window (tokens), shared by all slots.
+            threads: CPU threads for generation and prompt evaluation.
+            seed: the server's sampling seed (requests may still send their own `seed`).
+            parallel: server slots; 1 keeps the whole context and prompt cache for one run.
+            jinja: render prompts with the model's own chat template and parse its tool calls
+                into structured `tool_calls` (`--jinja`); False falls back to the server's
+                built-in template, and tool calls arrive as text.
+            repack: let the server repack weights for the CPU; False passes `--no-repack`.
+            temperature: the sampling temperature sent with every request unless its settings
+                give one; 0 (greedy) makes runs repeatable, `None` leaves the server's default.
+            timeout_seconds: timeout of one request attempt (seconds); the default suits a cold
+                CPU model evaluating a long first prompt.
+            startup_timeout_seconds: how long to wait for `/health` after starting (seconds).
+            server: the `llama-server` binary; `None` uses `$HARNESSKIT_LLAMA_SERVER` or the
+                cached build of `make local`.
+            extra_args: more command-line flags for the server, passed last.
+            env: the environment that locates the cache (`None` = `os.environ`).
+            **client_options: passed to `OpenAICompatModel` (`stream`, `retry`,
+                `max_wait_seconds`, `on_attempt`, `extra_body`, ...).
+
+        Raises:
+            UsageError: unknown catalogue key, a missing GGUF file or binary (the message says to
+                run `make local`), or a non-positive size or count.
+            ModelError: a cached GGUF's sha256 differs from the upstream value.
+        """
+        for name, value in (("ctx_size", ctx_size), ("threads", threads), ("parallel", parallel)):
+            if value < 1:
+                raise UsageError(f"{name} must be at least 1, got {value}")
+        if timeout_seconds <= 0 or startup_timeout_seconds <= 0:
+            raise UsageError("timeout_seconds and startup_timeout_seconds must be positive")
+        if not model:
+            raise UsageError(
+                "give a local model after the prefix, e.g. get_model('local:qwen2.5-coder-1.5b') "
+                "or get_model('local:/path/to/model.gguf')"
+            )
+        self.key = model
+        self.name = f"local:{model}"
+        if model in install.CATALOGUE:
+            spec = install.CATALOGUE[model]
+            self.gguf = install.gguf_path(spec, env=env)
+            if not self.gguf.is_file():
+                raise UsageError(
+                    f"{self.name}: weights not installed ({self.gguf} missing); run `make local` "
+                    f"or `python -m harnesskit.models._local_install --model {model}`"
+                )
+            self.sha256 = install.verified_sha256(self.gguf, expected=spec.sha256)
+        elif model.endswith(".gguf") or os.sep in model:
+            self.gguf = Path(model).expanduser().resolve()
+            if not self.gguf.is_file():
+                raise UsageError(f"{self.name}: GGUF file not found: {self.gguf}")
+            self.sha256 = install.verified_sha256(self.gguf)
+        else:
+            install.lookup(model)  # raises the UsageError listing the catalogue
+            raise AssertionError("unreachable")  # pragma: no cover
+        self.binary = Path(server) if server is not None else install.runtime_binary(env=env)
+        if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
+            raise UsageError(
+                f"{self.name}: llama-server not found at {self.binary}; run `make local` (builds "
+                "it once, ~15-20 min on 2 cores) or set $HARNESSKIT_LLAMA_SERVER"
+            )
+        self.ctx_size = ctx_size
+        self.threads = threads
+        self.seed = seed
+        self.parallel = parallel
+        self.jinja = jinja
+        self.repack = repack
+        self.temperature = temperature
+        self.timeout_seconds = timeout_seconds
+        self.startup_timeout_seconds = startup_timeout_seconds
+        self.extra_args = tuple(extra_args)
+        self._client_options = client_options
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._client: Any = None
+        self._log_path: Path | None = None
+        self.port: int | None = None
+        self.server_version: str | None = None
+        self._lock = threading.RLock()  # one server even when threads share the model
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs, else `None`."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    @property
+    def base_url(self) -> str | None:
+        """The server's OpenAI-compatible URL (`http://127.0.0.1:PORT/v1`), once started."""
+        return f"http://127.0.0.1:{self.port}/v1" if self.port else None
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """What a run log should record about this model: weights, runtime and flags.
+
+        Returns:
+            A JSON-ready dict: `model`, `gguf`, `sha256`, `server_version` (the server's
+            `build_info`, `None` until started), `server`, `runtime_version` (the cache key of
+            a `make local` build, else `None`), `args` (the server's flags), `port` and `pid`
+            (`None` when stopped), `timeout_seconds`.
+        """
+        return {
+            "model": self.name,
+            "gguf": str(self.gguf),
+            "sha256": self.sha256,
+            "server_version": self.server_version,
+            "server": str(self.binary),
+            "runtime_version": (
+                install.RUNTIME_VERSION if self.binary == install.runtime_binary() else None
+            ),
+            "args": self._args(self.port or 0)[3:],
+            "port": self.port if self.pid else None,
+            "pid": self.pid,
+            "timeout_seconds": self.timeout_seconds,
+        }
+
+    def _args(self, port: int) -> list[str]:
+        args = [str(self.binary), "-m", str(self.gguf), "--host", "127.0.0.1"]
+        args += ["--port", str(port), "--ctx-size", str(self.ctx_size)]
+        args += ["--threads", str(self.threads), "--threads-batch", str(self.threads)]
+        args += ["--parallel", str(self.parallel), "--seed", str(self.seed), "--alias", self.key]
+        args += ["--jinja" if self.jinja else "--no-jinja", "--no-webui"]
+        if not self.repack:
+            args.append("--no-repack")
+        return args + list(self.extra_args)
+
+    def start(self) -> LocalModel:
+        """Start the server if it is not running and wait until it is healthy.
+
+        Returns:
+            This model, for chaining.
+
+        Raises:
+            ModelError: the server exited during start-up or was not healthy within
+                `startup_timeout_seconds` (the message has the tail of its log).
+        """
+        with self._lock:
+            if self.pid is None:
+                self._start()
+        return self
+
+    def _start(self) -> None:
+        self.close()
+        fd, log_name = tempfile.mkstemp(prefix="hk-llama-server-", suffix=".log")
+        self._log_path = Path(log_name)
+        port = _free_port()
+        with os.fdopen(fd, "wb") as log:
+            proc = subprocess.Popen(
+                self._args(port),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")},
+            )
+        self._proc = proc
+        self._finalizer = weakref.finalize(self, _stop, proc, 10.0, self._log_path)  # at exit too
+        self.port = port
+        try:
+            self._wait_healthy(proc, port)
+        except BaseException:
+            self.close()
+            raise
+        from harnesskit.models.openai_compat import OpenAICompatModel
+
+        options: dict[str, Any] = {"api_key": "", "timeout_seconds": self.timeout_seconds}
+        options.update(self._client_options)
+        if self.temperature is not None:
+            options["extra_body"] = {
+                "temperature": self.temperature,
+                **(options.get("extra_body") or {}),
+            }
+        self._client = OpenAICompatModel(
+            self.key, provider="openai-compat", base_url=self.base_url, **options
+        )
+
+    def _wait_healthy(self, proc: subprocess.Popen[bytes], port: int) -> None:
+        deadline = time.monotonic() + self.startup_timeout_seconds
+        url = f"http://127.0.0.1:{port}"
+        while True:
+            if proc.poll() is not None:
+                raise ModelError(
+                    f"{self.name}: llama-server exited with code {proc.returncode} while starting"
+                    f"\n{self.log_tail()}",
+                    model=self.name,
+                )
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(f"{url}/health", timeout=2) as resp,
+            ):
+                if resp.status == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise ModelError(
+                    f"{self.name}: llama-server was not healthy after "
+                    f"{self.startup_timeout_seconds:g} s\n{self.log_tail()}",
+                    model=self.name,
+                )
+            time.sleep(0.2)
+        with (
+            contextlib.suppress(OSError, ValueError),
+            urllib.request.urlopen(f"{url}/props", timeout=5) as resp,
+        ):
+            props = json.loads(resp.read())
+            self.server_version = str(props.get("build_info") or "") or None
+
+    def log_tail(self, max_bytes: int = _LOG_TAIL_BYTES) -> str:
+        """Return the end of the server's log (its stdout and stderr).
+
+        Args:
+            max_bytes: how much of the end to return (bytes).
+
+        Returns:
+            The text, or `""` when the server was never started.
+        """
+        if self._log_path is None or not self._log_path.is_file():
+            return ""
+        data = self._log_path.read_bytes()[-max_bytes:]
+        return data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Stop the server (terminate, then kill after 10 s) and close the HTTP client.
+
+        Safe to call more than once; the model starts a new server on its next request.
+        """
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._finalizer is not None:
+            self._finalizer()  # runs _stop once, and no longer at exit
+            self._finalizer = None
+        self._proc = None
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+    def __enter__(self) -> LocalModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = f"pid={self.pid}, port={self.port}" if self.pid else "stopped"
+        return f"LocalModel({self.name!r}, {state})"
+
+    # -- the Model protocol ---------------------------------------------------------------------
+
+    def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request to the server, starting it first if needed.
+
+        Args:
+            request: as for `OpenAICompatModel.request`; `settings` go to the server.
+
+        Returns:
+            The normalized response; `raw["timings"]` holds the server's figures (read them
+            with `server_timings`), `usage.cached_tokens` the prompt tokens served from cache.
+
+        Raises:
+            UsageError: model requests are blocked (`harnesskit.testing.block_real_models`).
+            ModelError: the server could not start, died, or failed after the retries; when it
+                died the message gives its exit code and the tail of its log.
+            ModelOutputError: the model's output stayed unusable after one corrective request.
+        """
+        from harnesskit.models import base
+
+        if not base.ALLOW_MODEL_REQUESTS:
+            raise UsageError(
+                f"model requests are blocked (harnesskit.testing.block_real_models()); "
+                f"{self.name} was not started"
+            )
+        if self._proc is not None and self._proc.poll() is not None:
+            raise self._died()
+        self.start()
+        try:
+            response: ModelResponse = self._client.request(request)
+        except ModelError as exc:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise self._died() from exc
+            raise
+        return dataclasses.replace(response, model=self.name)
+
+    def _died(self) -> ModelError:
+        assert self._proc is not None
+        code = self._proc.returncode
+        return ModelError(
+            f"{self.name}: llama-server (pid {self._proc.pid}) exited with code {code}; "
+            f"call close() and retry to start a new one\n{self.log_tail(1000)}",
+            model=self.name,
+        )
+
+
+register_provider("local", LocalModel)

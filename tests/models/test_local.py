@@ -1,0 +1,199 @@
+"""`local:` against the real llama-server and Qwen2.5-Coder-0.5B (`make test-local`).
+
+Skipped with the reason when `make local` has not installed the runtime and the weights, so
+`make test` on a fresh clone stays green and fast. Fixed seed and temperature 0; assertions are
+on behaviour (a tool was called with schema-valid arguments, the log is complete), never on
+wording.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import harnesskit as hk
+from harnesskit.messages import Message
+from harnesskit.models import _local_install as inst
+from harnesskit.models import base
+from harnesskit.models._retry import RetryPolicy
+from harnesskit.models.base import ModelRequest
+from harnesskit.models.local import LocalModel, server_timings
+
+KEY = "qwen2.5-coder-0.5b"
+_missing = [
+    str(p) for p in (inst.runtime_binary(), inst.gguf_path(inst.CATALOGUE[KEY])) if not p.is_file()
+]
+pytestmark = [
+    pytest.mark.local,
+    pytest.mark.skipif(
+        bool(_missing), reason=f"run `make local` first: missing {', '.join(_missing)}"
+    ),
+]
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city. Call it whenever the user asks about weather.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "city name, e.g. Paris"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+}
+SYSTEM = Message(role="system", content="You are a helpful assistant. Use the tools you are given.")
+SETTINGS = {"temperature": 0, "seed": 42, "max_tokens": 96}
+
+
+def ask(text: str, **settings) -> ModelRequest:
+    return ModelRequest(
+        messages=(SYSTEM, Message(role="user", content=text)),
+        tools=(WEATHER,),
+        settings=SETTINGS | settings,
+    )
+
+
+def alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+@pytest.fixture(scope="module")
+def model():
+    before = base.ALLOW_MODEL_REQUESTS
+    base.ALLOW_MODEL_REQUESTS = True
+    with LocalModel(KEY, ctx_size=4096, timeout_seconds=300) as m:
+        yield m
+    base.ALLOW_MODEL_REQUESTS = before
+
+
+def test_start_and_close_leave_no_process():
+    m = LocalModel(KEY, ctx_size=2048).start()
+    pid = m.pid
+    assert alive(pid)
+    assert m.info["server_version"] and m.info["sha256"] == inst.CATALOGUE[KEY].sha256
+    m.close()
+    assert not alive(pid)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Qwen2.5-Coder 0.5B/1.5B answer with fenced JSON, not Qwen's <tool_call> tags, so "
+    "llama-server --jinja (which renders Qwen's template, tools included) cannot return "
+    "structured tool_calls; tool_choice=required applied no grammar either (issue 14, phase 2)",
+)
+def test_the_server_returns_structured_tool_calls(model):
+    response = model.request(ask("What is the weather in Paris right now?"))
+
+    raw_message = response.raw["choices"][0]["message"]
+    assert raw_message.get("tool_calls"), f"no structured tool_calls: {raw_message!r}"
+
+
+def test_the_prompt_is_rendered_with_qwens_own_template_and_tools(model):
+    import httpx
+
+    prompt = httpx.post(
+        f"http://127.0.0.1:{model.port}/apply-template",
+        json={"messages": [{"role": "user", "content": "hi"}], "tools": [WEATHER]},
+        timeout=30,
+    ).json()["prompt"]
+    assert "<tools>" in prompt and '"name": "get_weather"' in prompt and "<tool_call>" in prompt
+
+
+def test_a_tool_call_round_trip_with_schema_valid_arguments(model):
+    response = model.request(ask("What is the weather in Paris right now?"))
+
+    (call,) = response.message.tool_calls  # structured, or recovered from the text (R-M2)
+    assert call.name == "get_weather"
+    jsonschema.validate(call.arguments, WEATHER["function"]["parameters"])
+
+    result = Message(
+        role="tool", tool_call_id=call.id, content=json.dumps({"city": "Paris", "temp_c": 21})
+    )
+    followup = ModelRequest(
+        messages=(
+            *ask("").messages[:1],
+            Message(role="user", content="Weather in Paris?"),
+            response.message,
+            result,
+        ),
+        tools=(WEATHER,),
+        settings=SETTINGS,
+    )
+    answer = model.request(followup)  # the server takes the tool result and answers
+    assert answer.message.content or answer.message.tool_calls
+
+
+def test_streaming_and_not_streaming_assemble_the_same_message(model):
+    request = ask("Is it raining in Oslo?")
+    plain = model.request(request)
+    streamed = model.request(replace(request, settings=request.settings | {"stream": True}))
+
+    def shape(r):
+        return (r.message.content, [(c.name, c.arguments) for c in r.message.tool_calls])
+
+    assert shape(streamed) == shape(plain)
+    assert streamed.usage.prompt_tokens == plain.usage.prompt_tokens
+
+
+def test_the_prompt_cache_figure_is_read_from_the_servers_timings(model):
+    model.request(ask("What is the weather in Rome?"))
+    second = model.request(ask("What is the weather in Madrid?"))
+
+    timings = server_timings(second)
+    assert timings is not None
+    assert timings.prompt_cached > 0 and timings.prompt_evaluated > 0
+    assert second.usage.cached_tokens == timings.prompt_cached
+    assert timings.prompt_tokens_per_second > 0 and 0 < timings.cache_share < 1
+
+
+def test_a_server_killed_mid_run_ends_the_run_with_an_error_and_a_finished_log(tmp_path):
+    fast = RetryPolicy(max_retries=1, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
+    m = LocalModel(KEY, ctx_size=2048, retry=fast).start()
+    pid = m.pid
+    before = base.ALLOW_MODEL_REQUESTS
+    base.ALLOW_MODEL_REQUESTS = True
+
+    @hk.tool
+    def get_weather(city: str) -> dict[str, object]:
+        """Current weather for a city. Call it whenever the user asks about weather.
+
+        Args:
+            city: city name, e.g. Paris.
+
+        Returns:
+            `{"city", "temp_c"}`.
+        """
+        return {"city": city, "temp_c": 21}
+
+    # the server is killed while it evaluates the first prompt
+    killer = threading.Timer(1.0, os.kill, (pid, 9))
+    killer.start()
+    try:
+        h = hk.Harness(
+            [get_weather],
+            m,
+            log_dir=tmp_path,
+            settings=SETTINGS,
+            limits=hk.Limits(max_steps=4, max_seconds=600),
+        )
+        run = h.run("What is the weather in Paris right now?")
+    finally:
+        killer.cancel()
+        m.close()
+        base.ALLOW_MODEL_REQUESTS = before
+
+    assert run.finish_reason == "error"
+    (finished,) = run.log.of_type("run.finished")
+    assert "exited with code -9" in finished.payload["error"]
+    assert not alive(pid)
+    reread = hk.EventLog.read(run.log.path)
+    assert [e.type for e in reread][-1] == "run.finished"

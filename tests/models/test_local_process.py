@@ -1,0 +1,174 @@
+"""`local:` models against a stand-in llama-server process: start, health, stop, no orphans."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.errors import ModelError, UsageError
+from harnesskit.messages import Message
+from harnesskit.models import _local_install as inst
+from harnesskit.models import base
+from harnesskit.models.base import ModelRequest
+from harnesskit.models.local import LocalModel, server_timings
+
+FAKE = Path(__file__).resolve().parents[1] / "support" / "fake_llama_server.py"
+TOOLS = (
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); a reaped process does not exist
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().split()[2] != "Z"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache folder holding a tiny 'GGUF' and a stand-in server binary."""
+    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
+    binary = tmp_path / "llama-server"
+    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF-not-really")
+    return {"binary": binary, "gguf": gguf, "env": {"HARNESSKIT_CACHE_DIR": str(tmp_path)}}
+
+
+def request() -> ModelRequest:
+    return ModelRequest(messages=(Message(role="user", content="Weather in Oslo?"),), tools=TOOLS)
+
+
+def test_the_server_starts_on_loopback_answers_and_is_gone_after_close(cache):
+    model = hk.get_model(f"local:{cache['gguf']}", server=cache["binary"], env=cache["env"])
+    assert model.pid is None  # nothing starts before it is needed
+
+    response = model.request(request())
+    pid = model.pid
+
+    assert pid is not None and alive(pid)
+    assert model.base_url == f"http://127.0.0.1:{model.port}/v1"
+    assert response.model == f"local:{cache['gguf']}"
+    assert response.message.tool_calls[0].name == "get_weather"
+    assert response.usage.cached_tokens == 100
+    timings = server_timings(response)
+    assert (timings.prompt_evaluated, timings.prompt_cached, timings.cache_share) == (
+        20,
+        100,
+        100 / 120,
+    )
+    assert timings.generated_tokens_per_second == pytest.approx(10.0)
+    info = model.info
+    assert info["server_version"] == "b0-fake" and info["pid"] == pid
+    assert info["sha256"] == inst.verified_sha256(cache["gguf"])
+    assert "--jinja" in info["args"] and info["args"][:2] == ["--host", "127.0.0.1"]
+    assert info["args"][info["args"].index("--threads") :][:2] == ["--threads", "2"]
+
+    model.close()
+
+    assert not alive(pid) and model.pid is None and model.info["pid"] is None
+    model.close()  # twice is fine
+
+
+def test_a_with_block_stops_the_server_even_when_it_raises(cache):
+    seen = []
+
+    def use() -> None:
+        with LocalModel(str(cache["gguf"]), server=cache["binary"]) as model:
+            seen.append(model.pid)
+            assert alive(model.pid)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        use()
+    assert not alive(seen[0])
+
+
+def test_a_dropped_model_does_not_leave_its_server_behind(cache):
+    model = LocalModel(str(cache["gguf"]), server=cache["binary"]).start()
+    pid = model.pid
+    log = model._log_path
+    del model
+    import gc
+
+    gc.collect()
+    assert not alive(pid) and not log.exists()
+
+
+def test_a_killed_server_is_a_model_error_with_its_exit_code(cache):
+    model = LocalModel(str(cache["gguf"]), server=cache["binary"]).start()
+    os.kill(model.pid, 9)
+    model._proc.wait()
+
+    with pytest.raises(ModelError, match="exited with code -9"):
+        model.request(request())
+    model.close()
+    assert model.request(request()).message.tool_calls  # a new server after close()
+    model.close()
+
+
+def test_a_server_that_fails_to_start_reports_its_log(cache):
+    model = LocalModel(
+        str(cache["gguf"]), server=cache["binary"], extra_args=["--exit-at-start", "3"]
+    )
+    with pytest.raises(ModelError, match="(?s)exited with code 3 while starting.*failed to load"):
+        model.start()
+    assert model.pid is None
+
+
+def test_missing_weights_or_runtime_say_how_to_install(cache, tmp_path):
+    with pytest.raises(UsageError, match="make local"):
+        hk.get_model("local:qwen2.5-coder-0.5b", env={"HARNESSKIT_CACHE_DIR": str(tmp_path / "e")})
+    with pytest.raises(UsageError, match="llama-server not found.*make local"):
+        LocalModel(str(cache["gguf"]), server=tmp_path / "nope")
+    with pytest.raises(UsageError, match="known: qwen2.5-coder-0.5b"):
+        hk.get_model("local:qwen9")
+    with pytest.raises(UsageError, match="threads must be at least 1"):
+        LocalModel(str(cache["gguf"]), server=cache["binary"], threads=0)
+
+
+def test_requests_stay_blocked_in_tests_by_default(cache, monkeypatch):
+    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", False)
+    model = LocalModel(str(cache["gguf"]), server=cache["binary"])
+    with pytest.raises(UsageError, match="blocked"):
+        model.request(request())
+    assert model.pid is None
+
+
+def test_the_cli_timeout_flag_sets_the_per_attempt_timeout(cache):
+    from harnesskit import cli
+
+    parser = cli.build_parser()
+    args = parser.parse_args(
+        [
+            "demo",
+            "--model",
+            "openai-compat:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--timeout",
+            "12",
+        ]
+    )
+    assert cli._model(args).timeout_seconds == 12
+    args = parser.parse_args(["demo", "--model", f"local:{cache['gguf']}", "--timeout", "600"])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HARNESSKIT_LLAMA_SERVER", str(cache["binary"]))
+        model = cli._model(args)
+    assert model.timeout_seconds == 600 and model.pid is None
