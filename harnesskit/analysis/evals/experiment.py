@@ -23,7 +23,9 @@ results.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import difflib
 import hashlib
 import importlib
 import json
@@ -54,7 +56,9 @@ __all__ = [
     "Domain",
     "Experiment",
     "Trial",
+    "default_model",
     "derive_seed",
+    "domain_agents",
     "endpoint_of",
     "get_domain",
     "register_domain",
@@ -98,6 +102,42 @@ def register_domain(domain: Domain) -> None:
     """
     with _DOMAINS_LOCK:
         _DOMAINS[domain.name] = domain
+
+
+def domain_agents() -> list[str]:
+    """Every offline agent of the known domains, as `domain:style` model specs."""
+    out: list[str] = []
+    for name in sorted(_known_domains()):
+        with contextlib.suppress(UsageError, ImportError):
+            out += [f"{name}:{style}" for style in get_domain(name).agents]
+    return out
+
+
+def default_model(cases: Sequence[Case], domains: Mapping[str, Domain] | None = None) -> str:
+    """The offline agent to run `cases` with when no model is named: their domain's first agent.
+
+    Args:
+        cases: the cases (all of one domain).
+        domains: `{name: Domain}` overriding the registry.
+
+    Returns:
+        A `domain:style` model spec.
+
+    Raises:
+        UsageError: the cases span several domains, or their domain has no offline agent.
+    """
+    names = sorted({c.domain or "shop" for c in cases})
+    if len(names) != 1:
+        raise UsageError(
+            f"the cases span the domains {names}; name a model, or select one domain's cases"
+        )
+    domain = (domains or {}).get(names[0]) or get_domain(names[0])
+    if not domain.agents:
+        raise UsageError(
+            f"the {names[0]!r} domain has no offline agent; name a model "
+            "(e.g. --model ollama:qwen2.5)"
+        )
+    return f"{domain.name}:{next(iter(domain.agents))}"
 
 
 def _shipped_domains() -> list[str]:
@@ -271,6 +311,7 @@ class Experiment:
             ContextPolicy.resolve(p)  # fail early on an unknown policy
         self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
+        self._check_case_tools()
         for label, spec in self.models.items():
             if isinstance(spec, str):
                 self._check_model_spec(spec)  # a typo fails here, not in every trial
@@ -547,8 +588,45 @@ class Experiment:
                 raise UsageError(
                     f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
                 )
-        elif prefix not in ("scripted", "function", "replay") and ":" not in spec:
-            get_model(spec)  # raises UsageError naming the known providers
+            others = sorted({self._domain(c).name for c in self.cases} - {domain.name})
+            if others:
+                raise UsageError(
+                    f"model {spec!r} is an agent of the {domain.name!r} domain, but cases of "
+                    f"{others} would run it on tools it does not know; pick a model of that "
+                    "domain or filter the cases (--domain)"
+                )
+            return
+        if prefix in ("scripted", "function", "replay"):
+            return
+        try:
+            get_model(spec)  # builds the client only: no request is sent
+        except UsageError as exc:
+            if "unknown model provider" not in str(exc):
+                raise
+            raise UsageError(
+                f"unknown model {spec!r}: {exc}; domain agents: {', '.join(domain_agents())}"
+            ) from None
+
+    def _check_case_tools(self) -> None:
+        """Refuse cases naming tools their domain lacks (a typo is not the model's fault)."""
+        by_domain: dict[str, list[Case]] = {}
+        for case in self.cases:
+            by_domain.setdefault(case.domain or "shop", []).append(case)
+        for name, cases in by_domain.items():
+            env = self._domain(cases[0]).environment(cases[0])
+            tools = env.tools if isinstance(env.tools, ToolRegistry) else ToolRegistry(env.tools)
+            known = {t.name for t in tools}
+            for case in cases:
+                named = [c.tool for c in (*case.calls, *case.forbid_calls)]
+                named += list(case.forbid_tools)
+                for tool in named:
+                    if tool not in known:
+                        near = difflib.get_close_matches(tool, sorted(known), n=1)
+                        hint = f"; did you mean {near[0]!r}?" if near else ""
+                        raise UsageError(
+                            f"case {case.id!r} names tool {tool!r}, which the {name!r} domain "
+                            f"lacks{hint} (tools: {sorted(known)})"
+                        )
 
     def _domain(self, case: Case) -> Domain:
         name = case.domain or "shop"

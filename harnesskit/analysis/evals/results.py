@@ -140,7 +140,10 @@ class ExperimentResult:
         """The summary table: one row per group (default policy × model).
 
         Columns: cases, trials, pass_rate, pass^1..pass^k, mean_steps, mean_prompt_tokens,
-        tokens_per_pass, errors.
+        tokens_per_pass, errors. `errors` counts trials that did not run to an end of their own
+        (the model server unreachable, 5xx after retries, a timeout, a crash); `pass_rate` is
+        over the other trials (`nan` when none ran), so infrastructure is never blamed on the
+        agent.
 
         Args:
             by: grouping columns.
@@ -160,7 +163,10 @@ class ExperimentResult:
             tokens = int(g["prompt_tokens"].sum() + g["completion_tokens"].sum())
             per_case = g.groupby("case", sort=False)["pass"].agg(["count", "sum"])
             row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-            row.update(cases=len(per_case), trials=len(g), pass_rate=passes / len(g))
+            ran = int(g["error"].isna().sum())  # errors are infrastructure, not behaviour
+            row.update(
+                cases=len(per_case), trials=len(g), pass_rate=passes / ran if ran else math.nan
+            )
             for j in range(1, kmax + 1):
                 ok = bool((per_case["count"] >= j).all())
                 pairs = zip(per_case["count"], per_case["sum"], strict=True)
@@ -175,9 +181,26 @@ class ExperimentResult:
         return pd.DataFrame(rows).set_index(list(by))
 
     def failures(self) -> Any:
-        """The failed trials: case, policy, model, repeat, failed_checks, run_id."""
+        """The trials that ran and failed a check.
+
+        Returns:
+            A DataFrame: case, policy, model, repeat, failed_checks, run_id. Trials with an
+            `error` (infrastructure) are not failures; see `errors()`.
+        """
         df = self.frame
-        return df.loc[~df["pass"], ["case", "policy", "model", "repeat", "failed_checks", "run_id"]]
+        return df.loc[
+            ~df["pass"] & df["error"].isna(),
+            ["case", "policy", "model", "repeat", "failed_checks", "run_id"],
+        ]
+
+    def errors(self) -> Any:
+        """The trials that did not run to an end (infrastructure, a crash).
+
+        Returns:
+            A DataFrame: case, policy, model, repeat, error, run_id.
+        """
+        df = self.frame
+        return df.loc[df["error"].notna(), ["case", "policy", "model", "repeat", "error", "run_id"]]
 
     def log(self, run_id: str) -> EventLog:
         """The event log of one trial (read-only).
