@@ -98,8 +98,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from harnesskit.analysis.audit import audit
-    from harnesskit.analysis.evals import Experiment, load_cases
+    from harnesskit.analysis.evals import Experiment, UserSimulator, load_cases
     from harnesskit.analysis.evals.experiment import default_model
+
+    user = None
+    if args.user:
+        pairs = (("base_url", args.base_url), ("api_key_env", args.api_key_env))
+        user = UserSimulator(model=args.user, model_options={k: v for k, v in pairs if v})
 
     try:
         if args.resume:
@@ -114,6 +119,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 args.resume,
                 models=_eval_models(list(saved["models"]), args),
                 max_workers=args.workers,
+                user=user,
             )
             result = exp.resume(args.resume, progress=not args.no_progress, executor=args.executor)
         else:
@@ -131,6 +137,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 name=args.name,
                 max_workers=args.workers,
+                user=user,
             )
             result = exp.run(args.out, progress=not args.no_progress, executor=args.executor)
     except ExperimentInterrupted as exc:
@@ -197,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="model: a domain agent such as shop:careful, or a get_model spec such as "
         "ollama:qwen2.5 (repeatable); default: the first agent of the cases' domain",
+    )
+    ev.add_argument(
+        "--user",
+        metavar="SPEC",
+        default=None,
+        help="a simulated user answering the agent with each case's user instruction "
+        "(tau-bench protocol), e.g. ollama:qwen2.5; uses --base-url and --api-key-env too",
     )
     ev.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
     ev.add_argument("--api-key-env", help="environment variable holding the API key for --model")

@@ -43,6 +43,7 @@ from harnesskit.analysis.evals import _schedule
 from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
 from harnesskit.analysis.evals.results import ExperimentResult
 from harnesskit.analysis.evals.scoring import CheckResult, Score, score
+from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import atomic_write
 from harnesskit.errors import ExperimentInterrupted, ModelError, UsageError
@@ -264,6 +265,9 @@ class Experiment:
         per_endpoint: requests in flight per model endpoint (`endpoint_of`): one number for
             all, or `{endpoint: n}` (endpoints not listed are unlimited); `None` = unlimited.
         settings: sampling settings sent with every request (the trial seed is added).
+        user: a `UserSimulator` answering the agent after each of its answers, with the
+            case's user instruction (τ-bench protocol); `None` sends only the case's `input`
+            turns.
 
     Raises:
         UsageError: no cases, policies or models; duplicate labels or case ids;
@@ -285,6 +289,7 @@ class Experiment:
         max_workers: int = 4,
         per_endpoint: int | Mapping[str, int] | None = 4,
         settings: Mapping[str, Any] | None = None,
+        user: UserSimulator | None = None,
     ) -> None:
         if isinstance(cases, str | os.PathLike):
             raise UsageError(
@@ -330,6 +335,9 @@ class Experiment:
         self.max_workers = max_workers
         self.per_endpoint = per_endpoint
         self.settings = dict(settings or {})
+        if user is not None and not isinstance(user, UserSimulator):
+            raise UsageError(f"user must be a UserSimulator, got {type(user).__name__}")
+        self.user = user
         self._semaphores: dict[str, threading.Semaphore | None] = {}
         self._sem_lock = threading.Lock()
         self._stop: _schedule.Stop | None = None
@@ -699,6 +707,8 @@ class Experiment:
                 if run.finish_reason != "stop":
                     break
                 run.send(text).run()
+            if self.user is not None:
+                self._simulate_user(trial, run)
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
             error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -711,6 +721,29 @@ class Experiment:
             error = f"{type(run.error).__name__}: {run.error}"  # infrastructure, not behaviour
         return _row(trial, run, error, risks, env)
 
+    def _simulate_user(self, trial: Trial, run: Run) -> None:
+        """Let the simulated user answer each agent answer until it writes its stop token."""
+        user = self.user
+        if user is None:
+            return
+        model = user.build(trial)
+        for _ in range(user.max_turns):
+            if run.finish_reason != "stop" or (
+                self._stop is not None and self._stop.cancel.is_set()
+            ):
+                return
+            text = user.reply(model, trial.case, run.log, seed=trial.seed, run_id=trial.run_id)
+            if user.done(text):
+                return
+            st = run.state
+            payload = {"content": text, "simulated": True, "simulator": user.label}
+            run.log.append(
+                "user.message", payload, source="user", branch_id=st.branch_id, summary=text[:80]
+            )
+            st.finish_reason = None  # what `Run.send` does for a stopped run
+            run.log.flush()
+            run.run()
+
     def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
         return {
             "schema_version": EXPERIMENT_SCHEMA_VERSION,
@@ -722,6 +755,7 @@ class Experiment:
             "models": {k: _model_label(v) for k, v in self.models.items()},
             "trials": n_trials,
             "max_workers": self.max_workers,
+            "user": self.user.label if self.user is not None else None,
             "finished": finished,
         }
 
