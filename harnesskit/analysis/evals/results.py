@@ -2,7 +2,8 @@
 
 `ExperimentResult.load(path)` reads a run directory written by `Experiment.run` back into the
 same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run),
-`results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs).
+`results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs),
+`artifacts/<run_id>/` (each trial's artifact store).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class ExperimentResult:
 
     Layout of the directory: `experiment.json` (configuration), `cases.jsonl` (the cases as
     run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
-    event log per trial). `ExperimentResult.load(path)` rebuilds the same `frame`.
+    event log per trial), `artifacts/<run_id>/` (its artifacts). After Ctrl-C
+    `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`. `ExperimentResult.load(path)` rebuilds the same `frame`.
     """
 
     def __init__(
