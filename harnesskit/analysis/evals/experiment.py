@@ -16,7 +16,8 @@ hk.ExperimentResult.load(result.path).frame.equals(result.frame)   # True
 
 Trials run on threads (or, with `run(executor=distributed.Client(...))`, as Dask tasks); a
 per-endpoint semaphore bounds the requests in flight to one model endpoint (per process).
-Ctrl-C saves the finished trials; `resume(path)` runs the rest. Each trial gets its own environment (a fresh database) and its own model, built
+Ctrl-C saves the finished trials; `resume(path)` runs the rest.
+Each trial gets its own environment (a fresh database) and its own model, built
 from a seed derived from `(seed, case id, repeat)` — the same for every policy and model, so
 comparisons use common random numbers — which makes parallel and serial runs give the same
 results.

@@ -35,7 +35,8 @@ class ExperimentResult:
     Layout of the directory: `experiment.json` (configuration), `cases.jsonl` (the cases as
     run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
     event log per trial), `artifacts/<run_id>/` (its artifacts). After Ctrl-C
-    `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`. `ExperimentResult.load(path)` rebuilds the same `frame`.
+    `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`.
+    `ExperimentResult.load(path)` rebuilds the same `frame`.
     """
 
     def __init__(
