@@ -195,3 +195,50 @@ def test_ctrl_c_in_demo_prints_the_finished_tasks_without_a_traceback(tmp_path):
     assert "Traceback" not in stderr
     assert stdout.splitlines()[0].startswith("task")
     assert "interrupted (Ctrl-C); not run:" in stdout
+
+
+@pytest.mark.parametrize(
+    ("fault", "detail"),
+    [(Reply(status=503, json={"error": "overloaded"}), "503"), (Reply(delay_seconds=1.0), "")],
+    ids=["5xx-after-retries", "timeout"],
+)
+def test_5xx_after_retries_and_timeouts_are_errors_not_failures(
+    fault, detail, tmp_path, loopback_allowed
+):
+    import harnesskit as hk
+    from harnesskit.models import get_model
+    from harnesskit.models._retry import RetryPolicy
+
+    no_wait = RetryPolicy(max_retries=1, initial_backoff_seconds=0, max_backoff_seconds=0)
+    with LoopbackServer([fault] * 4) as srv:
+
+        def model(trial):
+            return get_model(
+                "openai-compat:m", base_url=srv.url, retry=no_wait, timeout_seconds=0.2
+            )
+
+        cases = hk.load_cases(one_case(tmp_path))
+        result = hk.Experiment(cases, models={"m": model}).run(tmp_path / "run", progress=False)
+    row = result.rows[0]
+    assert row["error"].startswith("ModelError") and detail in row["error"]
+    assert len(result.errors()) == 1 and len(result.failures()) == 0
+    assert result.summary()["errors"].iloc[0] == 1
+
+
+def test_eval_with_a_simulated_user_on_a_tau2_case(tmp_path, loopback_allowed):
+    from harnesskit.analysis.evals import ExperimentResult
+
+    path = tmp_path / "tau2.jsonl"
+    path.write_text(TAU2.read_text().splitlines()[0] + "\n")
+    texts = ["I cannot cancel it for a refund.", "Please try.", "Still no.", "###STOP###"]
+    out = tmp_path / "run"
+    with LoopbackServer([Reply(json=completion(t)) for t in texts]) as srv:
+        args = ["eval", str(path), "--model", "openai-compat:agent", "--user", "openai-compat:user"]
+        code = main([*args, "--base-url", srv.url, "--out", str(out), "--no-progress"])
+        seen = [r.body["model"] for r in srv.requests]
+    assert code == 0
+    assert seen == ["agent", "user", "agent", "user"]
+    result = ExperimentResult.load(out)
+    log = result.log(result.rows[0]["run_id"])
+    users = [(e.content, e.payload.get("simulated")) for e in log.of_type("user.message")]
+    assert users[1:] == [("Please try.", True)]
