@@ -1,12 +1,20 @@
-"""Command line: `harnesskit demo | replay | eval`. Only this module and `display` print."""
+"""Command line: `harnesskit demo | replay | eval`. Only this module and `display` print.
+
+`harnesskit eval` exits 0 only when every trial ran to an end (and, with `--fail-under RATE`,
+the pass rate reached RATE); 1 for a pass rate under RATE, 2 for a usage error (an unknown
+model, a case naming a tool its domain lacks, ...), 3 when trials hit infrastructure errors
+(the model server unreachable, 5xx after retries, a timeout), 130 after Ctrl-C.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from harnesskit.errors import HarnessError
+from harnesskit.errors import ExperimentInterrupted, HarnessError, UsageError
 
 __all__ = ["main"]
 
@@ -15,6 +23,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from harnesskit.domains.airline.jobs import run_demo
 
     report = run_demo(out_dir=args.out, model=_model(args))
+    if report.interrupted:
+        return 130
     return 1 if any(row.finish_reason == "error" for row in report.rows) else 0
 
 
@@ -58,26 +68,91 @@ def _model(args: argparse.Namespace) -> object | None:
     return get_model(args.model, **{k: v for k, v in options.items() if v})
 
 
+def _cli_model(spec: str, options: tuple[tuple[str, str], ...], trial: Any) -> Any:
+    """Build one trial's model from the command line's spec and options (picklable)."""
+    from harnesskit.models import get_model
+
+    return get_model(spec, **dict(options))
+
+
+def _eval_models(specs: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """`{label: spec or factory}`: domain agents by name, other specs built with the options.
+
+    Raises:
+        UsageError: a spec names an unknown provider (the message lists the known providers
+            and the domain agents), or the options do not fit it.
+    """
+    from harnesskit.analysis.evals.experiment import domain_agents
+    from harnesskit.models import get_model
+
+    agents = domain_agents()
+    domains = {a.split(":", 1)[0] for a in agents}
+    pairs = (("base_url", args.base_url), ("api_key_env", args.api_key_env))
+    options = tuple((k, v) for k, v in pairs if v)
+    out: dict[str, Any] = {}
+    for spec in specs:
+        if spec.partition(":")[0] in domains:
+            out[spec] = spec  # the experiment checks the style and the cases' domain
+            continue
+        try:
+            get_model(spec, **dict(options))  # validates before any trial; sends nothing
+        except UsageError as exc:
+            if "unknown model provider" in str(exc):
+                raise UsageError(f"{exc}; domain agents: {', '.join(agents)}") from None
+            raise
+        out[spec] = functools.partial(_cli_model, spec, options)
+    return out
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from harnesskit.analysis.audit import audit
-    from harnesskit.analysis.evals import Experiment, load_cases
+    from harnesskit.analysis.evals import Experiment, UserSimulator, load_cases
+    from harnesskit.analysis.evals.experiment import default_model
 
-    cases = load_cases(args.cases, domain=args.domain, tags=args.tag or ())
-    if not cases:
-        print(f"no cases selected from {args.cases}", file=sys.stderr)
-        return 2
-    exp = Experiment(
-        cases,
-        policies=args.policy or ["full-history"],
-        models=args.model or ["shop:careful"],
-        repeats=args.repeats,
-        seed=args.seed,
-        name=args.name,
-        max_workers=args.workers,
-    )
-    result = exp.run(args.out, progress=not args.no_progress)
+    user = None
+    if args.user:
+        pairs = (("base_url", args.base_url), ("api_key_env", args.api_key_env))
+        user = UserSimulator(model=args.user, model_options={k: v for k, v in pairs if v})
+
+    try:
+        if args.resume:
+            import json
+            from pathlib import Path
+
+            manifest = Path(args.resume) / "experiment.json"
+            if not manifest.is_file():
+                raise UsageError(f"{args.resume} holds no experiment.json: nothing to resume")
+            saved = json.loads(manifest.read_text(encoding="utf-8"))
+            exp = Experiment.from_dir(
+                args.resume,
+                models=_eval_models(list(saved["models"]), args),
+                max_workers=args.workers,
+                user=user,
+            )
+            result = exp.resume(args.resume, progress=not args.no_progress, executor=args.executor)
+        else:
+            if not args.cases:
+                raise UsageError("name a cases file or folder, or --resume DIR")
+            cases = load_cases(args.cases, domain=args.domain, tags=args.tag or ())
+            if not cases:
+                print(f"no cases selected from {args.cases}", file=sys.stderr)
+                return 2
+            exp = Experiment(
+                cases,
+                policies=args.policy or ["full-history"],
+                models=_eval_models(args.model or [default_model(cases)], args),
+                repeats=args.repeats,
+                seed=args.seed,
+                name=args.name,
+                max_workers=args.workers,
+                user=user,
+            )
+            result = exp.run(args.out, progress=not args.no_progress, executor=args.executor)
+    except ExperimentInterrupted as exc:
+        print(f"harnesskit: {exc}", file=sys.stderr)
+        return 130
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(result.summary().round(3).to_string())
         failures = result.failures()
@@ -89,12 +164,33 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             print("\naudit (flagged findings per point):")
             print(audit(result).summary().round(3).to_string())
     print(f"\nrun directory: {result.path}")
+    errors = result.errors()
+    if len(errors):
+        first = errors.iloc[0]
+        print(
+            f"harnesskit: {len(errors)} of {len(result)} trials did not run to an end "
+            f"(infrastructure, not the agent), e.g. {first['run_id']}: {first['error']}; "
+            f"run them again with --resume {result.path}",
+            file=sys.stderr,
+        )
+        return 3
+    ran = result.frame
+    rate = float(ran["pass"].mean()) if len(ran) else 0.0
+    if args.fail_under is not None and rate < args.fail_under:
+        print(
+            f"harnesskit: pass rate {rate:.3f} is under --fail-under {args.fail_under}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per job."""
+    from harnesskit import __version__
+
     parser = argparse.ArgumentParser(prog="harnesskit", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"harnesskit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the embedded offline agent and print a table")
     demo.add_argument("--out", default="runs", help="folder for logs and charts (default: runs)")
@@ -111,13 +207,23 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser(
         "eval", help="run cases × policies × models × repeats and print the summary table"
     )
-    ev.add_argument("cases", help="a cases .jsonl file or a folder of them")
+    ev.add_argument("cases", nargs="?", help="a cases .jsonl file or a folder of them")
     ev.add_argument("--policy", action="append", help="context policy (repeatable)")
     ev.add_argument(
         "--model",
         action="append",
-        help="model: a domain agent such as shop:careful, or a get_model spec (repeatable)",
+        help="model: a domain agent such as shop:careful, or a get_model spec such as "
+        "ollama:qwen2.5 (repeatable); default: the first agent of the cases' domain",
     )
+    ev.add_argument(
+        "--user",
+        metavar="SPEC",
+        default=None,
+        help="a simulated user answering the agent with each case's user instruction "
+        "(tau-bench protocol), e.g. ollama:qwen2.5; uses --base-url and --api-key-env too",
+    )
+    ev.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
+    ev.add_argument("--api-key-env", help="environment variable holding the API key for --model")
     ev.add_argument("--repeats", type=int, default=1, help="trials per cell (pass^k needs k)")
     ev.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
     ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
@@ -127,6 +233,25 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tag", action="append", help="only cases with this tag (repeatable)")
     ev.add_argument("--audit", action="store_true", help="also print the four-point audit")
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    ev.add_argument(
+        "--fail-under",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="exit 1 when the pass rate (0..1, over the trials that ran) is under RATE",
+    )
+    ev.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="finish an interrupted run directory: run only its missing (or errored) trials",
+    )
+    ev.add_argument(
+        "--executor",
+        metavar="ADDRESS",
+        default=None,
+        help="run trials on a Dask scheduler, e.g. tcp://10.0.0.5:8786 (extra [distributed])",
+    )
     ev.set_defaults(func=_cmd_eval)
     return parser
 
@@ -136,6 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:  # Ctrl-C outside a trial loop: a clear line, no traceback
+        print("harnesskit: interrupted", file=sys.stderr)
+        return 130
     except HarnessError as exc:  # a wrong flag or an unreachable provider: say so, no traceback
         print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

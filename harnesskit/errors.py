@@ -18,7 +18,8 @@ HarnessError
 ├── EventLogError
 │   ├── SchemaVersionError
 │   └── CorruptLogError
-└── ResumeError           a resume check failed: .failed names it, .options offers restart/fork
+├── ResumeError           a resume check failed: .failed names it, .options offers restart/fork
+└── ExperimentInterrupted Ctrl-C stopped an experiment: .path .finished .total
 StopRun(Exception)        control-flow signal, deliberately not a HarnessError
 ```
 
@@ -38,6 +39,7 @@ __all__ = [
     "ContextError",
     "CorruptLogError",
     "EventLogError",
+    "ExperimentInterrupted",
     "HarnessError",
     "ModelError",
     "ModelOutputError",
@@ -226,6 +228,25 @@ class ResumeError(HarnessError):
         self.failed = failed
         self.options = options
         self.report = report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class ExperimentInterrupted(HarnessError):
+    """Ctrl-C stopped an experiment; the finished trials are saved and `resume` runs the rest.
+
+    Attributes:
+        path: the run directory (`results.jsonl` holds the finished trials), as a string.
+        finished: trials saved.
+        total: trials in the experiment.
+    """
+
+    def __init__(self, message: str, *, path: str, finished: int, total: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.finished = finished
+        self.total = total
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))

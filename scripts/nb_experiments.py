@@ -96,6 +96,39 @@ result.summary().round(3)""",
     ),
     (
         "md",
+        """## Past one machine: the same experiment on a Dask cluster
+
+`Experiment.run(executor=...)` takes a `distributed.Client` (extra `[distributed]`): each trial
+is one task that writes its own log and artifacts into the run directory and sends back its
+row. Here a `LocalCluster` of two worker processes on loopback runs a smaller experiment; its
+table equals the one the threads give. Against a remote scheduler, give its address
+(`executor="tcp://head:8786"`, or `harnesskit eval ... --executor tcp://head:8786`) and a run
+directory on a disk the workers share.""",
+    ),
+    (
+        "code",
+        """# NBVAL_CHECK_OUTPUT
+from distributed import Client, LocalCluster
+
+small = hk.Experiment(cases, POLICIES[:1], MODELS, repeats=2, seed=SEED, name="small")
+on_threads = small.run(f"{out_dir}/small-threads", progress=False)
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                  dashboard_address=None) as cluster, Client(cluster) as client:
+    on_cluster = small.run(f"{out_dir}/small-cluster", progress=False, executor=client)
+    print(len(client.nthreads()), "workers")
+same = ["case", "policy", "model", "repeat", "pass", "steps", "tool_calls", "failed_checks"]
+print(len(on_cluster), "trials; same table as on threads:",
+      on_cluster.frame[same].equals(on_threads.frame[same]))
+on_cluster.summary()[["trials", "pass_rate", "pass^2", "errors"]].round(3)""",
+    ),
+    (
+        "md",
+        """Ctrl-C during a run stops starting trials and lets the running ones finish (a second
+Ctrl-C cancels them); `results.jsonl` then holds what finished, and
+`exp.resume(path)` — or `harnesskit eval --resume DIR` — runs only the missing trials.""",
+    ),
+    (
+        "md",
         """## pass^k by hand
 
 For one task with *n* trials of which *c* passed, pass^k = C(c, k) / C(n, k); the experiment's

@@ -33,6 +33,7 @@ import json
 import os
 import pathlib
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -622,9 +623,7 @@ class ArtifactStore(InspectionMixin):
             if self.root is None:
                 self._archived[meta["sha256"]] = blob
             else:
-                path = self.root / "archive" / f"{meta['sha256']}.txt.gz"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(blob)
+                atomic_write(self.root / "archive" / f"{meta['sha256']}.txt.gz", blob)
             self._set_status(meta, "archived", f"{reason} at {_iso(self.clock())}")
             return ArtifactRef.from_dict(meta)
 
@@ -719,11 +718,8 @@ class ArtifactStore(InspectionMixin):
             self._blobs[sha] = text
             return
         path = self.root / "objects" / sha[:2] / f"{sha}.txt"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(text, encoding="utf-8", newline="")
-            os.replace(tmp, path)
+        if not path.exists():  # same name, same bytes: a second writer's rename is harmless
+            atomic_write(path, text.encode())
 
     def _read_blob(self, sha: str, *, archived: bool = False) -> str:
         try:
@@ -768,16 +764,35 @@ class ArtifactStore(InspectionMixin):
         self._meta[meta["id"]] = meta
         if self.root is not None:
             path = self.root / "refs" / f"{meta['id']}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic_write(path, json.dumps(meta, ensure_ascii=False).encode())
 
     def _all_ids(self) -> list[str]:
         ids = set(self._meta)
         if self.root is not None and (self.root / "refs").is_dir():
             ids.update(p.stem for p in (self.root / "refs").glob("art_*.json"))
         return sorted(ids)
+
+
+def atomic_write(path: pathlib.Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never a part.
+
+    The bytes go to a temporary file with a unique name in the same folder, then are renamed
+    over `path` (`os.replace`, atomic on one filesystem). Any number of threads and processes
+    may write the same path at once: each rename succeeds and the last one wins.
+
+    Args:
+        path: the destination; its folder is created when missing.
+        data: the exact bytes.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def verify_preview(

@@ -416,12 +416,18 @@ class IdempotencyLedger:
         # Opened per line: writes are few, and no handle outlives a killed or abandoned run.
         if self.path is None:
             return
+        # One O_APPEND write per record: a line lands whole, even with other writers on the file.
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
+        data = text.encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if self.durable:
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def __len__(self) -> int:
         return len(self.records)

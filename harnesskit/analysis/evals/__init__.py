@@ -44,6 +44,7 @@ from harnesskit.analysis.evals.scoring import (
     score,
     trajectory,
 )
+from harnesskit.analysis.evals.user import STOP_TOKEN, UserSimulator, user_instruction
 
 __all__ = [
     "AFFIRMATIVE",
@@ -51,6 +52,7 @@ __all__ = [
     "CASE_SCHEMA_VERSION",
     "CONFIRMATION_QUESTION",
     "RESULT_COLUMNS",
+    "STOP_TOKEN",
     "CallSpec",
     "Case",
     "CheckResult",
@@ -60,6 +62,7 @@ __all__ = [
     "Fact",
     "Score",
     "Trial",
+    "UserSimulator",
     "derive_seed",
     "endpoint_of",
     "get_domain",
@@ -70,5 +73,6 @@ __all__ = [
     "save_cases",
     "score",
     "trajectory",
+    "user_instruction",
     "validate_case",
 ]

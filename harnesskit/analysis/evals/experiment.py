@@ -14,8 +14,10 @@ result.summary()                     # pass rate, pass^1..k, tokens per pass, pe
 hk.ExperimentResult.load(result.path).frame.equals(result.frame)   # True
 ```
 
-Trials run on threads; a per-endpoint semaphore bounds the requests in flight to one model
-endpoint. Each trial gets its own environment (a fresh database) and its own model, built
+Trials run on threads (or, with `run(executor=distributed.Client(...))`, as Dask tasks); a
+per-endpoint semaphore bounds the requests in flight to one model endpoint (per process).
+Ctrl-C saves the finished trials; `resume(path)` runs the rest.
+Each trial gets its own environment (a fresh database) and its own model, built
 from a seed derived from `(seed, case id, repeat)` — the same for every policy and model, so
 comparisons use common random numbers — which makes parallel and serial runs give the same
 results.
@@ -23,8 +25,9 @@ results.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import contextlib
 import datetime as dt
+import difflib
 import hashlib
 import importlib
 import json
@@ -38,11 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harnesskit.analysis.evals.cases import Case, save_cases
+from harnesskit.analysis.evals import _schedule
+from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
 from harnesskit.analysis.evals.results import ExperimentResult
 from harnesskit.analysis.evals.scoring import CheckResult, Score, score
+from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
-from harnesskit.errors import UsageError
+from harnesskit.data.artifacts import atomic_write
+from harnesskit.errors import ExperimentInterrupted, ModelError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
@@ -53,7 +59,9 @@ __all__ = [
     "Domain",
     "Experiment",
     "Trial",
+    "default_model",
     "derive_seed",
+    "domain_agents",
     "endpoint_of",
     "get_domain",
     "register_domain",
@@ -97,6 +105,42 @@ def register_domain(domain: Domain) -> None:
     """
     with _DOMAINS_LOCK:
         _DOMAINS[domain.name] = domain
+
+
+def domain_agents() -> list[str]:
+    """Every offline agent of the known domains, as `domain:style` model specs."""
+    out: list[str] = []
+    for name in sorted(_known_domains()):
+        with contextlib.suppress(UsageError, ImportError):
+            out += [f"{name}:{style}" for style in get_domain(name).agents]
+    return out
+
+
+def default_model(cases: Sequence[Case], domains: Mapping[str, Domain] | None = None) -> str:
+    """The offline agent to run `cases` with when no model is named: their domain's first agent.
+
+    Args:
+        cases: the cases (all of one domain).
+        domains: `{name: Domain}` overriding the registry.
+
+    Returns:
+        A `domain:style` model spec.
+
+    Raises:
+        UsageError: the cases span several domains, or their domain has no offline agent.
+    """
+    names = sorted({c.domain or "shop" for c in cases})
+    if len(names) != 1:
+        raise UsageError(
+            f"the cases span the domains {names}; name a model, or select one domain's cases"
+        )
+    domain = (domains or {}).get(names[0]) or get_domain(names[0])
+    if not domain.agents:
+        raise UsageError(
+            f"the {names[0]!r} domain has no offline agent; name a model "
+            "(e.g. --model ollama:qwen2.5)"
+        )
+    return f"{domain.name}:{next(iter(domain.agents))}"
 
 
 def _shipped_domains() -> list[str]:
@@ -223,6 +267,9 @@ class Experiment:
         per_endpoint: requests in flight per model endpoint (`endpoint_of`): one number for
             all, or `{endpoint: n}` (endpoints not listed are unlimited); `None` = unlimited.
         settings: sampling settings sent with every request (the trial seed is added).
+        user: a `UserSimulator` answering the agent after each of its answers, with the
+            case's user instruction (τ-bench protocol); `None` sends only the case's `input`
+            turns.
 
     Raises:
         UsageError: no cases, policies or models; duplicate labels or case ids;
@@ -244,6 +291,7 @@ class Experiment:
         max_workers: int = 4,
         per_endpoint: int | Mapping[str, int] | None = 4,
         settings: Mapping[str, Any] | None = None,
+        user: UserSimulator | None = None,
     ) -> None:
         if isinstance(cases, str | os.PathLike):
             raise UsageError(
@@ -270,6 +318,7 @@ class Experiment:
             ContextPolicy.resolve(p)  # fail early on an unknown policy
         self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
+        self._check_case_tools()
         for label, spec in self.models.items():
             if isinstance(spec, str):
                 self._check_model_spec(spec)  # a typo fails here, not in every trial
@@ -288,8 +337,12 @@ class Experiment:
         self.max_workers = max_workers
         self.per_endpoint = per_endpoint
         self.settings = dict(settings or {})
+        if user is not None and not isinstance(user, UserSimulator):
+            raise UsageError(f"user must be a UserSimulator, got {type(user).__name__}")
+        self.user = user
         self._semaphores: dict[str, threading.Semaphore | None] = {}
         self._sem_lock = threading.Lock()
+        self._stop: _schedule.Stop | None = None
 
     def trials(self) -> list[Trial]:
         """Every trial, in order: case, then policy, then model, then repeat."""
@@ -316,52 +369,223 @@ class Experiment:
         *,
         parallel: bool = True,
         progress: bool = True,
+        executor: Any = None,
     ) -> ExperimentResult:
         """Run every trial, score it, and write the run directory.
+
+        Ctrl-C stops starting new trials and waits for the running ones; a second Ctrl-C
+        cancels those. What finished is written to `results.jsonl`, then
+        `ExperimentInterrupted` is raised; `resume(path)` runs the rest.
 
         Args:
             out_dir: the run directory (must be absent or empty); default
                 `runs/experiments/<name>-<UTC time>-<6 hex>`.
             parallel: False runs the trials one after another on this thread.
             progress: show a tqdm progress bar (one tick per finished trial).
+            executor: where trials run: `None` = `max_workers` threads here; a
+                `distributed.Client`, or a Dask scheduler address such as
+                `"tcp://10.0.0.5:8786"` (needs the `[distributed]` extra). On Dask each trial
+                is one task; the workers must see `out_dir` at the same path (a shared disk),
+                since each trial writes its own log and artifacts there and returns its row.
 
         Returns:
             The `ExperimentResult`, rows in trial order.
 
         Raises:
             UsageError: `out_dir` exists and is not empty, or a case names an unknown domain.
+            ExperimentInterrupted: Ctrl-C stopped the run (the finished trials are saved).
         """
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
         if path.exists() and any(path.iterdir()):
             raise UsageError(f"run directory {path} is not empty; pick a new one")
         (path / "logs").mkdir(parents=True, exist_ok=True)
-        trials = self.trials()
         for case in self.cases:
             self._domain(case)  # fail before starting on an unknown domain
         save_cases(self.cases, path / "cases.jsonl")
+        trials = self.trials()
         _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
+        return self._execute(path, trials, {}, parallel, progress, executor)
+
+    def resume(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        parallel: bool = True,
+        progress: bool = True,
+        executor: Any = None,
+    ) -> ExperimentResult:
+        """Run only the trials a run directory lacks (interrupted, or ended in an error).
+
+        Trials saved without an `error` are kept as they are; the others run again from
+        scratch (their partial logs and artifacts are removed first).
+
+        Args:
+            path: a directory written by `run` of an experiment with the same cases,
+                policies, models, repeats and seed.
+            parallel: as for `run`.
+            progress: as for `run`.
+            executor: as for `run`.
+
+        Returns:
+            The `ExperimentResult` of every trial, rows in trial order.
+
+        Raises:
+            UsageError: the folder is not an experiment directory, or its configuration
+                differs from this experiment's.
+            ExperimentInterrupted: Ctrl-C stopped the run again.
+        """
+        p = Path(path)
+        manifest_path = p / "experiment.json"
+        if not manifest_path.is_file():
+            raise UsageError(f"{p} holds no experiment.json: not an experiment directory")
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        mine = self._manifest(0, finished=False)
+        keys = ("cases", "policies", "models", "repeats", "seed")
+        differ = [k for k in keys if manifest.get(k) != mine[k]]
+        if differ:
+            raise UsageError(
+                f"cannot resume {p}: this experiment's {', '.join(differ)} differ from the saved "
+                "one; build the Experiment with the same arguments (or use Experiment.from_dir)"
+            )
+        trials = self.trials()
+        by_id = {t.run_id: t for t in trials}
+        kept: dict[int, dict[str, Any]] = {}
+        results = p / "results.jsonl"
+        if results.is_file():
+            for line in results.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line) if line.strip() else None
+                if row and row.get("run_id") in by_id and row.get("error") is None:
+                    kept[by_id[row["run_id"]].index] = row
+        missing = [t for t in trials if t.index not in kept]
+        for t in missing:  # a cancelled or failed attempt leaves files the new one must not meet
+            for leftover in (p / "logs").glob(f"{t.run_id}.jsonl*"):
+                leftover.unlink()
+            _rmtree(p / "artifacts" / t.run_id)
+        return self._execute(p, missing, kept, parallel, progress, executor)
+
+    @classmethod
+    def from_dir(cls, path: str | os.PathLike[str], **kwargs: Any) -> Experiment:
+        """The experiment a run directory was written by, when its models are named by specs.
+
+        Args:
+            path: a directory written by `run`.
+            **kwargs: `Experiment` arguments to set (e.g. `models={label: factory}` when the
+                saved models were factories, or `max_workers`).
+
+        Returns:
+            An `Experiment` whose `resume(path)` finishes that directory.
+
+        Raises:
+            UsageError: the folder is not an experiment directory.
+        """
+        p = Path(path)
+        if not (p / "experiment.json").is_file():
+            raise UsageError(f"{p} holds no experiment.json: not an experiment directory")
+        manifest = json.loads((p / "experiment.json").read_text(encoding="utf-8"))
+        args: dict[str, Any] = {
+            "policies": manifest["policies"],
+            "models": manifest["models"],
+            "repeats": manifest["repeats"],
+            "seed": manifest["seed"],
+            "name": manifest["name"],
+            "max_workers": manifest.get("max_workers", 4),
+        }
+        args.update(kwargs)
+        return cls(load_cases(p / "cases.jsonl"), **args)
+
+    def _execute(
+        self,
+        path: Path,
+        todo: Sequence[Trial],
+        rows: dict[int, dict[str, Any]],
+        parallel: bool,
+        progress: bool,
+        executor: Any,
+    ) -> ExperimentResult:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(trials), desc=self.name, unit="trial", disable=not progress)
-        rows: list[dict[str, Any]] = [{}] * len(trials)
+        total = len(self.cases) * len(self.policies) * len(self.models) * self.repeats
+        stop = _schedule.Stop()
+        self._stop = stop
+        own_client, backend = self._backend(path, parallel, executor)
+        bar = tqdm(
+            total=total, initial=len(rows), desc=self.name, unit="trial", disable=not progress
+        )
+
+        def done(trial: Trial, row: dict[str, Any]) -> None:
+            if stop.cancel.is_set() and row.get("finish_reason") == "cancelled":
+                return  # cancelled by the second Ctrl-C: not a result, resume runs it again
+            rows[trial.index] = row
+            bar.update(1)
+
+        def failed(trial: Trial, exc: BaseException) -> dict[str, Any]:
+            return _row(trial, None, f"{type(exc).__name__}: {exc}", {}, None)
+
         try:
-            if parallel and self.max_workers > 1:
-                with cf.ThreadPoolExecutor(self.max_workers, thread_name_prefix="hk-eval") as pool:
-                    futures = {pool.submit(self._run_trial, t, path / "logs"): t for t in trials}
-                    for fut in cf.as_completed(futures):
-                        rows[futures[fut].index] = fut.result()
-                        bar.update(1)
-            else:
-                for t in trials:
-                    rows[t.index] = self._run_trial(t, path / "logs")
-                    bar.update(1)
+            _schedule.run_trials(todo, done, failed, backend=backend, stop=stop)
         finally:
             bar.close()
-        with open(path / "results.jsonl", "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        _write_json(path / "experiment.json", self._manifest(len(trials), finished=True))
-        return ExperimentResult(rows, path=path, repeats=self.repeats)
+            self._stop = None
+            if own_client is not None:
+                own_client.close()
+        ordered = [rows[i] for i in sorted(rows)]
+        lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in ordered)
+        atomic_write(path / "results.jsonl", lines.encode())
+        finished = len(ordered) == total
+        manifest = self._manifest(total, finished=finished)
+        manifest["interrupted"] = bool(stop.presses)
+        _write_json(path / "experiment.json", manifest)
+        if stop.presses and not finished:
+            raise ExperimentInterrupted(
+                f"interrupted: {len(ordered)} of {total} trials finished and saved in {path}; "
+                f"run the rest with Experiment.resume({str(path)!r}) or "
+                f"`harnesskit eval --resume {path}`",
+                path=str(path),
+                finished=len(ordered),
+                total=total,
+            )
+        return ExperimentResult(ordered, path=path, repeats=self.repeats)
+
+    def _backend(self, path: Path, parallel: bool, executor: Any) -> tuple[Any, Any]:
+        if executor is None:
+            if parallel and self.max_workers > 1:
+                return None, _schedule.Threads(self._run_in, self.max_workers, path)
+            return None, _schedule.Inline(self._run_in, path)
+        client = executor
+        own = None
+        if isinstance(executor, str):
+            try:
+                dd: Any = importlib.import_module("distributed")
+            except ImportError:
+                raise UsageError(
+                    "a Dask executor needs the distributed package: "
+                    "pip install 'harnesskit[distributed]'"
+                ) from None
+            client = own = dd.Client(executor)
+        if not callable(getattr(client, "submit", None)) or not hasattr(client, "nthreads"):
+            own_close = getattr(own, "close", None)
+            if callable(own_close):
+                own_close()
+            raise UsageError(
+                f"executor must be None, a distributed.Client or a scheduler address, "
+                f"got {type(executor).__name__}"
+            )
+        return own, _schedule.Dask(client, _remote_trial, self, path)
+
+    def _run_in(self, trial: Trial, path: Path) -> dict[str, Any]:
+        return self._run_trial(trial, path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for local in ("_semaphores", "_sem_lock", "_stop"):
+            state.pop(local, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._semaphores = {}
+        self._sem_lock = threading.Lock()
+        self._stop = None
 
     # -- internals ----------------------------------------------------------------------------
     def _check_model_spec(self, spec: str) -> None:
@@ -374,8 +598,45 @@ class Experiment:
                 raise UsageError(
                     f"domain {prefix!r} has no agent {style!r}; agents: {sorted(domain.agents)}"
                 )
-        elif prefix not in ("scripted", "function", "replay") and ":" not in spec:
-            get_model(spec)  # raises UsageError naming the known providers
+            others = sorted({self._domain(c).name for c in self.cases} - {domain.name})
+            if others:
+                raise UsageError(
+                    f"model {spec!r} is an agent of the {domain.name!r} domain, but cases of "
+                    f"{others} would run it on tools it does not know; pick a model of that "
+                    "domain or filter the cases (--domain)"
+                )
+            return
+        if prefix in ("scripted", "function", "replay"):
+            return
+        try:
+            get_model(spec)  # builds the client only: no request is sent
+        except UsageError as exc:
+            if "unknown model provider" not in str(exc):
+                raise
+            raise UsageError(
+                f"unknown model {spec!r}: {exc}; domain agents: {', '.join(domain_agents())}"
+            ) from None
+
+    def _check_case_tools(self) -> None:
+        """Refuse cases naming tools their domain lacks (a typo is not the model's fault)."""
+        by_domain: dict[str, list[Case]] = {}
+        for case in self.cases:
+            by_domain.setdefault(case.domain or "shop", []).append(case)
+        for name, cases in by_domain.items():
+            env = self._domain(cases[0]).environment(cases[0])
+            tools = env.tools if isinstance(env.tools, ToolRegistry) else ToolRegistry(env.tools)
+            known = {t.name for t in tools}
+            for case in cases:
+                named = [c.tool for c in (*case.calls, *case.forbid_calls)]
+                named += list(case.forbid_tools)
+                for tool in named:
+                    if tool not in known:
+                        near = difflib.get_close_matches(tool, sorted(known), n=1)
+                        hint = f"; did you mean {near[0]!r}?" if near else ""
+                        raise UsageError(
+                            f"case {case.id!r} names tool {tool!r}, which the {name!r} domain "
+                            f"lacks{hint} (tools: {sorted(known)})"
+                        )
 
     def _domain(self, case: Case) -> Domain:
         name = case.domain or "shop"
@@ -409,10 +670,11 @@ class Experiment:
                 self._semaphores[key] = threading.Semaphore(n) if n else None
             return self._semaphores[key]
 
-    def _run_trial(self, trial: Trial, log_dir: Path) -> dict[str, Any]:
+    def _run_trial(self, trial: Trial, path: Path) -> dict[str, Any]:
         case, run, error = trial.case, None, None
         risks: dict[str, str] = {}
         env: Any = None
+        remove_hook: Callable[[], None] | None = None
         try:
             env = self._domain(case).environment(case)
             registry = env.tools if isinstance(env.tools, ToolRegistry) else ToolRegistry(env.tools)
@@ -424,7 +686,8 @@ class Experiment:
                 _Throttled(model, self._semaphore(model)),
                 policy=self.policies[trial.policy],
                 limits=limits,
-                log_dir=log_dir,
+                log_dir=path / "logs",
+                artifacts=path / "artifacts" / trial.run_id,
                 system_prompt=getattr(env, "system_prompt", "") or "",
                 gate=getattr(env, "gate", None)
                 or self.gate
@@ -439,18 +702,49 @@ class Experiment:
                 "seed": trial.seed,
             }
             run = harness.start(case.input[0], run_id=trial.run_id, task=task)
+            if self._stop is not None:
+                remove_hook = self._stop.on_cancel(run.cancel)
             run.run()
             for text in case.input[1:]:
                 if run.finish_reason != "stop":
                     break
                 run.send(text).run()
+            if self.user is not None:
+                self._simulate_user(trial, run)
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
             error = f"{type(exc).__name__}: {exc}"
         finally:
+            if remove_hook is not None:
+                remove_hook()
             if run is not None:  # a crashed run did not reach its own close
                 run.executor.close()
                 run.log.close()
+        if error is None and run is not None and isinstance(run.error, ModelError):
+            error = f"{type(run.error).__name__}: {run.error}"  # infrastructure, not behaviour
         return _row(trial, run, error, risks, env)
+
+    def _simulate_user(self, trial: Trial, run: Run) -> None:
+        """Let the simulated user answer each agent answer until it writes its stop token."""
+        user = self.user
+        if user is None:
+            return
+        model = user.build(trial)
+        for _ in range(user.max_turns):
+            if run.finish_reason != "stop" or (
+                self._stop is not None and self._stop.cancel.is_set()
+            ):
+                return
+            text = user.reply(model, trial.case, run.log, seed=trial.seed, run_id=trial.run_id)
+            if user.done(text):
+                return
+            st = run.state
+            payload = {"content": text, "simulated": True, "simulator": user.label}
+            run.log.append(
+                "user.message", payload, source="user", branch_id=st.branch_id, summary=text[:80]
+            )
+            st.finish_reason = None  # what `Run.send` does for a stopped run
+            run.log.flush()
+            run.run()
 
     def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
         return {
@@ -463,6 +757,7 @@ class Experiment:
             "models": {k: _model_label(v) for k, v in self.models.items()},
             "trials": n_trials,
             "max_workers": self.max_workers,
+            "user": self.user.label if self.user is not None else None,
             "finished": finished,
         }
 
@@ -547,6 +842,16 @@ def _default_dir(name: str) -> Path:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(
-        json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
-    )
+    text = json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n"
+    atomic_write(path, text.encode())
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _remote_trial(experiment: Experiment, trial: Trial, path: str) -> dict[str, Any]:
+    """One trial as a Dask task: writes its log and artifacts under `path`, returns its row."""
+    return experiment._run_trial(trial, Path(path))

@@ -2,7 +2,8 @@
 
 `ExperimentResult.load(path)` reads a run directory written by `Experiment.run` back into the
 same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run),
-`results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs).
+`results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs),
+`artifacts/<run_id>/` (each trial's artifact store).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class ExperimentResult:
 
     Layout of the directory: `experiment.json` (configuration), `cases.jsonl` (the cases as
     run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
-    event log per trial). `ExperimentResult.load(path)` rebuilds the same `frame`.
+    event log per trial), `artifacts/<run_id>/` (its artifacts). After Ctrl-C
+    `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`.
+    `ExperimentResult.load(path)` rebuilds the same `frame`.
     """
 
     def __init__(
@@ -140,7 +143,10 @@ class ExperimentResult:
         """The summary table: one row per group (default policy × model).
 
         Columns: cases, trials, pass_rate, pass^1..pass^k, mean_steps, mean_prompt_tokens,
-        tokens_per_pass, errors.
+        tokens_per_pass, errors. `errors` counts trials that did not run to an end of their own
+        (the model server unreachable, 5xx after retries, a timeout, a crash); `pass_rate` is
+        over the other trials (`nan` when none ran), so infrastructure is never blamed on the
+        agent.
 
         Args:
             by: grouping columns.
@@ -160,7 +166,10 @@ class ExperimentResult:
             tokens = int(g["prompt_tokens"].sum() + g["completion_tokens"].sum())
             per_case = g.groupby("case", sort=False)["pass"].agg(["count", "sum"])
             row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-            row.update(cases=len(per_case), trials=len(g), pass_rate=passes / len(g))
+            ran = int(g["error"].isna().sum())  # errors are infrastructure, not behaviour
+            row.update(
+                cases=len(per_case), trials=len(g), pass_rate=passes / ran if ran else math.nan
+            )
             for j in range(1, kmax + 1):
                 ok = bool((per_case["count"] >= j).all())
                 pairs = zip(per_case["count"], per_case["sum"], strict=True)
@@ -175,9 +184,26 @@ class ExperimentResult:
         return pd.DataFrame(rows).set_index(list(by))
 
     def failures(self) -> Any:
-        """The failed trials: case, policy, model, repeat, failed_checks, run_id."""
+        """The trials that ran and failed a check.
+
+        Returns:
+            A DataFrame: case, policy, model, repeat, failed_checks, run_id. Trials with an
+            `error` (infrastructure) are not failures; see `errors()`.
+        """
         df = self.frame
-        return df.loc[~df["pass"], ["case", "policy", "model", "repeat", "failed_checks", "run_id"]]
+        return df.loc[
+            ~df["pass"] & df["error"].isna(),
+            ["case", "policy", "model", "repeat", "failed_checks", "run_id"],
+        ]
+
+    def errors(self) -> Any:
+        """The trials that did not run to an end (infrastructure, a crash).
+
+        Returns:
+            A DataFrame: case, policy, model, repeat, error, run_id.
+        """
+        df = self.frame
+        return df.loc[df["error"].notna(), ["case", "policy", "model", "repeat", "error", "run_id"]]
 
     def log(self, run_id: str) -> EventLog:
         """The event log of one trial (read-only).

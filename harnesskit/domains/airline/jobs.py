@@ -177,7 +177,9 @@ class DemoReport:
     chart: Path | None = None
     """The tokens-per-step PNG, when matplotlib could draw it."""
     skipped: tuple[str, ...] = ()
-    """Tasks not run because an earlier run ended with a model error."""
+    """Tasks not run because an earlier run ended with a model error, or after Ctrl-C."""
+    interrupted: bool = False
+    """Ctrl-C stopped the demo; `rows` holds the tasks that finished before it."""
     seconds: float = 0.0
     """Wall-clock time of the demo."""
 
@@ -200,7 +202,9 @@ class DemoReport:
             )
         lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
         lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
-        if self.skipped:
+        if self.interrupted:
+            lines.append(f"interrupted (Ctrl-C); not run: {', '.join(self.skipped) or '-'}")
+        elif self.skipped:
             lines.append(f"not run after the model error: {', '.join(self.skipped)}")
         logs = {str(Path(r.log_path).parent) for r in self.rows if r.log_path}
         if logs:
@@ -324,18 +328,27 @@ def run_demo(
 
     Returns:
         The `DemoReport` (rows: task, steps, tool calls, prompt tokens, finish_reason, pass).
+        After Ctrl-C it holds the tasks finished so far and `interrupted=True`.
     """
     started = time.perf_counter()
     root = _fresh_dir(Path(out_dir), "demo")
     rows: list[DemoRow] = []
-    for task in tasks:
-        rows.append(_run_task(task, root, model))
-        if rows[-1].error is not None:  # a model that cannot answer will not answer the next
-            break
+    interrupted = False
+    try:
+        for task in tasks:
+            rows.append(_run_task(task, root, model))
+            if rows[-1].error is not None:  # a model that cannot answer will not answer the next
+                break
+    except KeyboardInterrupt:  # Ctrl-C: report the tasks that finished (the run logged its end)
+        interrupted = True
     skipped = tuple(t.name for t in tasks[len(rows) :])
-    chart = _draw_chart(tuple(rows), root / "tokens_per_step.png")
+    chart = _draw_chart(tuple(rows), root / "tokens_per_step.png") if rows else None
     report = DemoReport(
-        rows=tuple(rows), chart=chart, skipped=skipped, seconds=time.perf_counter() - started
+        rows=tuple(rows),
+        chart=chart,
+        skipped=skipped,
+        seconds=time.perf_counter() - started,
+        interrupted=interrupted,
     )
     if echo is not None:
         echo(report.to_text())
