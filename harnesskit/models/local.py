@@ -208,7 +208,7 @@ class LocalModel:
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             raise UsageError(
                 f"{self.name}: llama-server not found at {self.binary}; run `make local` (builds "
-                "it once, ~15-20 min on 2 cores) or set $HARNESSKIT_LLAMA_SERVER"
+                "it once, ~15-25 min on 2 cores) or set $HARNESSKIT_LLAMA_SERVER"
             )
         self.ctx_size = ctx_size
         self.threads = threads
