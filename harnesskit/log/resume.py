@@ -323,8 +323,11 @@ def _check(
             verdict = ledger.check(record)
             if verdict.applied is None:
                 unknown.append(
-                    f"{c.id} ({c.name}) started and has no result ({verdict.evidence}); settle it "
-                    f"with ledger.settle({key!r}, EffectCheck(applied=...))"
+                    f"{c.id} ({c.name}) started and has no result ({verdict.evidence}); pass "
+                    f"Harness(confirmers={{{c.name!r}: check}}) where check(record) returns "
+                    f"harnesskit.tools.EffectCheck(applied=True|False, evidence=...), or settle "
+                    f"it by hand: harnesskit.tools.IdempotencyLedger.open(<log>.jsonl.idem)"
+                    f".settle({key!r}, EffectCheck(...))"
                 )
             else:
                 settlements.append((key, verdict))
