@@ -55,6 +55,7 @@ from harnesskit.models._parse import (
     parse_completion,
     provider_error,
 )
+from harnesskit.models._read import Deadline, read_body, read_lines
 from harnesskit.models._retry import (
     RETRY_STATUS,
     Attempt,
@@ -365,7 +366,7 @@ class OpenAICompatModel:
         self,
         body: bytes,
         stream: bool,
-        deadline: float | None,
+        deadline: Deadline,
         on_attempt: Callable[[Attempt], None] | None,
         tool_names: list[str],
         taken: set[str],
@@ -399,7 +400,7 @@ class OpenAICompatModel:
             self._sleep(wait)
 
     def _plan_wait(
-        self, failure: _Failure, attempt: int, deadline: float | None
+        self, failure: _Failure, attempt: int, deadline: Deadline
     ) -> tuple[float, str | None]:
         """Return (wait seconds, None) to retry, or (0, reason suffix) to give up."""
         if not failure.retryable:
@@ -415,7 +416,8 @@ class OpenAICompatModel:
             wait = failure.retry_after
         else:
             wait = backoff_seconds(attempt, self.retry, self._rng)
-        if deadline is not None and self._clock() + wait >= deadline:
+        left = deadline.left()
+        if left is not None and wait >= left:
             return 0.0, (
                 f" (gave up after {attempt} attempts: waiting {wait:.2f}s more would pass the "
                 "deadline)"
@@ -432,7 +434,7 @@ class OpenAICompatModel:
         self,
         body: bytes,
         stream: bool,
-        deadline: float | None,
+        deadline: Deadline,
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
@@ -440,8 +442,9 @@ class OpenAICompatModel:
         import httpx
 
         timeout = self.timeout_seconds
-        if deadline is not None:
-            timeout = min(timeout, deadline - self._clock())
+        left = deadline.left()
+        if left is not None:
+            timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
         headers = {"content-type": "application/json", **self.headers}
@@ -451,29 +454,28 @@ class OpenAICompatModel:
             headers["accept"] = "text/event-stream"
         url = f"{self.base_url}/chat/completions"
         try:
-            if stream:
-                with self._http().stream(
-                    "POST", url, content=body, headers=headers, timeout=timeout
-                ) as resp:
-                    if not 200 <= resp.status_code < 300:
-                        resp.read()
-                        return self._http_failure(resp)
+            with self._http().stream(
+                "POST", url, content=body, headers=headers, timeout=timeout
+            ) as resp:  # one deadline bounds the whole read, not each chunk (R-M3)
+                if not 200 <= resp.status_code < 300:
+                    return self._http_failure(resp, read_body(resp, deadline))
+                if stream:
                     data = self._read_stream(resp, deadline)
                     if isinstance(data, _Failure):
                         return data
-            else:
-                resp = self._http().post(url, content=body, headers=headers, timeout=timeout)
-                if not 200 <= resp.status_code < 300:
-                    return self._http_failure(resp)
-                try:
-                    data = json.loads(resp.content)
-                except (ValueError, RecursionError) as exc:
-                    return _Failure(
-                        resp.status_code,
-                        f"the response body is not valid JSON (cut off or garbled: {exc})",
-                        True,
-                        body=resp.text[:2000],
-                    )
+                else:
+                    raw = read_body(resp, deadline)
+                    try:
+                        data = json.loads(raw)
+                    except (ValueError, RecursionError) as exc:
+                        return _Failure(
+                            resp.status_code,
+                            f"the response body is not valid JSON (cut off or garbled: {exc})",
+                            True,
+                            body=raw.decode(errors="replace")[:2000],
+                        )
+        except ModelError as exc:  # the deadline passed while the body was arriving
+            return _Failure(exc.status_code, str(exc), False)
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
         except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
@@ -493,18 +495,16 @@ class OpenAICompatModel:
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
 
-    def _read_stream(
-        self, resp: httpx.Response, deadline: float | None
-    ) -> dict[str, Any] | _Failure:
+    def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator()
         try:
-            for payload in sse_data(resp.iter_lines()):
+            for payload in sse_data(read_lines(resp, deadline)):
                 acc.feed(payload)
                 if acc.done:
                     break
-                if deadline is not None and self._clock() > deadline:
-                    return _Failure(200, "the deadline passed while the stream was arriving", False)
         except ModelError as exc:
+            if deadline.passed():
+                return _Failure(200, str(exc), False)
             perr = ProviderError(str(exc))
             if _TOOL_PARSE_ERROR.search(str(exc)):
                 return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
@@ -514,9 +514,9 @@ class OpenAICompatModel:
             return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
         return acc.body()
 
-    def _http_failure(self, resp: httpx.Response) -> _Failure:
+    def _http_failure(self, resp: httpx.Response, content: bytes) -> _Failure:
         status = resp.status_code
-        text = resp.text
+        text = content.decode(resp.encoding or "utf-8", errors="replace")
         err = provider_error(text)
         message = f"HTTP {status}: {err.message}"
         if (status == 400 and err.code == "tool_use_failed") or (
@@ -547,14 +547,15 @@ class OpenAICompatModel:
                     self._client = httpx.Client(timeout=self.timeout_seconds)
         return self._client
 
-    def _deadline(self, request: ModelRequest) -> float | None:
+    def _deadline(self, request: ModelRequest) -> Deadline:
+        clock = request.clock or self._clock  # the loop's timer, so Limits and client agree
         limits = []
         if request.deadline_monotonic is not None:
             limits.append(float(request.deadline_monotonic))
         wait = request.settings.get("max_wait_seconds", self.max_wait_seconds)
         if isinstance(wait, (int, float)):
-            limits.append(self._clock() + float(wait))
-        return min(limits) if limits else None
+            limits.append(clock() + float(wait))
+        return Deadline(at=min(limits) if limits else None, clock=clock)
 
     def _check_data_class(self, data_class: Any) -> None:
         if data_class is None or self.max_data_class is None:
