@@ -68,9 +68,8 @@ __all__ = [
 ]
 
 _DEFAULT_REDACTOR = Redactor()
-# Lines built only from text already in the log (and so already redacted) are not rescanned.
-_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
+_PERSONAL_CLASS = "restricted"  # the data class of an event holding personal data (R-S2)
 
 
 class _Auto:
@@ -132,6 +131,7 @@ class EventLog:
         self.tombstones = 0
         """How many tombstones have been applied (readers rebuild caches when it changes)."""
         self._revoked: set[str] = set()
+        self._exact: dict[int, Event] = {}
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise UsageError(
@@ -206,14 +206,22 @@ class EventLog:
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
         line = encode(event)
-        if (
-            self.redactor is not None
-            and event.type not in _BUILT_FROM_LOG
-            and self.redactor.needs(line)
-        ):
+        # R-S1: every event is scanned, model.request included (its line holds only what is new
+        # since the previous request: new messages, changed tools, settings), once
+        if self.redactor is not None and self.redactor.needs(line):
+            exact = event
             line, counts = self.redactor.redact(line)
-            if counts:  # R-S1: the clear text never exists in the log, on disk or in prompts
-                event = Event.from_dict(json.loads(line))  # same class, redacted payload
+            personal = self.redactor.personal(line)
+            rank = DATA_CLASSES.index(event.data_class)
+            marked = personal and rank < DATA_CLASSES.index(_PERSONAL_CLASS)
+            if counts or marked:  # the clear text never reaches the log's file or what it shows
+                data = json.loads(line)
+                if marked:  # R-S2: personal data is marked with its data class, not rewritten
+                    data["data_class"] = _PERSONAL_CLASS
+                event = Event.from_dict(data)  # same class, redacted payload
+                line = encode(event)
+                if counts:
+                    self._exact[event.event_id] = exact  # for `$bind` and tools only
         if self._file is not None:
             if self._file.closed:  # closed between turns (run finished): appending reopens it
                 self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
@@ -308,6 +316,21 @@ class EventLog:
             tools_event or event.event_id,
         )
         return event
+
+    def exact(self, event: Event) -> Event:
+        """The event as it was before redaction, for the runtime only (`$bind`, tools; R-S1).
+
+        What the log writes and shows is redacted; the clear values a redacted event held are
+        kept in memory (never on disk, so not after a resume) for the runtime to act on.
+
+        Args:
+            event: an event of this log.
+
+        Returns:
+            Its exact version, or `event` itself when nothing in it was redacted.
+        """
+        exact = self._exact.get(event.event_id)
+        return exact if exact is not None and exact.type == event.type else event
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         """Call `listener(event)` after every append (progress bars, live widgets)."""

@@ -201,7 +201,9 @@ class OpenAICompatModel:
         self.name = f"{provider}:{model}"
         self.model = model
         self.provider = provider
-        self.base_url = url.rstrip("/")
+        self._url = url.rstrip("/")  # exact, credentials included: only ever sent
+        self.base_url = _without_credentials(self._url)
+        """The server URL as shown (hints, repr): any `user:password@` is removed."""
         self.key_env = api_key_env or preset.key_env
         if api_key is None and api_key_env is not None and not os.environ.get(api_key_env):
             raise UsageError(
@@ -376,6 +378,8 @@ class OpenAICompatModel:
         while True:
             attempt += 1
             result = self._attempt(body, stream, deadline, tool_names, taken, new_id)
+            if not isinstance(result, ModelResponse):
+                result = self._scrubbed(result)  # R-S1: the key never reaches an error or event
             if isinstance(result, ModelResponse) or result.output is not None:
                 return result
             wait, give_up = self._plan_wait(result, attempt, deadline)
@@ -424,6 +428,34 @@ class OpenAICompatModel:
             )
         return wait, None
 
+    def _scrubbed(self, failure: _Failure) -> _Failure:
+        """`failure` without this client's own API key or URL credentials in any text."""
+        secrets = [self._api_key, *_credentials(self._url)]
+
+        def clean(text: str | None) -> str | None:
+            if text is None:
+                return None
+            for secret in secrets:
+                if secret and len(secret) >= 4:
+                    for form in (secret, json.dumps(secret)[1:-1]):
+                        text = text.replace(form, "[REDACTED:secret]")
+            return text
+
+        output = failure.output
+        if output is not None:
+            output = ProviderError(
+                clean(output.message) or "", output.code, output.type,
+                clean(output.failed_generation),
+            )  # fmt: skip
+        return _Failure(
+            failure.status,
+            clean(failure.error) or "",
+            failure.retryable,
+            failure.retry_after,
+            clean(failure.body),
+            output,
+        )
+
     def _hint(self, status: int | None) -> str:
         hint = _HINTS.get(status or 0)
         if hint is None:
@@ -452,7 +484,7 @@ class OpenAICompatModel:
             headers["authorization"] = f"Bearer {self._api_key}"
         if stream:
             headers["accept"] = "text/event-stream"
-        url = f"{self.base_url}/chat/completions"
+        url = f"{self._url}/chat/completions"
         try:
             with self._http().stream(
                 "POST", url, content=body, headers=headers, timeout=timeout
@@ -567,6 +599,29 @@ class OpenAICompatModel:
                 f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
                 f"{data_class!r} and was not sent"
             )
+
+
+def _without_credentials(url: str) -> str:
+    """`url` with any `user:password@` removed (for hints, errors and reprs)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def _credentials(url: str) -> list[str]:
+    """The `user:password` and the password in `url`, raw and percent-decoded (or `[]`)."""
+    from urllib.parse import unquote, urlsplit
+
+    netloc = urlsplit(url).netloc
+    if "@" not in netloc:
+        return []
+    userinfo = netloc.rsplit("@", 1)[0]
+    out = [userinfo, *userinfo.split(":", 1)[1:]]
+    return [*out, *(unquote(x) for x in out)]
 
 
 def _both(
