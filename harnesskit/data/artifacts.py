@@ -25,6 +25,7 @@ forms it appears in, and reports a source present in two forms.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import datetime as dt
 import gzip
@@ -49,6 +50,7 @@ from harnesskit.data.representation import (
     check_representation,
 )
 from harnesskit.errors import (
+    ArtifactError,
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     UsageError,
@@ -721,9 +723,7 @@ class ArtifactStore(InspectionMixin):
         path = self.root / "objects" / sha[:2] / f"{sha}.txt"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(text, encoding="utf-8", newline="")
-            os.replace(tmp, path)
+            _write_atomic(path, text, newline="")
 
     def _read_blob(self, sha: str, *, archived: bool = False) -> str:
         try:
@@ -769,15 +769,32 @@ class ArtifactStore(InspectionMixin):
         if self.root is not None:
             path = self.root / "refs" / f"{meta['id']}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, path)
+            _write_atomic(path, json.dumps(meta, ensure_ascii=False))
 
     def _all_ids(self) -> list[str]:
         ids = set(self._meta)
         if self.root is not None and (self.root / "refs").is_dir():
             ids.update(p.stem for p in (self.root / "refs").glob("art_*.json"))
         return sorted(ids)
+
+
+def _write_atomic(path: pathlib.Path, text: str, *, newline: str | None = None) -> None:
+    """Write `text` to `path` via a temporary file; on failure remove it and raise.
+
+    Raises:
+        ArtifactError: the write failed (disk full, ...); no temporary file is left behind.
+    """
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline=newline)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise ArtifactError(
+            f"could not write {path.name} to the artifact store {path.parent.parent}: "
+            f"{exc.strerror or exc} (errno {exc.errno}); nothing partial was left behind"
+        ) from exc
 
 
 def verify_preview(

@@ -10,6 +10,7 @@ line codec and the schema migrations are `_codec`; tombstone folding is `_tombst
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import os
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _repr
-from harnesskit.errors import CorruptLogError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -132,6 +133,8 @@ class EventLog:
         """How many tombstones have been applied (readers rebuild caches when it changes)."""
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
+        self.write_error: EventLogError | None = None
+        """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise UsageError(
@@ -222,18 +225,36 @@ class EventLog:
                 line = encode(event)
                 if counts:
                     self._exact[event.event_id] = exact  # for `$bind` and tools only
-        if self._file is not None:
-            if self._file.closed:  # closed between turns (run finished): appending reopens it
-                self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
-            if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
+        failed = None
+        if self._file is not None and self.write_error is None:
+            try:
+                if self._file.closed:  # closed between turns (run finished): appending reopens
+                    self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+                if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
+                    self._file.write("\n")
+                    self._needs_newline = False
+                self._file.write(line)
                 self._file.write("\n")
-                self._needs_newline = False
-            self._file.write(line)
-            self._file.write("\n")
+            except OSError as exc:
+                failed = self._failed(exc)
         self._add(event)
         for listener in self._listeners:
             listener(event)
+        if failed is not None:
+            raise failed
         return event
+
+    def _failed(self, exc: OSError) -> EventLogError:
+        """Stop writing after an OS error: the events stay in memory; the file keeps its bytes."""
+        what = exc.strerror or str(exc)
+        self.write_error = EventLogError(
+            f"could not write the event log {self.path}: {what} (errno {exc.errno}); the run "
+            "stopped and its events are kept in memory (run.log.events); the file ends at the "
+            "last line written (a cut-off last line is skipped by EventLog.read and resume)"
+        )
+        with contextlib.suppress(OSError, ValueError):
+            self._file.close()  # the buffered rest is lost with the disk; the handle is closed
+        return self.write_error
 
     def _add(self, event: Event) -> None:
         """Put a written or read event in memory, folding tombstones (R-S3)."""
@@ -337,11 +358,19 @@ class EventLog:
         self._listeners.append(listener)
 
     def flush(self) -> None:
-        """Hand buffered lines to the OS (and fsync when `durable`)."""
-        if self._file is not None and not self._file.closed:
-            self._file.flush()
-            if self.durable:
-                os.fsync(self._file.fileno())
+        """Hand buffered lines to the OS (and fsync when `durable`).
+
+        Raises:
+            EventLogError: the write failed (disk full, I/O error); raised once, after which the
+                log keeps events in memory only (`write_error`).
+        """
+        if self._file is not None and not self._file.closed and self.write_error is None:
+            try:
+                self._file.flush()
+                if self.durable:
+                    os.fsync(self._file.fileno())
+            except OSError as exc:
+                raise self._failed(exc) from exc
 
     def close(self) -> None:
         """Flush and close the file; the in-memory events stay readable.
