@@ -137,10 +137,15 @@ class EventLog:
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
-                raise UsageError(
-                    f"event log {self.path} already exists; logs are append-only and never "
-                    "reused: pick a new path, or EventLog.read(path) to load it"
-                )
+                if not _never_started(self.path):
+                    raise UsageError(
+                        f"event log {self.path} already exists; logs are append-only and never "
+                        "reused: pick a new path, or EventLog.read(path) to load it"
+                    )
+                # only a line cut off by a killed writer (no event): the run never started, so
+                # it starts again here, after that line, which `read` skips (never rewritten)
+                self._needs_newline = not _ends_with_newline(self.path)
+                self.torn_lines = [1]
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
@@ -410,25 +415,26 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorruptLogError(
-                f"{p} is not UTF-8 text (byte {exc.start}); not an event log"
-            ) from exc
-        lines = text.split("\n")
+        lines = p.read_bytes().split(b"\n")
         bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
-        for i, raw in enumerate(lines):
-            if not raw.strip():
+        for i, line in enumerate(lines):
+            if not line.strip():
                 continue
-            try:
+            try:  # a line cut inside a multi-byte character is torn like one cut between bytes
+                raw = line.decode("utf-8")
                 data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                if bad is not None:
-                    raise CorruptLogError(
-                        f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
-                    ) from exc
-                bad = (i + 1, raw, exc.msg)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                if isinstance(exc, UnicodeDecodeError):
+                    raw, msg = line.decode("utf-8", errors="replace"), f"not UTF-8: {exc.reason}"
+                else:
+                    msg = exc.msg
+                if bad is not None:  # two cut lines in a row: both must be starts of the same event
+                    if not bad[1].lstrip().startswith("{"):
+                        raise CorruptLogError(
+                            f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
+                        ) from exc
+                    log.torn_lines.append(bad[0])  # killed again while writing the same event
+                bad = (i + 1, raw, msg)
                 continue
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
@@ -678,6 +684,15 @@ def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
             return None
         tags.add(cls.type)
     return frozenset(tags)
+
+
+def _never_started(path: pathlib.Path) -> bool:
+    """True when the file at `path` holds no event: only blank space and a cut-off first line."""
+    try:
+        log = EventLog.read(path)
+    except EventLogError:
+        return False
+    return not log.events and log.incomplete_tail is not None
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:
