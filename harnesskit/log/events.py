@@ -70,7 +70,6 @@ __all__ = [
 
 _DEFAULT_REDACTOR = Redactor()
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
-_PERSONAL_CLASS = "restricted"  # the data class of an event holding personal data (R-S2)
 
 
 class _Auto:
@@ -220,12 +219,10 @@ class EventLog:
             exact = event
             line, counts = self.redactor.redact(line)
             personal = self.redactor.personal(line)
-            rank = DATA_CLASSES.index(event.data_class)
-            marked = personal and rank < DATA_CLASSES.index(_PERSONAL_CLASS)
-            if counts or marked:  # the clear text never reaches the log's file or what it shows
+            if counts or personal:  # the clear text never reaches the log's file or what it shows
                 data = json.loads(line)
-                if marked:  # R-S2: personal data is marked with its data class, not rewritten
-                    data["data_class"] = _PERSONAL_CLASS
+                if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
+                    data["payload"]["personal_data"] = list(personal)
                 event = Event.from_dict(data)  # same class, redacted payload
                 line = encode(event)
                 if counts:

@@ -5,9 +5,10 @@
 tokens, JWTs, `password=`/`secret`/`token` values at any JSON escaping depth, "my password is
 X", private keys and `user:password@` in URLs — and replaces each with a `[REDACTED:<kind>]`
 marker. The event log runs every line through it, `model.request` included, before the line is
-written. Personal data (e-mail addresses) is not rewritten: `personal(text)` names its kinds so
-the event is marked with a data class (R-S2). Patterns only ever match characters that cannot
-end a JSON string, so redacting a JSON line keeps it valid JSON.
+written. Personal data (e-mail addresses) is not rewritten: `personal(text)` names its kinds
+and the event is marked with them (`payload["personal_data"]`, e.g. `["email"]`), its data
+class unchanged. Patterns only ever match characters that cannot end a JSON string, so
+redacting a JSON line keeps it valid JSON.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _PATTERNS: dict[str, str] = {
     + _Q
     + r"\s*)(?!\[REDACTED)[^\s\"'\\,}]{4,}",
     # "my password is X", "the passcode was: X" (natural language).
-    "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pin|pwd)\s+(?:is|was)\s*:?\s*)"
+    "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*)"
     r"(?!\[REDACTED)[^\s\"'\\,}]{4,}",
     "private_key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----",
     # user:password@ in a URL (the password only).
@@ -60,7 +61,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "access_key",
         "private_key", "token", "credential",
     ),
-    "password_phrase": ("passw", "passphrase", "passcode", "pin ", "pwd"),
+    "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
     "private_key": ("private key",),
     "url_credentials": ("://",),
     "email": ("@",),
@@ -75,7 +76,7 @@ DEFAULT_KINDS: tuple[str, ...] = (
     "private_key",
     "url_credentials",
 )
-#: Personal data: kept exact and marked with a data class instead (R-S1, R-S2).
+#: Personal data: kept exact and marked in `payload["personal_data"]` instead (R-S1).
 PERSONAL_KINDS: tuple[str, ...] = ("email",)
 
 

@@ -262,7 +262,7 @@ def test_secrets_never_reach_artifacts_in_clear(tmp_path):
     ref = run.transport.store.ref(run.log.last("tool.result").payload["artifact"])
     text = run.transport.store.read(ref.id)
     assert "sk-a1B2" not in text and text.count("[REDACTED:api_key]") == 12
-    # e-mail addresses are personal data: kept exact (R-S1), the events marked (R-S2)
+    # e-mail addresses are personal data: kept exact and marked (R-S1), not rewritten
     assert json.loads(text)[3] == {
         "id": 3,
         "email": "user3@example.com",

@@ -159,9 +159,10 @@ def test_secrets_never_reach_log_disk_or_prompt(tmp_path):
         assert secret not in text
         assert secret not in json.dumps([m.to_openai() for m in model.requests[1].messages])
     assert "[REDACTED:api_key]" in text
-    # personal data is kept exact and marked with its data class (R-S1, R-S2), not rewritten
+    # personal data is kept exact and marked (R-S1), not rewritten; its data class is unchanged
     assert "ann@example.com" in text and "[REDACTED:email]" not in text
-    assert run.log.last("tool.result").data_class == "restricted"
+    assert run.log.last("tool.result").payload["personal_data"] == ["email"]
+    assert run.log.last("tool.result").data_class == "internal"  # still in the default context
     assert hk.EventLog.read(tmp_path / "s.jsonl").events == run.log.events
 
 

@@ -130,7 +130,7 @@ def test_no_planted_secret_reaches_any_file_the_run_wrote(server, tmp_path):
     shown = f"{model!r} {second.error} {second.error.body} {model._hint(404)}"
     assert OWN_KEY not in shown and URL_PASSWORD not in shown
     assert "ann@example.com" in on_disk
-    assert first.log.of_type("tool.result")[0].data_class == "restricted"
+    assert first.log.of_type("tool.result")[0].payload["personal_data"] == ["email"]
 
 
 def test_bind_hands_a_tool_the_exact_values_the_log_shows_redacted(tmp_path):

@@ -1,7 +1,7 @@
 """Brakes hold on a slow server and a slow tool (R-L2, R-M3): one timer for Limits and client.
 
-Every run uses an injected timer that runs five times faster than real time, so a
-`max_seconds=3` brake trips after 0.6 real seconds; the assertions read that timer only.
+Every run uses an injected timer that runs twice as fast as real time, so a `max_seconds=3`
+brake trips after 1.5 real seconds; the assertions read that timer only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ BOUND = 3 + 2  # max_seconds + the closing allowance, on the injected timer
 class FastTimer:
     """A monotonic timer (seconds) running `factor` times faster than the real one."""
 
-    def __init__(self, factor: float = 5.0) -> None:
+    def __init__(self, factor: float = 2.0) -> None:
         self.t0, self.factor = time.monotonic(), factor
 
     def __call__(self) -> float:
@@ -49,7 +49,7 @@ def run_against(server, tmp_path, *, stream: bool = False) -> tuple[hk.Run, floa
 
 def test_a_slow_loris_body_stops_at_max_seconds_and_the_closing_request_is_sent(server, tmp_path):
     text = json.dumps(completion("never whole"))  # one byte every 0.5 s on the timer
-    server.script(Reply(sse=list(text), sse_gap_seconds=0.1), Reply(json=completion("best")))
+    server.script(Reply(sse=list(text), sse_gap_seconds=0.25), Reply(json=completion("best")))
 
     run, seconds = run_against(server, tmp_path)
 
@@ -62,7 +62,7 @@ def test_a_slow_loris_body_stops_at_max_seconds_and_the_closing_request_is_sent(
 
 
 def test_sse_keep_alive_comments_do_not_keep_a_request_alive(server, tmp_path):
-    pings = Reply(sse=[": ping\n\n"] * 200, sse_gap_seconds=0.1)
+    pings = Reply(sse=[": ping\n\n"] * 200, sse_gap_seconds=0.25)
     closing = Reply(
         sse=sse_events(
             [{"choices": [{"index": 0, "delta": {"content": "best"}, "finish_reason": "stop"}]}]
@@ -90,7 +90,7 @@ def test_a_slow_tool_stops_at_the_runs_remaining_time_not_its_own_timeout(tmp_pa
     @hk.tool(timeout_seconds=30)
     def slow() -> str:
         """Take a long time."""
-        time.sleep(2)
+        time.sleep(4)
         return "done"
 
     timer = FastTimer()
