@@ -38,7 +38,7 @@ class Limits:
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
-    closing_seconds: float | None = 10.0
+    closing_seconds: float | None = 30.0
     """Seconds the closing best-effort request after any brake may take, on top of the limit
     that tripped (its own deadline, so a `max_seconds` brake does not refuse it). `None` = no
     deadline for it."""
