@@ -224,7 +224,7 @@ class Usage:
 
 
 #: Request fields that used to travel in `settings`; naming one there is a usage error.
-_NOT_SETTINGS = ("deadline_monotonic", "on_attempt", "on_switch", "data_class")
+_NOT_SETTINGS = ("deadline_monotonic", "clock", "on_attempt", "on_switch", "data_class")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,7 +245,11 @@ class ModelRequest:
     final: bool = False
     """True for the tool-less closing request after a brake."""
     deadline_monotonic: float | None = None
-    """A `time.monotonic()` value (seconds) no attempt or retry wait may pass; `None` = none."""
+    """A reading of `clock` (seconds) no attempt, retry wait or body read may pass; `None` =
+    none."""
+    clock: Callable[[], float] | None = None
+    """The monotonic clock (seconds) `deadline_monotonic` is on; `None` = the model's own
+    (`time.monotonic` by default). The loop passes the harness's timer."""
     data_class: str | None = None
     """The most sensitive data class in the prompt; a model not approved for it is not sent
     the request (R-M5). `None` = not stated."""

@@ -25,6 +25,7 @@ forms it appears in, and reports a source present in two forms.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import datetime as dt
 import gzip
@@ -50,6 +51,7 @@ from harnesskit.data.representation import (
     check_representation,
 )
 from harnesskit.errors import (
+    ArtifactError,
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     UsageError,
@@ -783,15 +785,28 @@ def atomic_write(path: pathlib.Path, data: bytes) -> None:
     Args:
         path: the destination; its folder is created when missing.
         data: the exact bytes.
+
+    Raises:
+        ArtifactError: the write failed (disk full, ...); no temporary file is left behind.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = ""
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp:
+            with contextlib.suppress(OSError):
+                pathlib.Path(tmp).unlink(missing_ok=True)
+        raise ArtifactError(
+            f"could not write {path.name} to the artifact store {path.parent.parent}: "
+            f"{exc.strerror or exc} (errno {exc.errno}); nothing partial was left behind"
+        ) from exc
     except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            pathlib.Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -138,6 +138,9 @@ class Binder:
             )
         if event.artifact:
             return "artifact", event.artifact
+        if self.log is not None:  # the runtime binds the exact value, not the redacted one
+            exact = self.log.exact(event)
+            event = exact if isinstance(exact, ToolResultEvent) else event
         content = "" if event.content is None else event.content
         value, kind = _decode(content)
         return "value", value if kind == "json" else content

@@ -10,6 +10,7 @@ line codec and the schema migrations are `_codec`; tombstone folding is `_tombst
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import os
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _repr
-from harnesskit.errors import CorruptLogError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -68,8 +69,6 @@ __all__ = [
 ]
 
 _DEFAULT_REDACTOR = Redactor()
-# Lines built only from text already in the log (and so already redacted) are not rescanned.
-_BUILT_FROM_LOG = frozenset({"model.request", "context.injected", "brake"})
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
@@ -132,12 +131,20 @@ class EventLog:
         self.tombstones = 0
         """How many tombstones have been applied (readers rebuild caches when it changes)."""
         self._revoked: set[str] = set()
+        self._exact: dict[int, Event] = {}
+        self.write_error: EventLogError | None = None
+        """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
-                raise UsageError(
-                    f"event log {self.path} already exists; logs are append-only and never "
-                    "reused: pick a new path, or EventLog.read(path) to load it"
-                )
+                if not _never_started(self.path):
+                    raise UsageError(
+                        f"event log {self.path} already exists; logs are append-only and never "
+                        "reused: pick a new path, or EventLog.read(path) to load it"
+                    )
+                # only a line cut off by a killed writer (no event): the run never started, so
+                # it starts again here, after that line, which `read` skips (never rewritten)
+                self._needs_newline = not _ends_with_newline(self.path)
+                self.torn_lines = [1]
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
@@ -206,26 +213,50 @@ class EventLog:
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
         line = encode(event)
-        if (
-            self.redactor is not None
-            and event.type not in _BUILT_FROM_LOG
-            and self.redactor.needs(line)
-        ):
+        # R-S1: every event is scanned, model.request included (its line holds only what is new
+        # since the previous request: new messages, changed tools, settings), once
+        if self.redactor is not None and self.redactor.needs(line):
+            exact = event
             line, counts = self.redactor.redact(line)
-            if counts:  # R-S1: the clear text never exists in the log, on disk or in prompts
-                event = Event.from_dict(json.loads(line))  # same class, redacted payload
-        if self._file is not None:
-            if self._file.closed:  # closed between turns (run finished): appending reopens it
-                self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
-            if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
+            personal = self.redactor.personal(line)
+            if counts or personal:  # the clear text never reaches the log's file or what it shows
+                data = json.loads(line)
+                if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
+                    data["payload"]["personal_data"] = list(personal)
+                event = Event.from_dict(data)  # same class, redacted payload
+                line = encode(event)
+                if counts:
+                    self._exact[event.event_id] = exact  # for `$bind` and tools only
+        failed = None
+        if self._file is not None and self.write_error is None:
+            try:
+                if self._file.closed:  # closed between turns (run finished): appending reopens
+                    self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+                if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
+                    self._file.write("\n")
+                    self._needs_newline = False
+                self._file.write(line)
                 self._file.write("\n")
-                self._needs_newline = False
-            self._file.write(line)
-            self._file.write("\n")
+            except OSError as exc:
+                failed = self._failed(exc)
         self._add(event)
         for listener in self._listeners:
             listener(event)
+        if failed is not None:
+            raise failed
         return event
+
+    def _failed(self, exc: OSError) -> EventLogError:
+        """Stop writing after an OS error: the events stay in memory; the file keeps its bytes."""
+        what = exc.strerror or str(exc)
+        self.write_error = EventLogError(
+            f"could not write the event log {self.path}: {what} (errno {exc.errno}); the run "
+            "stopped and its events are kept in memory (run.log.events); the file ends at the "
+            "last line written (a cut-off last line is skipped by EventLog.read and resume)"
+        )
+        with contextlib.suppress(OSError, ValueError):
+            self._file.close()  # the buffered rest is lost with the disk; the handle is closed
+        return self.write_error
 
     def _add(self, event: Event) -> None:
         """Put a written or read event in memory, folding tombstones (R-S3)."""
@@ -309,16 +340,39 @@ class EventLog:
         )
         return event
 
+    def exact(self, event: Event) -> Event:
+        """The event as it was before redaction, for the runtime only (`$bind`, tools; R-S1).
+
+        What the log writes and shows is redacted; the clear values a redacted event held are
+        kept in memory (never on disk, so not after a resume) for the runtime to act on.
+
+        Args:
+            event: an event of this log.
+
+        Returns:
+            Its exact version, or `event` itself when nothing in it was redacted.
+        """
+        exact = self._exact.get(event.event_id)
+        return exact if exact is not None and exact.type == event.type else event
+
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         """Call `listener(event)` after every append (progress bars, live widgets)."""
         self._listeners.append(listener)
 
     def flush(self) -> None:
-        """Hand buffered lines to the OS (and fsync when `durable`)."""
-        if self._file is not None and not self._file.closed:
-            self._file.flush()
-            if self.durable:
-                os.fsync(self._file.fileno())
+        """Hand buffered lines to the OS (and fsync when `durable`).
+
+        Raises:
+            EventLogError: the write failed (disk full, I/O error); raised once, after which the
+                log keeps events in memory only (`write_error`).
+        """
+        if self._file is not None and not self._file.closed and self.write_error is None:
+            try:
+                self._file.flush()
+                if self.durable:
+                    os.fsync(self._file.fileno())
+            except OSError as exc:
+                raise self._failed(exc) from exc
 
     def close(self) -> None:
         """Flush and close the file; the in-memory events stay readable.
@@ -358,25 +412,26 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorruptLogError(
-                f"{p} is not UTF-8 text (byte {exc.start}); not an event log"
-            ) from exc
-        lines = text.split("\n")
+        lines = p.read_bytes().split(b"\n")
         bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
-        for i, raw in enumerate(lines):
-            if not raw.strip():
+        for i, line in enumerate(lines):
+            if not line.strip():
                 continue
-            try:
+            try:  # a line cut inside a multi-byte character is torn like one cut between bytes
+                raw = line.decode("utf-8")
                 data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                if bad is not None:
-                    raise CorruptLogError(
-                        f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
-                    ) from exc
-                bad = (i + 1, raw, exc.msg)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                if isinstance(exc, UnicodeDecodeError):
+                    raw, msg = line.decode("utf-8", errors="replace"), f"not UTF-8: {exc.reason}"
+                else:
+                    msg = exc.msg
+                if bad is not None:  # two cut lines in a row: both must be starts of the same event
+                    if not bad[1].lstrip().startswith("{"):
+                        raise CorruptLogError(
+                            f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
+                        ) from exc
+                    log.torn_lines.append(bad[0])  # killed again while writing the same event
+                bad = (i + 1, raw, msg)
                 continue
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
@@ -626,6 +681,15 @@ def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
             return None
         tags.add(cls.type)
     return frozenset(tags)
+
+
+def _never_started(path: pathlib.Path) -> bool:
+    """True when the file at `path` holds no event: only blank space and a cut-off first line."""
+    try:
+        log = EventLog.read(path)
+    except EventLogError:
+        return False
+    return not log.events and log.incomplete_tail is not None
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:

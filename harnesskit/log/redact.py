@@ -1,10 +1,14 @@
 """Secret scanning before anything is written (R-S1).
 
-`Redactor` finds API keys, bearer tokens, passwords, private keys and e-mail addresses in text
-and replaces each with a `[REDACTED:<kind>]` marker. The event log runs every line through it
-before the line exists anywhere (memory, disk, prompt), so model output and tool text are
-covered too. Patterns only ever match characters that cannot end a JSON string, so redacting
-a JSON line keeps it valid JSON.
+`Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
+`sk_live_`, GitHub `ghp_`/`github_pat_`, Hugging Face `hf_`, Slack, AWS, Google), bearer
+tokens, JWTs, `password=`/`secret`/`token` values at any JSON escaping depth, "my password is
+X", private keys and `user:password@` in URLs — and replaces each with a `[REDACTED:<kind>]`
+marker. The event log runs every line through it, `model.request` included, before the line is
+written. Personal data (e-mail addresses) is not rewritten: `personal(text)` names its kinds
+and the event is marked with them (`payload["personal_data"]`, e.g. `["email"]`), its data
+class unchanged. Patterns only ever match characters that cannot end a JSON string, so
+redacting a JSON line keeps it valid JSON.
 """
 
 from __future__ import annotations
@@ -13,30 +17,67 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_KINDS", "Redactor"]
+__all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "scrub_literal"]
 
+# A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
+# are then preceded by one or more backslashes.
+_Q = r"(?:\\*[\"'])?"
 _PATTERNS: dict[str, str] = {
-    # Provider keys: OpenAI/Anthropic/DeepSeek style, GitHub, Slack, AWS access key ids, Google.
-    "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
+    # Provider keys: OpenAI/Anthropic/DeepSeek style, Stripe, GitHub (classic and fine-grained),
+    # Hugging Face, Slack, AWS access key ids, Google.
+    "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
+    r"|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
+    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
     "bearer": r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*",
-    # "password": "...", password=..., pwd: ... (the value only; the key stays readable).
-    "password": r"(?i)((?:password|passwd|pwd|secret|api_key|apikey|access_token)\\?[\"']?"
-    r"\s*[:=]\s*\\?[\"']?)(?!\[REDACTED)[^\s\"'\\,}]{4,}",
+    # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
+    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    # "password": "...", password=..., aws_secret_access_key = ..., "token": "..." (the value
+    # only; the key stays readable), at any escaping depth.
+    "password": r"(?i)(\b[a-z0-9_\-]*(?:password|passwd|passphrase|pwd|secret|api_?key"
+    r"|access_key|private_key|(?<![a-z])token|_token|credential)s?(?<!tokens)"
+    + _Q
+    + r"\s*[:=]\s*"
+    + _Q
+    + r"\s*)(?!\[REDACTED)[^\s\"'\\,}]{4,}",
+    # "my password is X", "the passcode was: X" (natural language).
+    "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*)"
+    r"(?!\[REDACTED)[^\s\"'\\,}]{4,}",
     "private_key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----",
+    # user:password@ in a URL (the password only).
+    "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'\\]+:)[^\s/@\"'\\]+(?=@)",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
 }
 # Cheap substring triggers: a kind's regex runs only when one of its triggers is in the text
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "api_key": ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "akia", "aiza"),
+    "api_key": (
+        "sk-", "sk_", "rk_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "hf_",
+        "xox", "akia", "asia", "aiza",
+    ),
     "bearer": ("bearer",),
-    "password": ("passw", "pwd", "secret", "api_key", "apikey", "access_token"),
+    "jwt": ("eyj",),
+    "password": (
+        "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "access_key",
+        "private_key", "token", "credential",
+    ),
+    "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
     "private_key": ("private key",),
+    "url_credentials": ("://",),
     "email": ("@",),
-}
-DEFAULT_KINDS: tuple[str, ...] = ("api_key", "bearer", "password", "private_key", "email")
+}  # fmt: skip
+#: Credentials: rewritten to `[REDACTED:<kind>]` before anything is written (R-S1).
+DEFAULT_KINDS: tuple[str, ...] = (
+    "api_key",
+    "bearer",
+    "jwt",
+    "password",
+    "password_phrase",
+    "private_key",
+    "url_credentials",
+)
+#: Personal data: kept exact and marked in `payload["personal_data"]` instead (R-S1).
+PERSONAL_KINDS: tuple[str, ...] = ("email",)
 
 
 @dataclass(slots=True)
@@ -44,15 +85,19 @@ class Redactor:
     """Replaces secrets in text with `[REDACTED:<kind>]`.
 
     Args:
-        kinds: which built-in patterns to apply (default all: api_key, bearer, password,
-            private_key, email).
+        kinds: which built-in patterns rewrite text (default `DEFAULT_KINDS`, the credentials;
+            add `"email"` to rewrite e-mail addresses too).
         extra: more `{kind: regex}` patterns (e.g. a customer id format).
+        literals: exact strings to rewrite wherever they appear (e.g. a client's own API key),
+            as `[REDACTED:secret]`.
     """
 
     kinds: Iterable[str] = DEFAULT_KINDS
     extra: dict[str, str] = field(default_factory=dict)
+    literals: tuple[str, ...] = ()
     _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
+    _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(_PATTERNS)
@@ -63,10 +108,13 @@ class Redactor:
         patterns = {k: _PATTERNS[k] for k in self.kinds} | dict(self.extra)
         self._compiled = [(k, re.compile(p), _TRIGGERS.get(k, ())) for k, p in patterns.items()]
         self._triggers = tuple(sorted({t for k in patterns for t in _TRIGGERS.get(k, ())}))
+        self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
+        personal = [k for k in PERSONAL_KINDS if k not in patterns]
+        self._personal = [(k, re.compile(_PATTERNS[k]), _TRIGGERS[k]) for k in personal]
 
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret (substring checks, no regex)."""
-        if self.extra:
+        if self.extra or self.literals:
             return True
         low = text.lower()
         for trigger in self._triggers:  # noqa: SIM110 - a plain loop is ~2x faster than any()
@@ -75,8 +123,20 @@ class Redactor:
         return False
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
-        """Return `(redacted_text, {kind: count})`."""
+        """Rewrite every credential in `text`.
+
+        Args:
+            text: any text (a JSON line stays valid JSON).
+
+        Returns:
+            `(redacted_text, {kind: count})`; `{}` when nothing was found.
+        """
         counts: dict[str, int] = {}
+        for literal in self.literals:
+            for form in _escaped_forms(literal):
+                if form in text:
+                    counts["secret"] = counts.get("secret", 0) + text.count(form)
+                    text = text.replace(form, _marker("secret"))
         low = text.lower()
         for kind, pattern, triggers in self._compiled:
             if triggers and not any(t in low for t in triggers):
@@ -86,6 +146,47 @@ class Redactor:
             if n:
                 counts[kind] = n
         return text, counts
+
+    def personal(self, text: str) -> tuple[str, ...]:
+        """The personal-data kinds (e.g. `email`) in `text` that are kept exact, not rewritten.
+
+        Args:
+            text: any text.
+
+        Returns:
+            The kinds found, in `PERSONAL_KINDS` order; `()` when none.
+        """
+        low = text.lower()
+        return tuple(
+            k for k, pattern, triggers in self._personal
+            if any(t in low for t in triggers) and pattern.search(text)
+        )  # fmt: skip
+
+
+def scrub_literal(text: str, *secrets: str | None) -> str:
+    """`text` with each exact secret (and its JSON-escaped forms) replaced by a marker.
+
+    Args:
+        text: an error message, hint, body or repr.
+        *secrets: the exact values to hide (e.g. the client's API key); `None`/short ones skip.
+
+    Returns:
+        The text with `[REDACTED:secret]` for each occurrence.
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            for form in _escaped_forms(secret):
+                text = text.replace(form, _marker("secret"))
+    return text
+
+
+def _escaped_forms(secret: str) -> tuple[str, ...]:
+    """The secret as written raw and JSON-escaped once and twice (distinct forms only)."""
+    import json
+
+    once = json.dumps(secret)[1:-1]
+    twice = json.dumps(once)[1:-1]
+    return tuple(dict.fromkeys((secret, once, twice)))
 
 
 def _marker(kind: str) -> str:

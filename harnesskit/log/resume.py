@@ -276,7 +276,9 @@ def _check(
     view = visible_events(log, branch_id)
     contract = next((e for e in view if isinstance(e, TaskContractEvent)), None)
     if contract is None:
-        raise UsageError(f"{log.path}: no task.contract visible on branch {branch_id!r}")
+        raise UsageError(
+            f"{log.path}: no task.contract visible on branch {branch_id!r}{_never(log)}"
+        )
     start = tr.start_of(branch_id)
     checks: list[ResumeCheck] = []
     current_rev = harness.revision()
@@ -477,6 +479,7 @@ def reopen(
         UsageError: the file is missing or holds no task contract.
     """
     log = _open_log(harness, path)
+    _refuse_never_started(log)
     ledger = _open_ledger(harness, path)
     branch = branch_id or _default_branch(log)
     report, settlements = _check(harness, log, ledger, branch, task=task)
@@ -544,13 +547,14 @@ def restart_point(
         UsageError: the file is missing or holds no task contract.
     """
     log = _open_log(harness, path)
+    _refuse_never_started(log)
     ledger = _open_ledger(harness, path)
     old = branch_id or _default_branch(log)
     view = visible_events(log, old)
     first = next((e for e in view if e.type in ("context.injected", "model.request")), None)
     opening = [e for e in view if first is None or e.event_id < first.event_id]
     if not opening or opening[0].type != "task.contract":
-        raise UsageError(f"{path}: no task contract on branch {old!r} to restart from")
+        raise UsageError(f"{path}: no task contract on branch {old!r} to restart from{_never(log)}")
     tr = Trajectory(log)
     taken = tr.branches()
     n = 1
@@ -570,3 +574,27 @@ def restart_point(
         summary=f"restart of {old}: {reason}"[:80],
     )
     return ResumePoint(log=log, ledger=ledger, state=rebuild_state(log, name))
+
+
+def _refuse_never_started(log: EventLog) -> None:
+    """Raise (closing the log) when the log holds no task contract at all: nothing to go on from.
+
+    Raises:
+        UsageError: naming what happened and how to start the run again under its id.
+    """
+    hint = _never(log)
+    if hint:
+        log.close()
+        raise UsageError(f"{log.path}: no task.contract in the log{hint}")
+
+
+def _never(log: EventLog) -> str:
+    """The hint for a log whose opening lines never completed (a kill during the first line)."""
+    if any(isinstance(e, TaskContractEvent) for e in log.events):
+        return ""
+    run_id = log.path.name.removesuffix(".jsonl") if log.path is not None else "..."
+    return (
+        "; the run was stopped while writing its first line, so it never started (nothing ran "
+        f"and nothing was sent): start it again under its id, harness.start(..., "
+        f"run_id={run_id!r}); the cut-off line stays in the file and readers skip it"
+    )

@@ -55,6 +55,7 @@ from harnesskit.models._parse import (
     parse_completion,
     provider_error,
 )
+from harnesskit.models._read import Deadline, read_body, read_lines
 from harnesskit.models._retry import (
     RETRY_STATUS,
     Attempt,
@@ -200,7 +201,9 @@ class OpenAICompatModel:
         self.name = f"{provider}:{model}"
         self.model = model
         self.provider = provider
-        self.base_url = url.rstrip("/")
+        self._url = url.rstrip("/")  # exact, credentials included: only ever sent
+        self.base_url = _without_credentials(self._url)
+        """The server URL as shown (hints, repr): any `user:password@` is removed."""
         self.key_env = api_key_env or preset.key_env
         if api_key is None and api_key_env is not None and not os.environ.get(api_key_env):
             raise UsageError(
@@ -365,7 +368,7 @@ class OpenAICompatModel:
         self,
         body: bytes,
         stream: bool,
-        deadline: float | None,
+        deadline: Deadline,
         on_attempt: Callable[[Attempt], None] | None,
         tool_names: list[str],
         taken: set[str],
@@ -375,6 +378,8 @@ class OpenAICompatModel:
         while True:
             attempt += 1
             result = self._attempt(body, stream, deadline, tool_names, taken, new_id)
+            if not isinstance(result, ModelResponse):
+                result = self._scrubbed(result)  # R-S1: the key never reaches an error or event
             if isinstance(result, ModelResponse) or result.output is not None:
                 return result
             wait, give_up = self._plan_wait(result, attempt, deadline)
@@ -399,7 +404,7 @@ class OpenAICompatModel:
             self._sleep(wait)
 
     def _plan_wait(
-        self, failure: _Failure, attempt: int, deadline: float | None
+        self, failure: _Failure, attempt: int, deadline: Deadline
     ) -> tuple[float, str | None]:
         """Return (wait seconds, None) to retry, or (0, reason suffix) to give up."""
         if not failure.retryable:
@@ -415,12 +420,41 @@ class OpenAICompatModel:
             wait = failure.retry_after
         else:
             wait = backoff_seconds(attempt, self.retry, self._rng)
-        if deadline is not None and self._clock() + wait >= deadline:
+        left = deadline.left()
+        if left is not None and wait >= left:
             return 0.0, (
                 f" (gave up after {attempt} attempts: waiting {wait:.2f}s more would pass the "
                 "deadline)"
             )
         return wait, None
+
+    def _scrubbed(self, failure: _Failure) -> _Failure:
+        """`failure` without this client's own API key or URL credentials in any text."""
+        secrets = [self._api_key, *_credentials(self._url)]
+
+        def clean(text: str | None) -> str | None:
+            if text is None:
+                return None
+            for secret in secrets:
+                if secret and len(secret) >= 4:
+                    for form in (secret, json.dumps(secret)[1:-1]):
+                        text = text.replace(form, "[REDACTED:secret]")
+            return text
+
+        output = failure.output
+        if output is not None:
+            output = ProviderError(
+                clean(output.message) or "", output.code, output.type,
+                clean(output.failed_generation),
+            )  # fmt: skip
+        return _Failure(
+            failure.status,
+            clean(failure.error) or "",
+            failure.retryable,
+            failure.retry_after,
+            clean(failure.body),
+            output,
+        )
 
     def _hint(self, status: int | None) -> str:
         hint = _HINTS.get(status or 0)
@@ -432,7 +466,7 @@ class OpenAICompatModel:
         self,
         body: bytes,
         stream: bool,
-        deadline: float | None,
+        deadline: Deadline,
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
@@ -440,8 +474,9 @@ class OpenAICompatModel:
         import httpx
 
         timeout = self.timeout_seconds
-        if deadline is not None:
-            timeout = min(timeout, deadline - self._clock())
+        left = deadline.left()
+        if left is not None:
+            timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
         headers = {"content-type": "application/json", **self.headers}
@@ -449,31 +484,30 @@ class OpenAICompatModel:
             headers["authorization"] = f"Bearer {self._api_key}"
         if stream:
             headers["accept"] = "text/event-stream"
-        url = f"{self.base_url}/chat/completions"
+        url = f"{self._url}/chat/completions"
         try:
-            if stream:
-                with self._http().stream(
-                    "POST", url, content=body, headers=headers, timeout=timeout
-                ) as resp:
-                    if not 200 <= resp.status_code < 300:
-                        resp.read()
-                        return self._http_failure(resp)
+            with self._http().stream(
+                "POST", url, content=body, headers=headers, timeout=timeout
+            ) as resp:  # one deadline bounds the whole read, not each chunk (R-M3)
+                if not 200 <= resp.status_code < 300:
+                    return self._http_failure(resp, read_body(resp, deadline))
+                if stream:
                     data = self._read_stream(resp, deadline)
                     if isinstance(data, _Failure):
                         return data
-            else:
-                resp = self._http().post(url, content=body, headers=headers, timeout=timeout)
-                if not 200 <= resp.status_code < 300:
-                    return self._http_failure(resp)
-                try:
-                    data = json.loads(resp.content)
-                except (ValueError, RecursionError) as exc:
-                    return _Failure(
-                        resp.status_code,
-                        f"the response body is not valid JSON (cut off or garbled: {exc})",
-                        True,
-                        body=resp.text[:2000],
-                    )
+                else:
+                    raw = read_body(resp, deadline)
+                    try:
+                        data = json.loads(raw)
+                    except (ValueError, RecursionError) as exc:
+                        return _Failure(
+                            resp.status_code,
+                            f"the response body is not valid JSON (cut off or garbled: {exc})",
+                            True,
+                            body=raw.decode(errors="replace")[:2000],
+                        )
+        except ModelError as exc:  # the deadline passed while the body was arriving
+            return _Failure(exc.status_code, str(exc), False)
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
         except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
@@ -493,18 +527,16 @@ class OpenAICompatModel:
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
 
-    def _read_stream(
-        self, resp: httpx.Response, deadline: float | None
-    ) -> dict[str, Any] | _Failure:
+    def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator()
         try:
-            for payload in sse_data(resp.iter_lines()):
+            for payload in sse_data(read_lines(resp, deadline)):
                 acc.feed(payload)
                 if acc.done:
                     break
-                if deadline is not None and self._clock() > deadline:
-                    return _Failure(200, "the deadline passed while the stream was arriving", False)
         except ModelError as exc:
+            if deadline.passed():
+                return _Failure(200, str(exc), False)
             perr = ProviderError(str(exc))
             if _TOOL_PARSE_ERROR.search(str(exc)):
                 return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
@@ -514,9 +546,9 @@ class OpenAICompatModel:
             return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
         return acc.body()
 
-    def _http_failure(self, resp: httpx.Response) -> _Failure:
+    def _http_failure(self, resp: httpx.Response, content: bytes) -> _Failure:
         status = resp.status_code
-        text = resp.text
+        text = content.decode(resp.encoding or "utf-8", errors="replace")
         err = provider_error(text)
         message = f"HTTP {status}: {err.message}"
         if (status == 400 and err.code == "tool_use_failed") or (
@@ -547,14 +579,15 @@ class OpenAICompatModel:
                     self._client = httpx.Client(timeout=self.timeout_seconds)
         return self._client
 
-    def _deadline(self, request: ModelRequest) -> float | None:
+    def _deadline(self, request: ModelRequest) -> Deadline:
+        clock = request.clock or self._clock  # the loop's timer, so Limits and client agree
         limits = []
         if request.deadline_monotonic is not None:
             limits.append(float(request.deadline_monotonic))
         wait = request.settings.get("max_wait_seconds", self.max_wait_seconds)
         if isinstance(wait, (int, float)):
-            limits.append(self._clock() + float(wait))
-        return min(limits) if limits else None
+            limits.append(clock() + float(wait))
+        return Deadline(at=min(limits) if limits else None, clock=clock)
 
     def _check_data_class(self, data_class: Any) -> None:
         if data_class is None or self.max_data_class is None:
@@ -566,6 +599,29 @@ class OpenAICompatModel:
                 f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
                 f"{data_class!r} and was not sent"
             )
+
+
+def _without_credentials(url: str) -> str:
+    """`url` with any `user:password@` removed (for hints, errors and reprs)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def _credentials(url: str) -> list[str]:
+    """The `user:password` and the password in `url`, raw and percent-decoded (or `[]`)."""
+    from urllib.parse import unquote, urlsplit
+
+    netloc = urlsplit(url).netloc
+    if "@" not in netloc:
+        return []
+    userinfo = netloc.rsplit("@", 1)[0]
+    out = [userinfo, *userinfo.split(":", 1)[1:]]
+    return [*out, *(unquote(x) for x in out)]
 
 
 def _both(

@@ -8,9 +8,9 @@ made unique (derived, never random) before the response is logged.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import TYPE_CHECKING, Any
 
+from harnesskit.errors import BrakeTripped, ModelError
 from harnesskit.messages import ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
 from harnesskit.run._ids import unique_call_ids
@@ -22,7 +22,20 @@ if TYPE_CHECKING:
     from harnesskit.run.harness import Harness
     from harnesskit.run.state import RunState
 
-__all__ = ["call_model"]
+__all__ = ["call_model", "run_deadline"]
+
+
+def run_deadline(h: Harness, st: RunState) -> float | None:
+    """The reading of `h.timer` the run's tools and model calls may not pass (`max_seconds`).
+
+    Args:
+        h: the harness (limits, timer).
+        st: the run's state.
+
+    Returns:
+        The deadline in seconds on `h.timer`, or `None` without a `max_seconds` brake.
+    """
+    return h.limits.deadline(st, now=h.timer(), final=False)
 
 
 def call_model(
@@ -52,11 +65,13 @@ def call_model(
         The response with its usage (provider counts, else estimates) and unique call ids.
 
     Raises:
+        BrakeTripped: `max_seconds`, when the model call failed because the run's time ran out
+            (the loop then sends the closing request on its own allowance).
         ModelError: the model failed after its retries.
         ModelOutputError: the model's output could not be used.
     """
-    limit = h.limits.max_seconds  # a model's retries stay inside the max_seconds brake
-    left = None if limit is None else limit - (h.timer() - st.started)
+    # a model's retries and body reads stay inside the max_seconds brake, on the harness's timer
+    deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
     request = ModelRequest(
         messages=prompt.messages,
@@ -65,7 +80,8 @@ def call_model(
         run_id=st.run_id,
         step=st.step,
         final=final,
-        deadline_monotonic=None if left is None else time.monotonic() + left,
+        deadline_monotonic=deadline,
+        clock=h.timer,
         on_attempt=on_attempt,
         on_switch=on_switch,
     )
@@ -73,7 +89,13 @@ def call_model(
         log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name
     )
     t0 = h.timer()
-    reply = h.model.request(request)
+    try:
+        reply = h.model.request(request)
+    except ModelError:
+        limit, seconds = h.limits.max_seconds, h.timer() - st.started
+        if final or limit is None or seconds < limit:
+            raise
+        raise BrakeTripped("max_seconds", value=seconds, limit=limit, unit="seconds") from None
     usage = reply.usage or Usage(
         prompt_tokens=prompt.token_estimate + specs.tokens(tools),
         completion_tokens=h.estimator.count_message(reply.message),

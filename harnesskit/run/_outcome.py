@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from harnesskit.errors import BrakeTripped, ModelError, ModelOutputError, StopRun
+from harnesskit.errors import BrakeTripped, EventLogError, ModelError, ModelOutputError, StopRun
 
 if TYPE_CHECKING:
     from harnesskit.run.loop import Run
 
-__all__ = ["ends_step", "pauses"]
+__all__ = ["ends_step", "pauses", "write_failed"]
 
 
 def pauses(exc: BaseException, on_unavailable: str) -> bool:
@@ -49,27 +49,47 @@ def ends_step(run: Run) -> Iterator[None]:
         Nothing; the body is the loop's turn.
 
     Raises:
+        EventLogError: the log could not be written (disk full); the run is finished with
+            `error` in memory first.
         BaseException: anything other than a brake, `StopRun` or `ModelError`, after the run
             is finished with `error` (or `cancelled` for Ctrl-C / `SystemExit`).
     """
     st = run.state
     try:
         try:
-            yield
-        except BrakeTripped as brake:  # a limit ends the run normally, after one last ask
-            run._close(brake)
-    except StopRun as stop:
-        run._finish(stop.finish_reason, reason=str(stop))
-    except ModelError as exc:
-        paused = pauses(exc, run.harness.on_unavailable)
-        if not paused:
-            run.error = exc
-        run._finish("paused" if paused else "error", error=f"{type(exc).__name__}: {exc}")
-    except BaseException as exc:  # a bug or Ctrl-C: record the end, then let it propagate
-        if st.finish_reason is None:
-            run.error = exc
-            cancelled = isinstance(exc, KeyboardInterrupt | SystemExit)
-            run._finish("cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}")
+            try:
+                yield
+            except BrakeTripped as brake:  # a limit ends the run normally, after one last ask
+                run._close(brake)
+        except StopRun as stop:
+            run._finish(stop.finish_reason, reason=str(stop))
+        except ModelError as exc:
+            paused = pauses(exc, run.harness.on_unavailable)
+            if not paused:
+                run.error = exc
+            run._finish("paused" if paused else "error", error=f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # a bug or Ctrl-C: record the end, then let it propagate
+            if st.finish_reason is None:
+                run.error = exc
+                cancelled = isinstance(exc, KeyboardInterrupt | SystemExit)
+                run._finish(
+                    "cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"
+                )
+            raise
+        finally:
+            run.log.flush()
+    except EventLogError as exc:  # disk full: the run ends with `error`, recorded in memory
+        write_failed(run, exc)
         raise
-    finally:
-        run.log.flush()
+
+
+def write_failed(run: Run, exc: EventLogError) -> None:
+    """End `run` with `error` after its log could not be written (a `run.finished` in memory).
+
+    Args:
+        run: the run.
+        exc: the write error (also kept as `run.error`).
+    """
+    run.error = exc
+    if run.state.finish_reason != "error" or run.log.last("run.finished") is None:
+        run._finish("error", error=f"{type(exc).__name__}: {exc}")

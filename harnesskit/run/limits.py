@@ -38,6 +38,10 @@ class Limits:
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
+    closing_seconds: float | None = 30.0
+    """Seconds the closing best-effort request after any brake may take, on top of the limit
+    that tripped (its own deadline, so a `max_seconds` brake does not refuse it). `None` = no
+    deadline for it."""
 
     def __post_init__(self) -> None:
         for name in self.__slots__:
@@ -48,6 +52,21 @@ class Limits:
                 raise UsageError(f"Limits.{name} must be a number or None, got {value!r}")
             if value < 0:
                 raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
+
+    def deadline(self, state: RunState, *, now: float, final: bool) -> float | None:
+        """The reading of the harness's timer a model call or running tool may not pass.
+
+        Args:
+            state: the run's state (`started` is on the same timer).
+            now: the timer's current reading (seconds).
+            final: True for the closing request after a brake (it gets `closing_seconds`).
+
+        Returns:
+            The deadline (seconds, on the timer), or `None` when nothing bounds the call.
+        """
+        if final:
+            return None if self.closing_seconds is None else now + self.closing_seconds
+        return None if self.max_seconds is None else state.started + self.max_seconds
 
     def measure(
         self, state: RunState, *, seconds: float

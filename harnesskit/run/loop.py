@@ -15,7 +15,7 @@ from harnesskit import _repr
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
-from harnesskit.run._call import call_model
+from harnesskit.run._call import call_model, run_deadline
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
@@ -199,7 +199,7 @@ class Run:
         call_events = record.tool_calls(log, st, calls, logged or {})
         if any(_writes(h.tools.get(c.name)) for c in calls):
             log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
-        executed = self.executor.execute(calls, tool_contexts(h, st))
+        executed = self.executor.execute(calls, tool_contexts(h, st), deadline=run_deadline(h, st))
         for ex in executed:
             revision = h.revision() if _writes(ex.tool) else None
             record.tool_result(log, st, ex, call_events[ex.call.id], revision)

@@ -173,13 +173,20 @@ class Executor:
             self._pool = None
 
     def execute(
-        self, calls: Sequence[ToolCall], context: Callable[[ToolCall], ToolContext]
+        self,
+        calls: Sequence[ToolCall],
+        context: Callable[[ToolCall], ToolContext],
+        *,
+        deadline: float | None = None,
     ) -> list[Executed]:
         """Execute the calls of one model turn.
 
         Args:
             calls: the turn's tool calls (ids must be unique; the loop ensures it).
             context: builds the `ToolContext` for a call.
+            deadline: a reading of `timer` (seconds) no call is waited for past (the run's
+                `max_seconds`); a call still running then fails with `timeout` (its thread is
+                not interrupted; a write's outcome is unknown). `None` = only tool timeouts.
 
         Returns:
             One `Executed` per call, in the order of `calls`; each result carries its call's id.
@@ -191,13 +198,14 @@ class Executor:
             tool, call, args, ctx = p[0]
             if ctx.idempotency_key is not None and self.idempotency is not None:
                 self.idempotency.begin(tool, call, args, ctx)
-            if len(runnable) == 1 and not (tool.timeout_seconds is None and tool.is_async):
+            lone = len(runnable) == 1 and deadline is None
+            if lone and not (tool.timeout_seconds is None and tool.is_async):
                 # nothing to overlap: inline, or one worker thread that enforces the timeout
                 started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
-        outcomes = {id(p): self._finish(*p[0], started[id(p)]) for p in runnable}
+        outcomes = {id(p): self._finish(*p[0], started[id(p)], deadline) for p in runnable}
         out = []
         for p in prepared:
             executed = p[1] if p[1] is not None else outcomes[id(p)]
@@ -336,6 +344,7 @@ class Executor:
         args: dict[str, Any],
         ctx: ToolContext,
         started: tuple[cf.Future[Any], float] | _Start | None,
+        deadline: float | None = None,
     ) -> Executed:
         try:
             if started is None:
@@ -356,12 +365,13 @@ class Executor:
                 timeout = tool.timeout_seconds
                 remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
                 try:
-                    value, seconds = future.result(timeout=remaining)
+                    value, seconds = self._wait(future, remaining, deadline)
                 except cf.TimeoutError:
                     if ctx.idempotency_key is not None and self.idempotency is not None:
                         key, ledger = ctx.idempotency_key, self.idempotency
                         future.add_done_callback(lambda f: ledger.late(key, f))
-                    return self._timed_out(tool, call, args, ctx)
+                    late = deadline is not None and self.timer() >= deadline
+                    return self._timed_out(tool, call, args, ctx, run_time=late)
         except StopRun:  # a control-flow signal for the loop, not a tool failure
             raise
         except ToolError as exc:
@@ -388,16 +398,41 @@ class Executor:
         ex.emitted = list(ctx.emitted)
         return ex
 
+    def _wait(self, future: cf.Future[Any], remaining: float | None, deadline: float | None) -> Any:
+        """`future.result()` within `remaining` real seconds and before `deadline` on `timer`."""
+        if deadline is None:
+            return future.result(timeout=remaining)
+        end = None if remaining is None else time.monotonic() + remaining
+        while self.timer() < deadline:  # poll: the deadline is on the (injectable) timer
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            try:
+                return future.result(timeout=min(left or _POLL_SECONDS, _POLL_SECONDS))
+            except cf.TimeoutError:
+                continue
+        if future.done():
+            return future.result()
+        raise cf.TimeoutError
+
     def _timed_out(
-        self, tool: Tool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+        self,
+        tool: Tool,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        run_time: bool = False,
     ) -> Executed:
         writes = tool.risk != "read"
         outcome = "unknown (the call may still complete)" if writes else "none (read-only tool)"
+        within = "the run's remaining time (max_seconds)" if run_time else None
+        within = within or f"{tool.timeout_seconds:g} s"
         ex = self._fail(
             call,
             tool,
             "timeout",
-            f"{tool.name} did not finish within {tool.timeout_seconds:g} s; side effect: {outcome}",
+            f"{tool.name} did not finish within {within}; side effect: {outcome}",
             "do not repeat a write whose outcome is unknown; check its effect first"
             if writes
             else "try again later or with a narrower request",
@@ -406,6 +441,9 @@ class Executor:
         ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
         ex.emitted = list(ctx.emitted)
         return ex
+
+
+_POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 
 
 class _Start(enum.Enum):

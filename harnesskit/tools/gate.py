@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from harnesskit import _repr
 from harnesskit.errors import UsageError
+from harnesskit.tools import _paths
 from harnesskit.tools.spec import RISKS, Tool
 
 __all__ = [
@@ -144,32 +145,73 @@ class Gate:
         return self.tools.get(tool.name) or self.policy[tool.risk]
 
     def check_paths(self, tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-        """Return why a path argument is denied, or `None` when all are inside the workspace."""
-        for name in tool.path_params:
+        """Why a path-typed value of the call is denied, or `None` when all are inside.
+
+        Every path-typed value is checked, wherever it sits: in lists, tuples, dicts, nested
+        TypedDict/dataclass fields typed `Path`, and values resolved from `$bind` (the executor
+        binds before it asks the gate).
+
+        Args:
+            tool: the tool called (its `path_params` and its function's type hints).
+            arguments: the call's arguments.
+
+        Returns:
+            The reason naming the argument and the location of the first bad value, or `None`.
+        """
+        if not tool.path_params:
+            return None
+        for name, plan in _paths.param_plans(tool.fn, tuple(tool.path_params)):
             value = arguments.get(name)
             if value is None:
                 continue
-            reason = self.path_violation(str(value))
-            if reason:
-                return f"argument {name!r}: {reason}"
+            for where, raw in _paths.paths_in(plan, value, name):
+                reason = self.path_violation(raw)
+                if reason:
+                    return f"argument {where!r}: {reason}"
         return None
 
-    def path_violation(self, raw: str) -> str | None:
-        """Why `raw` escapes the workspace, or `None` when its resolved path is inside it.
+    def path_violation(self, raw: Any) -> str | None:
+        """Why `raw` escapes the workspace (or is no usable path), or `None` when it is inside.
 
         Relative paths are taken from the workspace root; the path is resolved with
-        `Path.resolve()`, so `..` segments and symlinks are followed before the check.
+        `Path.resolve(strict=False)`, so `..` segments and symlinks are followed before the
+        check. A value that is not a string or path, a NUL byte, a name that is not valid
+        UTF-8 (a lone surrogate), a symlink loop or any other error while resolving is denied
+        with its reason; this method never raises.
+
+        Args:
+            raw: the path value (a `str` or `os.PathLike`).
+
+        Returns:
+            The reason, or `None` when the resolved path is inside the workspace.
         """
         if self.workspace is None:
             return "no workspace is configured for this run, so no path is allowed"
+        if isinstance(raw, pathlib.PurePath):
+            raw = str(raw)
+        if not isinstance(raw, str):
+            return f"a path must be a string, got {type(raw).__name__} {_short(raw)}"
+        if "\x00" in raw:
+            return f"the path {_short(raw)} contains a NUL byte"
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"the path {_short(raw)} is not valid UTF-8 (a lone surrogate or undecodable)"
         root = pathlib.Path(self.workspace)
         candidate = pathlib.Path(raw)
-        if candidate.is_absolute():
-            target = candidate.resolve()
-            kind = "absolute path"
-        else:
-            target = (root / candidate).resolve()
-            kind = "symlink or '..' path" if ".." in candidate.parts else "path via a symlink"
+        try:
+            if candidate.is_absolute():
+                target = candidate.resolve()
+                kind = "absolute path"
+            else:
+                target = (root / candidate).resolve()
+                kind = "symlink or '..' path" if ".." in candidate.parts else "path via a symlink"
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way
+            return f"the path {_short(raw)} is a symlink loop"
+        except (OSError, ValueError) as exc:
+            return f"the path {_short(raw)} cannot be resolved ({type(exc).__name__}: {exc})"
+        if _loops(target):
+            return f"the path {_short(raw)} is a symlink loop"
         if target == root or root in target.parents:
             return None
         return f"{kind} {raw!r} resolves to {target}, outside the workspace {root}"
@@ -247,3 +289,17 @@ class Gate:
             "dry_run": self.dry_run,
             "confirm": getattr(self.confirm, "__name__", type(self.confirm).__name__),
         }
+
+
+def _short(value: Any) -> str:
+    """`repr(value)` cut to 80 characters (surrogates and NULs shown escaped)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _loops(target: pathlib.Path) -> bool:
+    """True when `target` (already resolved, non-strict) is still a symlink: a loop."""
+    try:
+        return target.is_symlink()
+    except (OSError, ValueError):
+        return False

@@ -598,9 +598,9 @@ def schema_for_type(hint: Any) -> dict[str, Any]:
 
 
 def _is_path(hint: Any) -> bool:
-    if hint is pathlib.Path:
-        return True
-    return any(a is pathlib.Path for a in get_args(hint))
+    from harnesskit.tools._paths import contains_path
+
+    return contains_path(hint)
 
 
 def _jsonable(value: Any) -> bool:

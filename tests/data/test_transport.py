@@ -261,10 +261,15 @@ def test_secrets_never_reach_artifacts_in_clear(tmp_path):
     run = hk.Harness([list_users], model, log_dir=tmp_path).run("users?")
     ref = run.transport.store.ref(run.log.last("tool.result").payload["artifact"])
     text = run.transport.store.read(ref.id)
-    assert "@example.com" not in text and "sk-a1B2" not in text
-    assert text.count("[REDACTED:email]") == 12 and json.loads(text)[3]["id"] == 3
+    assert "sk-a1B2" not in text and text.count("[REDACTED:api_key]") == 12
+    # e-mail addresses are personal data: kept exact and marked (R-S1), not rewritten
+    assert json.loads(text)[3] == {
+        "id": 3,
+        "email": "user3@example.com",
+        "token": "[REDACTED:api_key]",
+    }
     on_disk = "".join(p.read_text() for p in (tmp_path / "artifacts").rglob("*.txt"))
-    assert "@example.com" not in on_disk and "[REDACTED:api_key]" in on_disk
+    assert "sk-a1B2" not in on_disk and "[REDACTED:api_key]" in on_disk
 
 
 def test_a_resumed_run_knows_its_artifacts(tmp_path):

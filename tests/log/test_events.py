@@ -155,10 +155,14 @@ def test_secrets_never_reach_log_disk_or_prompt(tmp_path):
         .run()
     )
     text = (tmp_path / "s.jsonl").read_text()
-    for secret in ("sk-proj-abcdefghijklmnopqrstuv", "ann@example.com", "hunter22"):
+    for secret in ("sk-proj-abcdefghijklmnopqrstuv", "hunter22"):
         assert secret not in text
         assert secret not in json.dumps([m.to_openai() for m in model.requests[1].messages])
-    assert "[REDACTED:api_key]" in text and "[REDACTED:email]" in text
+    assert "[REDACTED:api_key]" in text
+    # personal data is kept exact and marked (R-S1), not rewritten; its data class is unchanged
+    assert "ann@example.com" in text and "[REDACTED:email]" not in text
+    assert run.log.last("tool.result").payload["personal_data"] == ["email"]
+    assert run.log.last("tool.result").data_class == "internal"  # still in the default context
     assert hk.EventLog.read(tmp_path / "s.jsonl").events == run.log.events
 
 
@@ -175,7 +179,6 @@ def test_redaction_can_be_turned_off():
         ("Authorization: Bearer abcdefghijklmnopqrstuvwx", "bearer"),
         ('{"password": "hunter22"}', "password"),
         ("-----BEGIN RSA PRIVATE KEY-----abc-----END RSA PRIVATE KEY-----", "private_key"),
-        ("write to first.last+tag@mail.example.org today", "email"),
     ],
 )
 def test_redactor_kinds(text, kind):
@@ -184,6 +187,16 @@ def test_redactor_kinds(text, kind):
     out, counts = Redactor().redact(json.dumps({"t": text}))
     assert counts == {kind: 1}
     assert f"[REDACTED:{kind}]" in json.loads(out)["t"]
+
+
+def test_email_is_personal_data_kept_exact_unless_asked_for():
+    from harnesskit.log.redact import Redactor
+
+    text = json.dumps({"t": "write to first.last+tag@mail.example.org today"})
+    assert Redactor().redact(text) == (text, {})
+    assert Redactor().personal(text) == ("email",)
+    out, counts = Redactor(kinds=("email",)).redact(text)
+    assert counts == {"email": 1} and "[REDACTED:email]" in out
 
 
 def test_redactor_leaves_ordinary_text_alone():

@@ -1,0 +1,94 @@
+"""Private: reading a response body under one deadline for the whole read (R-M3, R-L2).
+
+httpx's read timeout applies per chunk, so a server dripping one byte every half second, or an
+SSE stream of `: ping` keep-alive comments, never trips it. `Deadline` carries the request's
+deadline with the clock it is measured on (the harness's timer when the loop sends the
+request), and `read_body` / `read_lines` check it after every chunk that arrives, comments
+included.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harnesskit.errors import ModelError
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Deadline", "read_body", "read_lines"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deadline:
+    """A deadline and the monotonic clock (seconds) it is measured on."""
+
+    at: float | None
+    """The clock reading (seconds) nothing may pass; `None` = no deadline."""
+    clock: Callable[[], float]
+    """The monotonic clock (seconds)."""
+
+    def left(self) -> float | None:
+        """Seconds left on `clock` (may be <= 0), or `None` without a deadline."""
+        return None if self.at is None else self.at - self.clock()
+
+    def passed(self) -> bool:
+        """True once `clock` reads past the deadline."""
+        return self.at is not None and self.clock() > self.at
+
+
+def _check(deadline: Deadline, what: str) -> None:
+    if deadline.passed():
+        raise ModelError(f"the deadline passed while the {what} was arriving", status_code=200)
+
+
+def read_body(resp: httpx.Response, deadline: Deadline) -> bytes:
+    """Read a whole response body, checking the deadline after every chunk.
+
+    Args:
+        resp: a streamed httpx response whose body has not been read.
+        deadline: the request's deadline.
+
+    Returns:
+        The body bytes.
+
+    Raises:
+        ModelError: the deadline passed before the body ended (`status_code` 200).
+    """
+    parts: list[bytes] = []
+    for chunk in resp.iter_bytes():
+        parts.append(chunk)
+        _check(deadline, "body")
+    return b"".join(parts)
+
+
+def read_lines(resp: httpx.Response, deadline: Deadline) -> Iterator[str]:
+    """The lines of a streamed body (UTF-8, LF or CRLF ends), checking the deadline per chunk.
+
+    Every chunk counts, so keep-alive comments and a body dripping without a newline stop at
+    the deadline as surely as data lines do.
+
+    Args:
+        resp: a streamed httpx response whose body has not been read.
+        deadline: the request's deadline.
+
+    Yields:
+        Each line without its line end; undecodable bytes become U+FFFD.
+
+    Raises:
+        ModelError: the deadline passed before the stream ended (`status_code` 200).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pending = ""
+    for chunk in resp.iter_bytes():
+        _check(deadline, "stream")
+        pending += decoder.decode(chunk)
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            yield line.removesuffix("\r")
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending.removesuffix("\r")
