@@ -87,8 +87,10 @@ from harnesskit.domains.airline.truth import (
     check_claims,
     decide_cancellation,
 )
+from harnesskit.domains.airline.values import VALUE_SHAPES
 
 __all__ = [
+    "VALUE_SHAPES",
     "BENCHMARK_NOW",
     "DEMO_TASKS",
     "DOMAIN",
