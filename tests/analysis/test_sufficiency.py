@@ -88,3 +88,12 @@ def test_combine_sums_runs_and_the_command_prints_the_last_line(runs, capsys):
     assert last.startswith("policy=window calls_complete=")
     for key in ("values_present=", "values_bindable=", "unbuildable=", "history_token_ratio="):
         assert key in last
+
+
+@needs_shared
+def test_default_holds_the_certificate_past_the_old_400_char_cap(first_run):
+    """Run t00-r0: book_reservation needs certificate_7504069, char 476 of the profile."""
+    frame = hk.sufficiency(first_run, "default", shapes=airline.VALUE_SHAPES)
+    cert = frame[(frame["value"] == "certificate_7504069") & (frame["tool"] == "book_reservation")]
+    assert len(cert) >= 1
+    assert set(cert["held"]) <= {"present", "bindable"}
