@@ -97,3 +97,25 @@ def test_default_holds_the_certificate_past_the_old_400_char_cap(first_run):
     cert = frame[(frame["value"] == "certificate_7504069") & (frame["tool"] == "book_reservation")]
     assert len(cert) >= 1
     assert set(cert["held"]) <= {"present", "bindable"}
+
+
+@needs_shared
+def test_counterfactual_reports_a_step_it_cannot_build_and_goes_on(first_run):
+    tiny = {"name": "tiny", "limits": {"max_prompt_tokens": 5, "recent_turns": 1}}
+    cf = hk.counterfactual(first_run.log, tiny)
+    assert len(cf) == len(first_run.log.of_type("model.request"))
+    assert cf["error"].str.contains("max_prompt_tokens=5").all()
+    assert cf["messages"].isna().all()
+    ok = hk.counterfactual(first_run.log, "default")
+    assert ok["error"].isna().all() and len(ok) == len(cf)
+
+
+@needs_shared
+def test_default_builds_every_request_of_a_run_with_many_user_turns(runs):
+    """A run with 11+ user turns made default raise ContextError before issue 16."""
+    run = max(runs, key=lambda r: len(r.user_texts))
+    assert len(run.user_texts) >= 11
+    replayed = airline.replay_run(run)
+    for name in ("default", "summary"):
+        s = hk.sufficiency(replayed, name, shapes=airline.VALUE_SHAPES).attrs["summary"]
+        assert s["unbuildable"] == 0 and s["calls_complete"] == 1.0, (name, s)
