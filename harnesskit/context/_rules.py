@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harnesskit.context._values import tool_values
+from harnesskit.data._values import tool_values
 from harnesskit.log._types import (
     Event,
     HumanDecisionEvent,

@@ -58,8 +58,8 @@ from harnesskit.context._rules import (
     structured_summary,
     stub,
 )
-from harnesskit.context._values import index_line, tool_values
 from harnesskit.context.tokens import TokenEstimator
+from harnesskit.data._values import index_line, tool_values
 from harnesskit.errors import ContextError
 from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold
 from harnesskit.log._types import (

@@ -1,11 +1,13 @@
 """The values a tool returned, indexed so that no id or value is lost to compression (R-C9).
 
-Private: the builder's `facts_index` block. A *value* is what a model types into a later call:
+Private: the context builder's `facts_index` block and the id index of artifact summaries. A
+*value* is what a model types into a later call:
 a JSON string without white space, 3 to 64 characters, holding a digit or all upper case (ids,
 dates, codes, flight numbers) but not a clock time (`06:00:00`); a dict key holding 3 or more
 digits or all upper case (an id or code used as a key); a number under an amount-like key at
-any depth (`amount`, `price`, `balance`, ...). Free text (names, addresses, prose) is never
-indexed, so an index line cannot carry an instruction.
+any depth (`amount`, `price`, `balance`, ...) or standing alone (a calculator's `957.0`).
+Free text (names, addresses, prose) is never indexed, so an index line cannot carry an
+instruction.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def tool_values(content: str) -> list[tuple[str, str]]:
         elif isinstance(node, str) and is_value(node):
             out.setdefault(node, key)
 
-    walk(data, "", False)
+    walk(data, "", not isinstance(data, dict | list))  # a bare number (a sum) is a value
     return [(k, v) for v, k in out.items()]
 
 
