@@ -57,10 +57,11 @@ class TransportPolicy:
     """Add an id index to the summary: every id, date, code and amount the result holds. Off
     by default: R-A1 sends only a ref and a bounded summary, and R-A6 binds values instead
     of copying them (the context's facts index keeps the values of inline results)."""
-    max_summary_share: float = 1.0
+    max_summary_share: float | None = 1.0
     """A result externalized only for its array length (not its size) must pay: its summary
     (ref, id index, preview) must fit in this share of the result's text, else it stays
-    inline. A result over `max_inline_chars` is always externalized (R-A1)."""
+    inline. A result over `max_inline_chars` is always externalized (R-A1). `None` always
+    externalizes a result over the item limit (the behaviour before issue 16)."""
     max_answer_chars: int = 4000
     """Bound on each inspection answer (characters)."""
     restate_chars: int | None = 200
@@ -208,15 +209,16 @@ class Transport:
                 self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
             return r
         ids = [v for _, v in tool_values(text)] if value is not None and p.id_index else None
-        if len(text) <= p.max_inline_chars:  # only the array length: externalize if it pays
-            bound = min(p.max_summary_chars, int(p.max_summary_share * len(text)))
+        pays = p.max_summary_share
+        if pays is not None and len(text) <= p.max_inline_chars:  # only the array length
+            bound = min(p.max_summary_chars, int(pays * len(text)))  # externalize if it pays
             sha = hashlib.sha256(text.encode()).hexdigest()
             probe = self.store._describe(text, sha, f"art_{sha[:12]}")
             trial = summarize(probe, reason=reason, max_chars=bound, ids=ids)
             if len(json.dumps(trial, ensure_ascii=False)) > bound:
                 if len(r.content) >= p.min_source_chars:
                     self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
-                why = f"{reason}, but a summary would not fit in {p.max_summary_share:.0%}"
+                why = f"{reason}, but a summary would not fit in {pays:.0%}"
                 meta = {**r.meta, "inline": f"not externalized: {why} of its {len(text)} chars"}
                 return dataclasses.replace(r, meta=meta)
         step, branch = self._where()
