@@ -21,7 +21,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from harnesskit.domains.airline.jobs import run_replay
 
-    run_replay(args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary)
+    run_replay(
+        args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary, mode=args.mode
+    )
     return 0
 
 
@@ -125,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--limit", type=int, default=None, help="replay only the first N runs")
     replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
     replay.add_argument("--summary", action="store_true", help="print only the summary lines")
+    replay.add_argument(
+        "--mode",
+        choices=("tau_bench", "strict"),
+        default="tau_bench",
+        help="tools as recorded (tau_bench, default) or strict: a missing cancellation reason "
+        "is derived from the user's words, and allowed/refused cancellations are counted per rule",
+    )
     replay.set_defaults(func=_cmd_replay)
     suf = sub.add_parser(
         "sufficiency",
