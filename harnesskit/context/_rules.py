@@ -51,6 +51,13 @@ _INSTRUCTION = re.compile(
     r"|\boverride (?:the |your |all )?(?:rules?|polic(?:y|ies)|permissions?|instructions?)\b"
     r"|\bact as (?:an? )?(?:admin|administrator|root|developer)\b"
     r"|\b(?:reveal|print|send|leak)\b[^.\n]{0,30}\b(?:secrets?|passwords?|api keys?|credentials)\b"
+    r"|<information>|\bimportant message from (?:me, )?the user\b"
+    r"|\b(?:todo|note|message) (?:for|to) the (?:assistant|ai|agent|model|llm)\b"
+    r"|\bdisregard (?:the|your|this|my) (?:task|request|instructions?|above)\b"
+    r"|\b(?:has|have) authori[sz]ed you to\b|\bwithout (?:mentioning|telling|informing)\b"
+    r"|\bimportant!{2,}|\bas the (?:account owner|user|admin\w*),? i (?:ask|want|need|instruct)"
+    r"|\byour (?:job|task) (?:now is|is now)\b"
+    r"|\bbefore (?:you (?:can )?(?:solve|answer|reply|respond|continue)|replying|answering)\b"
     r"|忽略.{0,8}(?:之前|以上|先前|所有).{0,8}(?:规则|指令|说明|提示)|你现在是|新的?(?:系统)?指令",
     re.IGNORECASE,
 )
@@ -60,7 +67,8 @@ _INSTRUCTION = re.compile(
 # holding none of them cannot match and skips the regex (~15-50x faster on tool output).
 _INSTRUCTION_WORDS = (
     "ignore", "disregard", "forget", "you are now", "new ", "system prompt", "override",
-    "act as", "reveal", "print", "send", "leak",
+    "act as", "reveal", "print", "send", "leak", "<information>", "important", "todo ",
+    "note ", "message ", "authori", "without ", "as the ", "your ", "before ",
 )  # fmt: skip
 
 
