@@ -50,6 +50,7 @@ GOALS = (
 
 
 def main() -> int:
+    """Build both corpora, measure the detector and write the JSON; returns the exit code."""
     vectors = []
     for suite in sorted(p for p in SUITES.iterdir() if p.is_dir()):
         doc = yaml.safe_load((suite / "injection_vectors.yaml").read_text()) or {}
