@@ -30,6 +30,7 @@ from harnesskit.analysis.evals import (
 )
 from harnesskit.analysis.probes import compare_policies, run_probes
 from harnesskit.analysis.replay import counterfactual, replay
+from harnesskit.analysis.sufficiency import sufficiency
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.bindings import transport_audit
@@ -132,6 +133,7 @@ __all__ = [
     "replay",
     "run_probes",
     "set_display",
+    "sufficiency",
     "tool",
     "transport_audit",
 ]

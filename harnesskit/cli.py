@@ -1,4 +1,4 @@
-"""Command line: `harnesskit demo | replay | eval`. Only this module and `display` print.
+"""Command line: `harnesskit demo | replay | eval | sufficiency`. Only this module and `display` print.
 
 `harnesskit eval` exits 0 only when every trial ran to an end (and, with `--fail-under RATE`,
 the pass rate reached RATE); 1 for a pass rate under RATE, 2 for a usage error (an unknown
@@ -31,7 +31,37 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from harnesskit.domains.airline.jobs import run_replay
 
-    run_replay(args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary)
+    run_replay(
+        args.path, limit=args.limit, log_dir=args.log_dir, per_run=not args.summary, mode=args.mode
+    )
+    return 0
+
+
+def _cmd_sufficiency(args: argparse.Namespace) -> int:
+    from harnesskit.analysis.sufficiency import combine, sufficiency, summary_line
+    from harnesskit.domains.airline.replay import replay_run
+    from harnesskit.domains.airline.trajectories import load_recorded_runs
+    from harnesskit.domains.airline.values import VALUE_SHAPES
+
+    runs = load_recorded_runs(args.path, limit=args.limit)
+    names = args.policy or ["default"]
+    frames: dict[str, list[object]] = {name: [] for name in names}
+    for run in runs:  # replay each run once, judge it under every policy
+        replayed = replay_run(run)
+        for name in names:
+            frames[name].append(sufficiency(replayed, name, shapes=VALUE_SHAPES))
+    lines = [(name, combine(frames[name])) for name in names]
+    for name, frame in lines:
+        s = frame.attrs["summary"]
+        print(
+            f"{name}: {s['calls']} calls in {len(runs)} runs, {s['requests']} requests; "
+            f"values from user/tool {s['values']} (derived by the model {s['values_derived']}); "
+            f"tokens vs full history: {s['history_token_ratio']:.3f} without the system "
+            f"message, {s['with_system_ratio']:.3f} with it, {s['with_tools_ratio']:.3f} "
+            "with tool specs"
+        )
+    for name, frame in lines:
+        print(summary_line(frame, name))
     return 0
 
 
@@ -203,7 +233,25 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--limit", type=int, default=None, help="replay only the first N runs")
     replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
     replay.add_argument("--summary", action="store_true", help="print only the summary lines")
+    replay.add_argument(
+        "--mode",
+        choices=("tau_bench", "strict"),
+        default="tau_bench",
+        help="tools as recorded (tau_bench, default) or strict: a missing cancellation reason "
+        "is derived from the user's words, and allowed/refused cancellations are counted per rule",
+    )
     replay.set_defaults(func=_cmd_replay)
+    suf = sub.add_parser(
+        "sufficiency",
+        help="replay recorded tau-bench airline runs under a context policy and print how "
+        "many typed values each prompt held (R-C9)",
+    )
+    suf.add_argument("path", help="trajectory file, e.g. .../gpt-4o-airline.json")
+    suf.add_argument(
+        "--policy", action="append", help="context policy (repeatable; default: default)"
+    )
+    suf.add_argument("--limit", type=int, default=None, help="only the first N runs")
+    suf.set_defaults(func=_cmd_sufficiency)
     ev = sub.add_parser(
         "eval", help="run cases × policies × models × repeats and print the summary table"
     )

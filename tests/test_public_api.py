@@ -65,6 +65,7 @@ EXPORTED = [
     "replay",
     "run_probes",
     "set_display",
+    "sufficiency",
     "tool",
     "transport_audit",
 ]

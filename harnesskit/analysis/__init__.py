@@ -23,8 +23,17 @@ from harnesskit.analysis.replay import (
     counterfactual,
     replay,
 )
+from harnesskit.analysis.sufficiency import (
+    DEFAULT_SHAPES,
+    ValueShape,
+    combine,
+    extract_values,
+    sufficiency,
+    summary_line,
+)
 
 __all__ = [
+    "DEFAULT_SHAPES",
     "AuditReport",
     "Divergence",
     "ExperimentAudit",
@@ -42,4 +51,9 @@ __all__ = [
     "replay",
     "run_probe",
     "run_probes",
+    "sufficiency",
+    "summary_line",
+    "ValueShape",
+    "combine",
+    "extract_values",
 ]

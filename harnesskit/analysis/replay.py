@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _repr
-from harnesskit.errors import ToolError, UsageError
+from harnesskit.errors import ContextError, ToolError, UsageError
 from harnesskit.log._types import (
     ContextInjectedEvent,
     Event,
@@ -315,7 +315,9 @@ def counterfactual(
     Returns:
         A DataFrame, one row per request: step, request_id, recorded_policy, recorded_ids,
         recorded_tokens, policy, ids, tokens, only_recorded, only_policy, messages (the
-        counterfactual prompt as chat-completions dicts).
+        counterfactual prompt as chat-completions dicts), error (`None`, or why the policy
+        could not build that request: the `ContextError` message; then `messages` and
+        `tokens` are `None` and the next requests are still rebuilt).
     """
     import pandas as pd
 
@@ -331,8 +333,29 @@ def counterfactual(
         if isinstance(e, ContextInjectedEvent) and e.branch_id == branch_id:
             injected = e
         if isinstance(e, ModelRequestEvent) and e.branch_id == branch_id:
-            prompt = builder.build(view, branch_id=branch_id)
             rec_ids = tuple(injected.selected or ()) if injected else ()
+            try:
+                prompt = builder.build(view, branch_id=branch_id)
+            except ContextError as exc:  # report the step the policy cannot build, go on
+                rows.append(
+                    {
+                        "step": e.step,
+                        "request_id": e.event_id,
+                        "recorded_policy": injected.policy if injected else None,
+                        "recorded_ids": rec_ids,
+                        "recorded_tokens": injected.token_estimate if injected else None,
+                        "policy": name,
+                        "ids": (),
+                        "tokens": None,
+                        "only_recorded": rec_ids,
+                        "only_policy": (),
+                        "messages": None,
+                        "error": str(exc),
+                    }
+                )
+                injected = None
+                view.events.append(e)
+                continue
             alt_ids = tuple(prompt.selected)
             rows.append(
                 {
@@ -347,6 +370,7 @@ def counterfactual(
                     "only_recorded": tuple(i for i in rec_ids if i not in set(alt_ids)),
                     "only_policy": tuple(i for i in alt_ids if i not in set(rec_ids)),
                     "messages": [m.to_openai() for m in prompt.messages],
+                    "error": None,
                 }
             )
             injected = None

@@ -111,6 +111,15 @@ class ContextPolicy:
         return bool(self.spec.get("summary", False))
 
     @property
+    def facts_index(self) -> bool:
+        """True when the values block is added (no fact lost to compression).
+
+        It lists every id and value a tool returned that the prompt does not show whole, once,
+        with its source label.
+        """
+        return bool(self.spec.get("facts_index", False))
+
+    @property
     def linear(self) -> bool:
         """True when every event goes verbatim, in order (no window, no context block)."""
         return self.limits["recent_turns"] is None and not self.summary

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harnesskit.data._values import tool_values
 from harnesskit.log._types import (
     Event,
     HumanDecisionEvent,
@@ -50,6 +51,13 @@ _INSTRUCTION = re.compile(
     r"|\boverride (?:the |your |all )?(?:rules?|polic(?:y|ies)|permissions?|instructions?)\b"
     r"|\bact as (?:an? )?(?:admin|administrator|root|developer)\b"
     r"|\b(?:reveal|print|send|leak)\b[^.\n]{0,30}\b(?:secrets?|passwords?|api keys?|credentials)\b"
+    r"|<information>|\bimportant message from (?:me, )?the user\b"
+    r"|\b(?:todo|note|message) (?:for|to) the (?:assistant|ai|agent|model|llm)\b"
+    r"|\bdisregard (?:the|your|this|my) (?:task|request|instructions?|above)\b"
+    r"|\b(?:has|have) authori[sz]ed you to\b|\bwithout (?:mentioning|telling|informing)\b"
+    r"|\bimportant!{2,}|\bas the (?:account owner|user|admin\w*),? i (?:ask|want|need|instruct)"
+    r"|\byour (?:job|task) (?:now is|is now)\b"
+    r"|\bbefore (?:you (?:can )?(?:solve|answer|reply|respond|continue)|replying|answering)\b"
     r"|忽略.{0,8}(?:之前|以上|先前|所有).{0,8}(?:规则|指令|说明|提示)|你现在是|新的?(?:系统)?指令",
     re.IGNORECASE,
 )
@@ -59,7 +67,8 @@ _INSTRUCTION = re.compile(
 # holding none of them cannot match and skips the regex (~15-50x faster on tool output).
 _INSTRUCTION_WORDS = (
     "ignore", "disregard", "forget", "you are now", "new ", "system prompt", "override",
-    "act as", "reveal", "print", "send", "leak",
+    "act as", "reveal", "print", "send", "leak", "<information>", "important", "todo ",
+    "note ", "message ", "authori", "without ", "as the ", "your ", "before ",
 )  # fmt: skip
 
 
@@ -324,9 +333,41 @@ SUMMARY_BLOCKS = {
     "forbidden": "Forbidden actions",
     "next": "Next step",
 }
+_LABEL = re.compile(r"\b(?:TOOL|HUMAN|USER|MODEL|TASK|EV)-\d+\b")
+_DONE = frozenset({"done", "completed", "complete", "finished", "succeeded"})
 _APPROVE = frozenset({"approve", "approved", "accept", "accepted", "confirm", "confirmed"})
 _DENY = frozenset({"deny", "denied", "reject", "rejected", "forbid"})
 _ASK = frozenset({"pending", "ask", "needs_review"})
+
+
+def _args(call: ToolCallEvent | None) -> dict[str, Any]:
+    return dict(call.arguments or {}) if call is not None else {}
+
+
+def _result_ids(e: Event, n: int) -> list[tuple[str, str]]:
+    """The first `n` values (ids, dates, codes, amounts) of a tool result, as `(key, value)`."""
+    return tool_values(str(e.payload.get("content") or ""))[:n]
+
+
+def _plan_items(call: ToolCallEvent | None) -> list[Mapping[str, Any]]:
+    """The items of a task-tracker call: a list argument of objects that carry a `status`."""
+    if call is None:
+        return []
+    for value in (call.arguments or {}).values():
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(i, Mapping) and "status" in i for i in value)
+        ):
+            return list(value)
+    return []
+
+
+def _item_text(item: Mapping[str, Any]) -> Any:
+    for key in ("content", "title", "task", "text", "description", "name"):
+        if key in item:
+            return item[key]
+    return {k: v for k, v in item.items() if k != "status"}
 
 
 def structured_summary(
@@ -344,7 +385,11 @@ def structured_summary(
     """The six-block summary, from structured fields only: never by asking a model (R-C3).
 
     Every block (confirmed, failed, conflicts, pending, forbidden actions, next step) is
-    present, `- (none)` when empty, with at most `max_items` lines (newest kept). Lines carry
+    present, `- (none)` when empty, with at most `max_items` lines (newest kept). Every
+    completion stays: the newest `max_items` in full (call, step, the ids it returned), the
+    earlier ones on one `(+N earlier completions)` line per tool with their labels, steps and
+    ids. The latest task-tracker plan (a call whose list argument holds objects with a
+    `status`) is split: done items under confirmed, the rest under pending. Lines carry
     labels and structured fields (tool, arguments, error type, fact key and value, decision),
     never free text from tools; untrusted sources are tagged `(untrusted)`.
 
@@ -379,8 +424,41 @@ def structured_summary(
     paused = {c["key"] for c in conflicts if c["pause"]}
     for key in sorted(set(resolved) - paused):
         add("confirmed", resolved[key][1], f"{key} = {short(resolved[key][0])}")
+    recent = list(ok)[-max_items:] if max_items else list(ok)
+    earlier: list[str] = []
+    tools: dict[str, int] = {}
+    for e in list(ok)[: len(ok) - len(recent)]:  # every completion kept: one compact item each
+        tool = str(e.payload.get("tool") or "tool")
+        tools[tool] = tools.get(tool, 0) + 1
+        call = call_of(log, e)
+        args = " ".join(f"{k}={short(v, 24).strip(chr(34))}" for k, v in _args(call).items())
+        got = " ".join(f"{k}={v}" if k else v for k, v in _result_ids(e, 3))
+        step = e.payload.get("step")
+        tag = " (untrusted)" if is_untrusted(e) else ""  # the label survives the summary
+        item = f"[{e.label}{tag}] {tool}" + (f" step {step}" if step is not None else "")
+        earlier.append(item + (f" {args}" if args else "") + (f" → {got}" if got else ""))
+        mentioned.append(e.event_id)
+    earlier_line = None
+    if earlier:
+        counts = ", ".join(f"{t} ×{n}" for t, n in tools.items())
+        earlier_line = f"- (+{len(earlier)} earlier completions: {counts}) " + "; ".join(earlier)
+    for e in recent:
+        got = " ".join(f"{k}={v}" if k else v for k, v in _result_ids(e, 4))
+        step = e.payload.get("step")
+        at = f" at step {step}" if step is not None else ""
+        add("confirmed", e, f"{call_text(log, e)} succeeded{at}" + (f" → {got}" if got else ""))
+    plan: tuple[Event, list[Mapping[str, Any]]] | None = None
     for e in ok:
-        add("confirmed", e, f"{call_text(log, e)} succeeded")
+        found = _plan_items(call_of(log, e))
+        if found:
+            plan = (e, found)
+    if plan is not None:  # a task tracker's plan: done items confirmed, the rest pending
+        e, steps = plan
+        for entry in steps:
+            text = short(_item_text(entry), 100).strip('"')
+            status = str(entry.get("status", "")).lower()
+            block = "confirmed" if status in _DONE else "pending"
+            add(block, e, f"plan: {text} ({status or 'open'})")
     for e in failed:
         if not isinstance(e, ToolResultEvent):
             continue
@@ -423,7 +501,11 @@ def structured_summary(
     lines = ["## Summary (structured; built from event fields)"]
     for key, title in SUMMARY_BLOCKS.items():
         items = blocks[key]
-        if len(items) > max_items:
-            items = [f"- (+{len(items) - max_items} earlier)", *items[-max_items:]]
+        if len(items) > max_items:  # trimmed, never silently: the note names the labels
+            cut = items[: len(items) - max_items]
+            labels = ", ".join(dict.fromkeys(_LABEL.findall("\n".join(cut))))
+            items = [f"- (+{len(cut)} earlier: {labels})", *items[-max_items:]]
+        if key == "confirmed" and earlier_line is not None:
+            items = [earlier_line, *items]
         lines += [f"### {title}", *(items or ["- (none)"])]
     return "\n".join(lines), mentioned

@@ -52,12 +52,14 @@ from harnesskit.context._rules import (
     is_untrusted,
     looks_like_instruction,
     pause_reason,
+    quote,
     render_item,
     sha16,
     structured_summary,
     stub,
 )
 from harnesskit.context.tokens import TokenEstimator
+from harnesskit.data._values import index_line, tool_values
 from harnesskit.errors import ContextError
 from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold
 from harnesskit.log._types import (
@@ -93,6 +95,8 @@ __all__ = [
 
 #: The context block lists at most this many withheld events (the newest).
 MAX_WITHHELD_LINES = 10
+#: Under token pressure an older user turn keeps at least this many leading chars, quoted.
+QUOTE_CHARS = 200
 #: A `context.injected` record is written in full at least this often (else as a delta).
 RECORD_FULL_EVERY = 32
 _OLDER = {
@@ -100,6 +104,7 @@ _OLDER = {
     "interps": "model.response.latest: an older interpretation",
 }
 _WITHHELD = ("data_class.", "untrusted.")
+VALUES_TITLE = "Values from tools (every id and value not shown whole above; data, cite the label)"
 
 NOTICE = (
     "Context is assembled by harnesskit under policy {name} v{version}. Facts carry source "
@@ -136,6 +141,12 @@ class Prompt:
     """Name of the policy that built it."""
     policy_version: str = ""
     """Version of that policy."""
+    degraded: tuple[str, ...] = ()
+    """What the builder did under pressure, in order, beyond dropping facts (e.g. an older
+    user turn quoted in part: `USER-3 quoted: 200 of 1,204 chars`)."""
+    repairs: tuple[str, ...] = ()
+    """Pairing repairs (R-C5): a tool message without its assistant call re-labelled as data,
+    a call without an answer given a stub answer; each says what and why."""
 
 
 # -- the builder ----------------------------------------------------------------------------
@@ -221,8 +232,16 @@ class _Draft:
     extra: tuple[Message, ...]
     summary: str | None = None
     mentioned: list[int] = field(default_factory=list)
+    quoted: dict[int, int] = field(default_factory=dict)  # user turn id -> chars kept
+    degraded: list[str] = field(default_factory=list)
 
     def count(self, contract: bool) -> int:
+        """Events whose content the draft carries (what `max_events` bounds).
+
+        Only facts, interpretations and older turns are dropped to meet it; the core
+        (contract, user turns, human decisions, failure evidence, the last turn) is bounded
+        by tokens, never by this count, so many user turns cannot make a prompt unbuildable.
+        """
         window = sum(ok for turn in self.turns for _, _, ok in turn)
         return len(self.core) + len(self.facts) + len(self.interps) + contract + window
 
@@ -273,6 +292,7 @@ class ContextBuilder:
         self._views: dict[str, _View] = {}
         self._instruction: dict[int, bool] = {}
         self._pieces: dict[tuple[int, int | None], tuple[str, int]] = {}
+        self._values: dict[int, list[tuple[str, str]]] = {}
         self._recorded: dict[str, tuple[int, Prompt, int]] = {}
         p = self.policy
         self._exclude = p.exclude
@@ -366,6 +386,10 @@ class ContextBuilder:
             conflicts=list(prompt.conflicts),
             token_estimate=prompt.token_estimate,
         )
+        if prompt.degraded:
+            payload["degraded"] = list(prompt.degraded)
+        if prompt.repairs:
+            payload["repairs"] = list(prompt.repairs)
         event = log.append(
             "context.injected",
             payload,
@@ -673,7 +697,7 @@ class ContextBuilder:
         return structured_summary(
             log,
             keyed=keyed,
-            ok=newest(view.ok, n),
+            ok=newest(view.ok, len(view.ok)),  # every completion: the summary compacts them
             failed=newest(view.failed, n),
             notes=newest(view.notes, 4 * n),
             rejected=rejected[-n:],
@@ -703,11 +727,12 @@ class ContextBuilder:
             elif d.facts:
                 d.excluded[d.facts.pop()] = "limit.max_events: older fact beyond it"
             elif not d.drop_turn("limit.max_events: older turn beyond it"):
-                raise ContextError(
-                    f"policy {self.policy.name}: the core ({d.count(has_contract)} events: task "
-                    "contract, user turns, human decisions, failure evidence and the last turn) "
-                    f"exceeds max_events={max_events}; split the task or raise the limit"
+                d.degraded.append(  # never drop the core; never cut a call from its answer
+                    f"limit.max_events: the core and the last turn hold "
+                    f"{d.count(has_contract)} events (max_events={max_events}); kept whole, "
+                    "bounded by max_prompt_tokens instead"
                 )
+                break
         if max_tokens is None:
             return
 
@@ -750,6 +775,19 @@ class ContextBuilder:
             now = total()
         while now > max_tokens and d.drop_turn("budget.window: old turn dropped under pressure"):
             now = total()  # 5. old turns, oldest first (their core events move to the block)
+        users = [e for e in d.core if isinstance(e, UserMessageEvent)]
+        in_window = [e for turn in d.turns for e, _, _ in turn if isinstance(e, UserMessageEvent)]
+        older = users if in_window else users[:-1]  # never the user's latest turn
+        for e in older:  # 6. older user turns quoted in part, oldest first (never dropped)
+            if now <= max_tokens:
+                break
+            size = len(e.content or "")
+            if size > QUOTE_CHARS:
+                d.quoted[e.event_id] = QUOTE_CHARS
+                d.degraded.append(
+                    f"budget.user_turn: [{e.label}] quoted in part: {QUOTE_CHARS} of {size} chars"
+                )
+                now = total()
         if now > max_tokens:
             raise ContextError(
                 f"policy {self.policy.name}: the core (task contract, user turns, human "
@@ -790,6 +828,12 @@ class ContextBuilder:
             selected.append(e.event_id)
             if isinstance(e, UserMessageEvent):
                 content = "" if e.content is None else e.content
+                if e.event_id in d.quoted:
+                    kept = d.quoted[e.event_id]
+                    content = (
+                        f"[{e.label}] earlier user turn, quoted in part under token pressure "
+                        f"({kept} of {len(content)} chars):\n{quote(content[:kept])}\n  | …"
+                    )
                 messages.append(Message(role="user", content=content))
                 continue
             group = {"human.decision": "Human decisions", "tool.result": "Failures"}
@@ -798,11 +842,23 @@ class ContextBuilder:
                 self._piece(log, e)[0]
             )
         facts, interps = sorted(d.facts), sorted(d.interps)
-        groups["Facts (newest last)"] = [self._piece(log, view.event(i))[0] for i in facts]
+        cap = self._limits["max_tool_output_chars"]
+        whole = facts
+        if self.policy.facts_index and cap is not None:  # a cut result: its index line only
+            whole = [i for i in facts if not self._cut(view.event(i), cap)]
+        groups["Facts (newest last)"] = [self._piece(log, view.event(i))[0] for i in whole]
         groups["Latest interpretation (not a fact)"] = [
             self._piece(log, view.event(i))[0] for i in interps
         ]
-        selected += facts + interps
+        selected += whole + interps
+        if self.policy.facts_index:
+            groups[VALUES_TITLE], indexed = self._values_block(view, d, set(facts))
+            listed = set(indexed)
+            inline = {e.event_id for turn in d.turns for e, _, ok in turn if ok}
+            inline.update(selected)
+            selected += [i for i in indexed if i not in inline]
+            for i in set(facts) - set(whole) - listed:
+                d.excluded[i] = "facts_index: cut, and every value it holds is shown elsewhere"
         groups["Conflicts"] = [f"- {conflict_line(c)}" for c in d.conflicts]
         newest = itertools.islice(reversed(view.withheld.items()), MAX_WITHHELD_LINES)
         groups["Withheld"] = [f"- [{view.event(i).label}] {r}" for i, r in newest][::-1]
@@ -824,8 +880,72 @@ class ContextBuilder:
         messages += d.extra
         return messages, selected
 
+    def _values_block(self, view: _View, d: _Draft, shown: set[int]) -> tuple[list[str], list[int]]:
+        """Every value a tool returned that the prompt does not show whole (facts index).
+
+        Covers the active tool results of the memory (those dropped by `max_events` or the
+        token budget included; stale, withheld and restricted ones never) and the window's
+        results cut under pressure. A value is listed once, with the label of its first
+        source, unless the text shown for that result already holds it.
+
+        Returns:
+            `(lines, ids)`: the block's lines and the ids of the results they list.
+        """
+        cap = self._limits["max_tool_output_chars"]
+        window = {e.event_id: m.text for turn in d.turns for e, m, ok in turn if ok}
+        ids = [i for i in view.facts if i not in window]
+        ids += [e.event_id for e in d.core if isinstance(e, ToolResultEvent)]
+        ids += [  # results of turns dropped by a limit: their values stay
+            i
+            for i, why in d.excluded.items()
+            if why.startswith(("limit.", "budget.")) and i in view.pos
+        ]
+        ids += [i for i in window if isinstance(view.event(i), ToolResultEvent)]
+        core = {e.event_id for e in d.core}
+        seen: set[str] = set()
+        lines: list[str] = []
+        listed: list[int] = []
+        verbatim = "\n".join(  # what the prompt shows verbatim anyway: the window, user turns
+            [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
+        )
+        for i in sorted(set(ids)):
+            e = view.event(i)
+            if not isinstance(e, ToolResultEvent):
+                continue
+            full = str(e.content or "")
+            if i in window:
+                visible = window[i]
+            elif i in core or (i in shown and not self._cut(e, cap)):
+                visible = full if cap is None else full[:cap]
+            else:  # dropped by a limit, or cut: the index line stands for it
+                visible = ""
+            if visible == full:
+                seen.update(v for _, v in self._tool_values(e))
+                continue
+            pairs = [
+                (k, v)
+                for k, v in self._tool_values(e)
+                if v not in seen and v not in visible and v not in verbatim
+            ]
+            seen.update(v for _, v in pairs)
+            if pairs:
+                lines.append(index_line(e.label, str(e.tool or "tool"), pairs))
+                listed.append(i)
+        return lines, listed
+
+    @staticmethod
+    def _cut(e: Event, cap: int | None) -> bool:
+        return isinstance(e, ToolResultEvent) and cap is not None and len(e.content or "") > cap
+
+    def _tool_values(self, e: ToolResultEvent) -> list[tuple[str, str]]:
+        hit = self._values.get(e.event_id)
+        if hit is None:
+            hit = self._values[e.event_id] = tool_values(str(e.content or ""))
+        return hit
+
     def _assemble(self, log: EventLog, view: _View, d: _Draft) -> Prompt:
         messages, selected = self._messages(log, view, d)
+        messages, repairs = pair_safe(messages)
         chosen = set(selected)
         summarized = tuple(i for i in dict.fromkeys(d.mentioned) if i not in chosen)
         excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
@@ -844,7 +964,69 @@ class ContextBuilder:
             summary=d.summary,
             policy=self.policy.name,
             policy_version=self.policy.version,
+            degraded=tuple(d.degraded),
+            repairs=tuple(repairs),
         )
+
+
+def pair_safe(messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
+    """Make a message list a valid chat-completions sequence, saying what was repaired.
+
+    Every tool message must answer a call of the assistant message just before its tool block,
+    and every call must be answered before the next non-tool message. A tool message without
+    its call (an orphan from a history) is re-labelled as user-role data after the block; a
+    call without an answer gets a stub tool message saying so.
+
+    Args:
+        messages: the assembled messages, in order.
+
+    Returns:
+        `(messages, repairs)`: the valid list (the same objects where nothing changed) and one
+        sentence per repair, in order; `repairs` is empty for a list that was valid.
+    """
+    out: list[Message] = []
+    repairs: list[str] = []
+    open_ids: list[str] = []
+    orphans: list[Message] = []
+
+    def close() -> None:
+        for cid in open_ids:
+            out.append(
+                Message(
+                    role="tool",
+                    content=f"[no result for call {cid} in this prompt]",
+                    tool_call_id=cid,
+                )
+            )
+            repairs.append(f"call {cid}: no answer in the prompt; a stub tool answer was added")
+        open_ids.clear()
+        out.extend(orphans)
+        orphans.clear()
+
+    for m in messages:
+        if m.role == "tool":
+            if m.tool_call_id in open_ids:
+                open_ids.remove(str(m.tool_call_id))
+                out.append(m)
+                continue
+            repairs.append(
+                f"tool message for call {m.tool_call_id}: its assistant call is not in this "
+                "prompt; re-labelled as user-role data"
+            )
+            orphans.append(
+                Message(
+                    role="user",
+                    content=f"[tool result for call {m.tool_call_id}, whose call is not shown; "
+                    f"untrusted data]\n{quote(m.text)}",
+                )
+            )
+            continue
+        close()
+        out.append(m)
+        if m.role == "assistant" and m.tool_calls:
+            open_ids = [c.id for c in m.tool_calls]
+    close()
+    return (list(messages) if not repairs else out), repairs
 
 
 def _has_text(e: Event) -> bool:

@@ -37,7 +37,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -270,7 +270,9 @@ def oversize_reason(text: str, value: Any, *, max_chars: int, max_items: int) ->
     return " and ".join(reasons) or None
 
 
-def summarize(ref: ArtifactRef, *, reason: str, max_chars: int = 2000) -> dict[str, Any]:
+def summarize(
+    ref: ArtifactRef, *, reason: str, max_chars: int = 2000, ids: Sequence[str] | None = None
+) -> dict[str, Any]:
     """The bounded summary that replaces an externalized result in the prompt.
 
     Holds the ref, `complete: false`, why it was externalized, size, sha256, the shape (made
@@ -280,7 +282,10 @@ def summarize(ref: ArtifactRef, *, reason: str, max_chars: int = 2000) -> dict[s
     Args:
         ref: the stored artifact.
         reason: the sentence from `oversize_reason`.
-        max_chars: bound on the summary's JSON text (characters).
+        max_chars: bound on the summary's JSON text (characters); the shape and then the
+            preview shrink to meet it, the id index never does.
+        ids: the id index: every id, date, code and amount the result holds, in order
+            (`None`: no index).
 
     Returns:
         A JSON-ready dict (`{"artifact_ref": id, "form": "summary", ...}`).
@@ -313,6 +318,8 @@ def summarize(ref: ArtifactRef, *, reason: str, max_chars: int = 2000) -> dict[s
     }
     if not ref.complete:
         out["flags"] = {k: getattr(ref, k) for k in ("truncated", "summary", "incomplete")}
+    if ids is not None:
+        out["ids"] = list(ids)
 
     def size() -> int:
         return len(json.dumps(out, ensure_ascii=False))

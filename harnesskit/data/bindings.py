@@ -12,9 +12,10 @@ The guiding rule: the model says *which* value, the system moves the bytes.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +166,7 @@ class Binder:
 #: `(kind, regex)` of identifier-like values, tried in order on whole argument values. Override
 #: with `transport_audit(..., patterns=...)`.
 ID_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("date", r"\d{4}-\d{2}-\d{2}"),
     ("uuid", r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
     ("payment_id", r"(?:credit_card|debit_card|gift_card|certificate|paypal|bank_account)_\d+"),
     ("user_id", r"[a-z]+(?:_[a-z]+)+_\d{2,}"),
@@ -208,7 +210,10 @@ class TransportAudit:
     bound) or an array. `status` is `exact` (typed, found verbatim in an earlier message),
     `altered` (typed, but only a near match exists: case, cut, extended or mixed up),
     `invented` (typed, in no earlier user message, tool result or system prompt), `bound`
-    (passed with `$bind`), or for arrays `copied` / `subset` / `composed`.
+    (passed with `$bind`), or for arrays `copied` / `subset` / `composed`. A date (`kind`
+    `date`, ISO `YYYY-MM-DD`) may also be `derived`: not found verbatim, but a user message
+    names it in words ("May 20th", "5/20") or relatively ("tomorrow", with the audit's
+    `today`); `how` quotes the words. Dates are counted apart from ids (`dates_*`).
     """
 
     runs: tuple[str, ...]
@@ -245,7 +250,8 @@ class TransportAudit:
     @property
     def counts(self) -> dict[str, int]:
         """Headline counts (whole-value ids only; ids inside free text are `ids_in_text`)."""
-        ids = [r for r in self.rows if r["kind"] != "array" and not r["in_text"]]
+        ids = [r for r in self.rows if r["kind"] not in ("array", "date") and not r["in_text"]]
+        dates = [r for r in self.rows if r["kind"] == "date" and r["transport"] == "typed"]
         typed = [r for r in ids if r["transport"] == "typed"]
         arrays = [r for r in self.rows if r["kind"] == "array"]
         restating = {
@@ -265,6 +271,10 @@ class TransportAudit:
             "arrays_copied": sum(r["status"] in ("copied", "subset") for r in arrays),
             "representation_violations": len(self.violations),
             "runs_restating": len(restating),
+            "dates_typed": len(dates),
+            "dates_exact": sum(r["status"] == "exact" for r in dates),
+            "dates_derived": sum(r["status"] == "derived" for r in dates),
+            "dates_invented": sum(r["status"] == "invented" for r in dates),
         }
 
     @property
@@ -326,8 +336,9 @@ def transport_audit(
     *,
     store: ArtifactStore | None = None,
     branch_id: str = "main",
-    patterns: Sequence[tuple[str, str]] = ID_PATTERNS,
+    patterns: Sequence[tuple[str, str]] | Mapping[str, str] = ID_PATTERNS,
     restate_chars: int | None = 200,
+    today: str | dt.date | None = None,
 ) -> TransportAudit:
     """Audit how data travelled in a finished run (R-A7).
 
@@ -342,8 +353,13 @@ def transport_audit(
         source: a `Run` or an `EventLog`.
         store: the artifact store (default: the run's); used to read artifacts named in the log.
         branch_id: the branch to audit.
-        patterns: `(kind, regex)` pairs, tried in order on whole string values.
+        patterns: `(kind, regex)` pairs (or a `{kind: regex}` mapping, in its order), tried
+            in order on whole string values: a domain gives its id shapes most specific first
+            (e.g. `airline.VALUE_SHAPES`: a reservation id before a flight number).
         restate_chars: shortest verbatim run counted as a restatement; `None` = skip.
+        today: the run's current date (ISO text or a `date`), to derive relative dates
+            ("today", "tomorrow", "yesterday", "in 3 days"); `None` derives only dates named
+            in words.
 
     Returns:
         A `TransportAudit` (`.frame()`, `.counts`, `.verdict`).
@@ -360,7 +376,10 @@ def transport_audit(
     run_id = log.run_id or next(
         (e.run_id or "" for e in events if isinstance(e, TaskContractEvent)), ""
     )
-    auditor = _Auditor([(k, re.compile(rx)) for k, rx in patterns], store)
+    pairs = list(patterns.items()) if isinstance(patterns, Mapping) else list(patterns)
+    if isinstance(today, str):
+        today = dt.date.fromisoformat(today[:10])
+    auditor = _Auditor([(k, re.compile(rx)) for k, rx in pairs], store, today=today)
     rows: list[dict[str, Any]] = []
     for e in events:
         if (
@@ -388,6 +407,40 @@ def transport_audit(
         for v in checker.check(_conversation(events)):
             violations.append({"run_id": run_id, **v.to_dict()})
     return TransportAudit(runs=(run_id,), rows=tuple(rows), violations=tuple(violations))
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")  # fmt: skip
+_RELATIVE = {"day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0,
+             "day after tomorrow": 2, "tomorrow": 1}  # fmt: skip
+
+
+_RELATIVE_WORDS = frozenset(_RELATIVE)
+
+
+def _date_words(text: str, day: dt.date, today: dt.date | None) -> str | None:
+    """The words in `text` that name `day` ("May 20th", "20 May", "5/20", "tomorrow"), or None."""
+    month = _MONTHS[day.month - 1]
+    names = rf"(?:{month}|{month[:3]}\.?)"
+    dnum = rf"0?{day.day}(?:st|nd|rd|th)?"
+    for rx in (
+        rf"\b{names}\s+{dnum}\b",
+        rf"\b{dnum}\s+(?:of\s+)?{names}\b",
+        rf"(?<![\d/]){day.month:d}/{day.day:d}(?:/(?:{day.year}|{day.year % 100:02d}))?(?![\d/])",
+        rf"(?<![\d/])0{day.month:d}/{day.day:02d}(?![\d/])",
+    ):
+        m = re.search(rx, text, re.IGNORECASE)
+        if m:
+            return m.group()
+    if today is not None:
+        low = text.lower()
+        for phrase, delta in sorted(_RELATIVE.items(), key=lambda kv: -len(kv[0])):
+            if re.search(rf"\b{phrase}\b", low) and today + dt.timedelta(days=delta) == day:
+                return phrase
+        m = re.search(r"\bin (\d{1,2}) days\b", low)
+        if m and today + dt.timedelta(days=int(m.group(1))) == day:
+            return f"{m.group()} (today {today})"
+    return None
 
 
 def _leaves(value: Any, path: str = "") -> Iterable[tuple[str, Any]]:
@@ -422,8 +475,13 @@ class _Auditor:
     """Walks a run's events in order, remembering what the model had been shown."""
 
     def __init__(
-        self, patterns: Sequence[tuple[str, re.Pattern[str]]], store: ArtifactStore | None
+        self,
+        patterns: Sequence[tuple[str, re.Pattern[str]]],
+        store: ArtifactStore | None,
+        *,
+        today: dt.date | None = None,
     ) -> None:
+        self.today = today
         self.patterns = patterns
         self.store = store
         self.seen: list[_Seen] = []
@@ -519,6 +577,9 @@ class _Auditor:
         for s in self.seen:
             if rx.search(s.text):
                 if s.origin == "model":
+                    derived = self._derived_date(token) if kind == "date" else None
+                    if derived is not None:  # the model first typed a date the user named
+                        return derived
                     return {
                         "status": "invented",
                         "source": _label(s),
@@ -532,6 +593,10 @@ class _Auditor:
                     "origin": s.origin,
                     "source_event_id": s.event.event_id,
                 }
+        if kind == "date":
+            derived = self._derived_date(token)
+            if derived is not None:
+                return derived
         near = self._near(token, kind)
         if near is not None:
             return near
@@ -549,6 +614,27 @@ class _Auditor:
                         "how": "in an artifact the model did not read",
                     }
         return {"status": "invented", "source": "nowhere", "how": "in no earlier message"}
+
+    def _derived_date(self, token: str) -> dict[str, Any] | None:
+        """A user message that names the ISO date `token` in words or relatively, if any."""
+        try:
+            day = dt.date.fromisoformat(token)
+        except ValueError:
+            return None
+        for s in self.seen:
+            if s.origin != "user":
+                continue
+            words = _date_words(s.text, day, self.today)
+            if words is not None:
+                return {
+                    "status": "derived",
+                    "source": _label(s),
+                    "origin": "user",
+                    "source_event_id": s.event.event_id,
+                    "how": f"derived from {words!r}"
+                    + (f" (today {self.today})" if words.lower() in _RELATIVE_WORDS else ""),
+                }
+        return None
 
     def _near(self, token: str, kind: str | None) -> dict[str, Any] | None:
         """The closest earlier id (same kind preferred): case changed, cut, extended, mixed up."""

@@ -10,11 +10,13 @@ forms (R-A5) before the model is called. `TransportPolicy` holds every threshold
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harnesskit.data._values import tool_values
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
     ArtifactRef,
@@ -51,6 +53,15 @@ class TransportPolicy:
     """Results holding an array longer than this, anywhere, are externalized."""
     max_summary_chars: int = 2000
     """Bound on the summary that replaces an externalized result (characters)."""
+    id_index: bool = False
+    """Add an id index to the summary: every id, date, code and amount the result holds. Off
+    by default: R-A1 sends only a ref and a bounded summary, and R-A6 binds values instead
+    of copying them (the context's facts index keeps the values of inline results)."""
+    max_summary_share: float | None = 1.0
+    """A result externalized only for its array length (not its size) must pay: its summary
+    (ref, id index, preview) must fit in this share of the result's text, else it stays
+    inline. A result over `max_inline_chars` is always externalized (R-A1). `None` always
+    externalizes a result over the item limit (the behaviour before issue 16)."""
     max_answer_chars: int = 4000
     """Bound on each inspection answer (characters)."""
     restate_chars: int | None = 200
@@ -174,7 +185,10 @@ class Transport:
         """Externalize a large successful result; return what the model will see.
 
         Results over a threshold go to the store; the returned result's content is the bounded
-        summary, its meta names the artifact, and an `artifact.created` event is queued.
+        summary (with an id index: every id, date, code and amount of the result), its meta
+        names the artifact, and an `artifact.created` event is queued. A result over the item
+        limit only is externalized when that pays (`TransportPolicy.max_summary_share`); else
+        it stays inline and `meta["inline"]` says why.
         Inspection answers are bounded already and pass through.
         """
         r = executed.result
@@ -194,6 +208,19 @@ class Transport:
             if len(r.content) >= p.min_source_chars:  # R-A5 knows the whole, to spot cuts of it
                 self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
             return r
+        ids = [v for _, v in tool_values(text)] if value is not None and p.id_index else None
+        pays = p.max_summary_share
+        if pays is not None and len(text) <= p.max_inline_chars:  # only the array length
+            bound = min(p.max_summary_chars, int(pays * len(text)))  # externalize if it pays
+            sha = hashlib.sha256(text.encode()).hexdigest()
+            probe = self.store._describe(text, sha, f"art_{sha[:12]}")
+            trial = summarize(probe, reason=reason, max_chars=bound, ids=ids)
+            if len(json.dumps(trial, ensure_ascii=False)) > bound:
+                if len(r.content) >= p.min_source_chars:
+                    self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
+                why = f"{reason}, but a summary would not fit in {pays:.0%}"
+                meta = {**r.meta, "inline": f"not externalized: {why} of its {len(text)} chars"}
+                return dataclasses.replace(r, meta=meta)
         step, branch = self._where()
         source = {
             "run_id": self.log.run_id if self.log else "",
@@ -218,7 +245,7 @@ class Transport:
                 {**ref.to_dict(), "reason": reason, "store": where, "call_source": source},
             )
         )
-        summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars)
+        summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars, ids=ids)
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
         return dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False), meta=meta)

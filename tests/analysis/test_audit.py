@@ -174,7 +174,12 @@ def test_a_planted_two_form_prompt_is_flagged():
             return hk.ToolCall(id="", name="get_order", arguments={"order_id": "A1004"})
         return "A1004 is pending."
 
-    run = shop_run(["List my orders, I'm cust_7316.", "And A1004?"], hk.FunctionModel(restating))
+    always = hk.TransportPolicy(max_summary_share=None)  # externalize the 12 orders anyway
+    run = shop_run(
+        ["List my orders, I'm cust_7316.", "And A1004?"],
+        hk.FunctionModel(restating),
+        transport=always,
+    )
     report = hk.audit(run)
     found = [f for f in report.flagged if f.point == "two_forms"]
     assert [run.log[f.event_id].payload["step"] for f in found] == [3, 4]  # both later prompts
@@ -183,7 +188,9 @@ def test_a_planted_two_form_prompt_is_flagged():
     call_id = result_event(run, "list_orders").payload["tool_call_id"]
     assert two.source == f"call {call_id}"
     assert two.detail.endswith("again as 300 chars restated in message 4 (assistant)")
-    clean = hk.audit(shop_run(["List my orders, I'm cust_7316."], hk.FunctionModel(restating)))
+    clean = hk.audit(
+        shop_run(["List my orders, I'm cust_7316."], hk.FunctionModel(restating), transport=always)
+    )
     assert not [
         f for f in clean.flagged if f.point == "two_forms"
     ]  # restated, but no prompt after it

@@ -42,6 +42,7 @@ def test_builtin_policies_load_and_validate():
         "data_class.restricted",
     } <= default.exclude
     assert default.limits["recent_turns"] == 2 and default.limits["max_events"] >= 1
+    assert default.facts_index and policies["summary"].facts_index
     assert default.require == ("source", "data_class")
     assert ContextPolicy.resolve(None).name == "full-history"
 
@@ -290,10 +291,14 @@ def pressure_log(n_facts=6, size=2000):
     return log
 
 
-def policy(**limits):
+def policy(index=False, **limits):
+    """`default` with other limits; without the facts index and with the latest interpretation
+    unless asked, so the drop order of R-C4 shows on its own."""
     doc = ContextPolicy.resolve("default").to_dict()
     doc["name"] = "pressure"
     doc["limits"] = {**doc["limits"], **limits}
+    doc["facts_index"] = index
+    doc["include"] = [*doc["include"], "model.response.latest"]
     return doc
 
 
@@ -321,13 +326,17 @@ def test_core_that_does_not_fit_is_a_context_error_not_silent_loss():
     log = pressure_log()
     with pytest.raises(hk.errors.ContextError, match="max_prompt_tokens=50; split the task"):
         ContextBuilder(policy(max_prompt_tokens=50)).build(log)
-    with pytest.raises(hk.errors.ContextError, match="exceeds max_events=2"):
-        ContextBuilder(policy(max_events=2)).build(log)
+    # a count of events never refuses the core: it is kept whole and the record says so
+    prompt = ContextBuilder(policy(max_events=2)).build(log)
+    text = json.dumps([m.content for m in prompt.messages])
+    for core in ("TASK-GOAL", "USER-ASK", "HUMAN-OK", "FAILURE-EVIDENCE", "USER-NOW"):
+        assert core in text
+    assert any(d.startswith("limit.max_events: the core") for d in prompt.degraded)
 
 
 def test_older_tool_outputs_become_labelled_byte_exact_heads():
     log = pressure_log(n_facts=4, size=3000)
-    prompt = ContextBuilder("default").build(log)
+    prompt = ContextBuilder(policy()).build(log)
     block = block_of(prompt.messages)
     fact = log[5].payload["content"]
     m = re.search(r"\[TOOL-5\] grep\(q=0\) → ok \(untrusted data\):\n((?:  \| .*\n?)+)", block)
@@ -381,7 +390,11 @@ def test_summary_is_built_from_structured_fields_and_keeps_untrusted_labels():
     sections = dict(re.findall(r"### (.+)\n((?:- .*\n?)+)", summary))
     assert 'api.empty_list = "[]" [HUMAN-' in sections["Confirmed"]
     assert 'region = "eu" [EV-' in sections["Confirmed"] and "(untrusted)]" in sections["Confirmed"]
-    assert "grep(q=0) succeeded [TOOL-5 (untrusted)]" in sections["Confirmed"]
+    # a completion names its step and the ids it returned (single tokens, never free text)
+    assert re.search(
+        r"grep\(q=0\) succeeded(?: at step \d+)? → FACT0 \[TOOL-5 \(untrusted\)\]",
+        sections["Confirmed"],
+    )
     assert "grep failed: timeout" in sections["Failed"]
     assert "delete failed: permission_denied" in sections["Failed"]
     assert "delete was denied by the gate" in sections["Forbidden actions"]
@@ -507,10 +520,11 @@ def test_untrusted_data_is_quoted_with_its_label_and_instructions_withheld():
         r"\[TOOL-\d+\] read\(name=\"d2\"\) → ok \(untrusted data\):\n  \| document", block
     )
     # the oldest fact fell outside max_events: only the summary names it (fields, no bytes)
-    assert "document d0" not in block and 'read(name="d0") succeeded [TOOL-7 (untrusted)]' in block
+    assert "document d0" not in block
+    assert re.search(r'read\(name="d0"\) succeeded at step \d+ \[TOOL-7 \(untrusted\)\]', block)
     assert f"- [{label}] untrusted.instructions:" in block
     assert "INJECTED-TEXT" not in block
-    assert re.search(r"read\(name=\"e\"\) succeeded \[TOOL-\d+ \(untrusted\)\]", block)
+    assert re.search(r"read\(name=\"e\"\) succeeded at step \d+ \[TOOL-\d+ \(untrusted\)\]", block)
     # in the window a withheld tool message keeps the tool-call protocol: same id, no bytes
     mid = model.requests[4].messages
     stubbed = [m for m in mid if m.role == "tool" and "withheld" in (m.content or "")]
@@ -565,9 +579,9 @@ def test_injection_record_renders_as_an_escaped_table():
     run = h.start("<b>task</b>").run()
     record = InjectionRecord.from_log(run.log, run.log.last("context.injected").event_id)
     html = record._repr_html_()
-    assert "<table" in html and "policy default v1" in html and "<b>task" not in html
+    assert "<table" in html and "policy default v2" in html and "<b>task" not in html
     assert record.frame().columns.tolist() == ["event_id", "label", "type", "decision", "reason"]
-    assert repr(record).startswith("<InjectionRecord default v1 step=1")
+    assert repr(record).startswith("<InjectionRecord default v2 step=1")
     with pytest.raises(hk.UsageError, match="not a context.injected"):
         InjectionRecord.from_log(run.log, 1)
 

@@ -254,14 +254,14 @@ def test_secrets_never_reach_artifacts_in_clear(tmp_path):
         """
         return [
             {"id": i, "email": f"user{i}@example.com", "token": "sk-" + "a1B2" * 8}
-            for i in range(12)
+            for i in range(40)  # large enough that a summary pays (else it stays inline)
         ]
 
     model = hk.ScriptedModel([reply.tool_call("list_users"), reply.text("ok")])
     run = hk.Harness([list_users], model, log_dir=tmp_path).run("users?")
     ref = run.transport.store.ref(run.log.last("tool.result").payload["artifact"])
     text = run.transport.store.read(ref.id)
-    assert "sk-a1B2" not in text and text.count("[REDACTED:api_key]") == 12
+    assert "sk-a1B2" not in text and text.count("[REDACTED:api_key]") == 40
     # e-mail addresses are personal data: kept exact and marked (R-S1), not rewritten
     assert json.loads(text)[3] == {
         "id": 3,
@@ -288,3 +288,24 @@ def test_a_resumed_run_knows_its_artifacts(tmp_path):
     with pytest.raises(hk.errors.RepresentationError) as info:
         resumed.step()
     assert info.value.ref == ref_id and model.requests == []
+
+
+def test_a_result_over_the_item_limit_stays_inline_when_a_summary_would_not_pay():
+    @hk.tool
+    def codes() -> list:
+        """List short codes.
+
+        Use this when asked.
+
+        Returns:
+            The codes.
+        """
+        return [f"C{i:02d}" for i in range(12)]  # 12 items, ~80 chars: a summary is larger
+
+    model = hk.ScriptedModel([reply.tool_call("codes"), reply.text("ok")])
+    run = hk.Harness([codes], model).run("codes?")
+    result = run.log.last("tool.result")
+    assert "artifact" not in result.payload and not run.log.of_type("artifact.created")
+    assert json.loads(result.payload["content"]) == [f"C{i:02d}" for i in range(12)]
+    big = hk.TransportPolicy(max_summary_share=1.0)
+    assert big.max_summary_share == 1.0 and big.max_inline_items == 10

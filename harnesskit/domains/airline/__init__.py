@@ -56,7 +56,14 @@ from harnesskit.domains.airline.recompute import (
     recompute_all,
     recompute_run,
 )
-from harnesskit.domains.airline.replay import ReplayResult, replay_harness, replay_run
+from harnesskit.domains.airline.replay import (
+    REASON_RULES,
+    DerivedField,
+    ReplayResult,
+    derive_reason,
+    replay_harness,
+    replay_run,
+)
 from harnesskit.domains.airline.scoring import (
     RewardResult,
     apply_actions,
@@ -87,8 +94,13 @@ from harnesskit.domains.airline.truth import (
     check_claims,
     decide_cancellation,
 )
+from harnesskit.domains.airline.values import VALUE_SHAPES
 
 __all__ = [
+    "REASON_RULES",
+    "DerivedField",
+    "derive_reason",
+    "VALUE_SHAPES",
     "BENCHMARK_NOW",
     "DEMO_TASKS",
     "DOMAIN",

@@ -88,8 +88,35 @@ class ReplayReport:
                     f"DISAGREEMENT task {r.task_id} trial {r.trial}: recorded "
                     f"{r.recorded_reward}, computed {r.result.reward} ({r.result.reason})"
                 )
+        if any(r.mode == "strict" for r in self.results):
+            lines += self.strict_lines()
         lines.append(f"elapsed: {self.seconds:.1f} s ({self.seconds / max(1, n):.3f} s per run)")
         return "\n".join(lines)
+
+    def strict_lines(self) -> list[str]:
+        """Strict mode: how each missing field was derived, and cancellations per rule."""
+        lines = []
+        for r in self.results:
+            for d in r.derived:
+                said = f"user said {d.words!r}" if d.words else "no rule matched"
+                lines.append(
+                    f"derived task {r.task_id} trial {r.trial} call {d.call_index}: {d.tool}."
+                    f"{d.field} = {d.value} (rule {d.rule}: {said})"
+                )
+        by_rule: dict[str, list[int]] = {}
+        for r in self.results:
+            for rule, allowed in r.cancellations:
+                by_rule.setdefault(rule, [0, 0])[0 if allowed else 1] += 1
+        derived = Counter(d.rule for r in self.results for d in r.derived)
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(derived.items()))
+        lines.append(f"reason derivations by rule: {counts or 'none'}")
+        lines.append(f"{'deciding rule':<26} {'allowed':>7} {'refused':>7}")
+        for rule, (ok, no) in sorted(by_rule.items()):
+            lines.append(f"{rule:<26} {ok:>7} {no:>7}")
+        total_ok = sum(v[0] for v in by_rule.values())
+        total_no = sum(v[1] for v in by_rule.values())
+        lines.append(f"{'total cancellations':<26} {total_ok:>7} {total_no:>7}")
+        return lines
 
     def __repr__(self) -> str:
         return (
@@ -105,6 +132,7 @@ def run_replay(
     log_dir: str | Path | None = None,
     per_run: bool = True,
     echo: Callable[[str], None] | None = print,
+    mode: str = "tau_bench",
 ) -> ReplayReport:
     """Replay recorded τ-bench airline runs through the harness and compare rewards.
 
@@ -115,6 +143,9 @@ def run_replay(
             `<log_dir>/replay-<timestamp>/`; `None` keeps logs in memory.
         per_run: include one line per run in the printed table.
         echo: where the table goes (`print` by default; `None` prints nothing).
+        mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
+            derived from the user's words, see `replay_run`; the report adds the derivations
+            and a per-rule table of allowed and refused cancellations).
 
     Returns:
         The `ReplayReport`.
@@ -126,7 +157,9 @@ def run_replay(
     runs = load_recorded_runs(path, limit=limit)
     if log_dir is not None:  # a new folder per replay: logs are append-only, never reused
         log_dir = _fresh_dir(Path(log_dir), "replay")
-    results = tuple(replay_run(run, log_dir=log_dir) for run in runs)
+    if mode not in ("tau_bench", "strict"):
+        raise hk.UsageError(f"mode must be 'tau_bench' or 'strict', got {mode!r}")
+    results = tuple(replay_run(run, log_dir=log_dir, mode=mode) for run in runs)
     by_task: dict[int, list[float]] = defaultdict(list)
     for r in results:
         by_task[r.task_id].append(r.result.reward)
@@ -325,6 +358,9 @@ def run_demo(
         model: a model to run instead of the embedded offline agent (e.g. `get_model(
             "ollama:qwen2.5")`); `None` uses `agent_model()`.
         echo: where the table goes (`print` by default; `None` prints nothing).
+        mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
+            derived from the user's words, see `replay_run`; the report adds the derivations
+            and a per-rule table of allowed and refused cancellations).
 
     Returns:
         The `DemoReport` (rows: task, steps, tool calls, prompt tokens, finish_reason, pass).

@@ -14,6 +14,9 @@ recorded outputs are matched to calls by position, never by id.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,7 +30,65 @@ from harnesskit.domains.airline.scoring import RewardResult, expected_state_hash
 from harnesskit.domains.airline.tools import tools
 from harnesskit.domains.airline.trajectories import STOP_MARKER, TERMINATING_TOOLS, RecordedRun
 
-__all__ = ["ReplayResult", "replay_harness", "replay_run"]
+__all__ = [
+    "REASON_RULES",
+    "DerivedField",
+    "ReplayResult",
+    "derive_reason",
+    "replay_harness",
+    "replay_run",
+]
+
+#: How a strict replay derives `cancel_reservation`'s missing `reason` from what the user said
+#: before the call: the first rule (in this order) whose words appear in a user turn (the
+#: newest turn first) names the reason; no rule matches: `other`. Each is `(rule, reason,
+#: regex)`.
+REASON_RULES: tuple[tuple[str, str, str], ...] = (
+    ("airline_cancelled", "airline_cancelled_flight",
+     r"airline (?:has )?cancel+ed|cancel+ed by the airline|flight (?:was|got|has been) cancel+ed"),
+    ("health", "health",
+     r"\b(?:health|sick|ill|illness|medical|hospital|surgery|injur\w*|doctor|family emergency)\b"),
+    ("weather", "weather", r"\b(?:weather|storm|hurricane|snow\w*|blizzard|typhoon)\b"),
+    ("change_of_plan", "change_of_plan",
+     r"change (?:of|in) (?:my )?plans?|plans? (?:have |has )?changed|no longer (?:need|going)"
+     r"|(?:can't|cannot|won't) (?:make|go)|don't need"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DerivedField:
+    """A field a strict tool needs that the recorded call lacked, derived from the chat."""
+
+    call_index: int
+    """The call's position among the run's recorded calls."""
+    tool: str
+    """The tool (`cancel_reservation`)."""
+    field: str
+    """The field filled in (`reason`)."""
+    value: str
+    """The value given."""
+    rule: str
+    """The `REASON_RULES` rule that decided, or `default` when none matched."""
+    words: str | None
+    """The user's words that matched, or `None`."""
+
+
+def derive_reason(user_texts: list[str]) -> tuple[str, str, str | None]:
+    """The cancellation reason the user gave, by `REASON_RULES`.
+
+    Args:
+        user_texts: the user's turns before the call, oldest first.
+
+    Returns:
+        `(reason, rule, words)`: e.g. `("health", "health", "sick")`; `("other", "default",
+        None)` when no rule matches.
+    """
+    for text in reversed(user_texts):
+        for rule, reason, rx in REASON_RULES:
+            m = re.search(rx, text, re.IGNORECASE)
+            if m:
+                return reason, rule, m.group()
+    return "other", "default", None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +119,12 @@ class ReplayResult:
     """Tool-call ids the loop replaced because the recording reused them."""
     seconds: float = 0.0
     """Wall-clock time of the replay, including scoring."""
+    mode: str = "tau_bench"
+    """The tools' mode: `tau_bench` (as recorded) or `strict` (the policy enforced)."""
+    derived: tuple[DerivedField, ...] = ()
+    """Fields a strict tool needed that the recorded calls lacked, and how each was derived."""
+    cancellations: tuple[tuple[str, bool], ...] = ()
+    """Strict mode: `(deciding rule, allowed)` per `cancel_reservation` call, in order."""
 
     @property
     def agrees(self) -> bool:
@@ -72,6 +139,7 @@ def replay_harness(
     address_key: AddressKey = "state",
     log_dir: str | Path | None = None,
     redact: bool = True,
+    mode: str = "tau_bench",
 ) -> tuple[hk.Harness, Any]:
     """Build the harness that replays `run`: tau_bench-mode tools over a fresh database.
 
@@ -82,20 +150,17 @@ def replay_harness(
         log_dir: folder for the JSONL event log; `None` keeps it in memory.
         redact: keep the harness's default secret redaction of events (e-mail addresses in
             user profiles become `[REDACTED:email]` in the log); False logs them verbatim.
+        mode: the tools' mode, `tau_bench` or `strict`.
 
     Returns:
         `(harness, db)`: the harness (its model is a `ReplayModel` of the recorded assistant
         turns) and the database its tools act on.
     """
     db = load_database(data_dir, address_key=address_key)
-    turns = [
-        {k: v for k, v in m.items() if k in ("content", "tool_calls")}
-        for m in run.messages
-        if m.get("role") == "assistant"
-    ]
+    turns = _turns(run, mode)[0]
     system = next((m.get("content") or "" for m in run.messages if m.get("role") == "system"), "")
     harness = hk.Harness(
-        tools=tools(db, mode="tau_bench"),
+        tools=tools(db, mode=mode),  # type: ignore[arg-type]
         model=hk.ReplayModel(turns, name="replay:gpt-4o"),
         limits=hk.Limits(max_steps=None, max_consecutive_errors=None),
         log_dir=log_dir,
@@ -106,6 +171,74 @@ def replay_harness(
     return harness, db
 
 
+def _turns(run: RecordedRun, mode: str) -> tuple[list[dict[str, Any]], list[DerivedField]]:
+    """The assistant turns to replay; in strict mode with derived `reason`s filled in."""
+    turns: list[dict[str, Any]] = []
+    derived: list[DerivedField] = []
+    users: list[str] = []
+    index = 0
+    for m in run.messages:
+        if m.get("role") == "user":
+            users.append(m.get("content") or "")
+        if m.get("role") != "assistant":
+            continue
+        turn = {k: v for k, v in m.items() if k in ("content", "tool_calls")}
+        calls = []
+        for call in turn.get("tool_calls") or ():
+            fn = call.get("function") or {}
+            if mode == "strict" and fn.get("name") == "cancel_reservation":
+                try:
+                    args = json.loads(fn.get("arguments") or "{}")
+                except json.JSONDecodeError:
+                    args = None
+                if isinstance(args, dict) and not args.get("reason"):
+                    reason, rule, words = derive_reason(users)
+                    args["reason"] = reason
+                    derived.append(
+                        DerivedField(
+                            call_index=index,
+                            tool="cancel_reservation",
+                            field="reason",
+                            value=reason,
+                            rule=rule,
+                            words=words,
+                        )
+                    )
+                    fn = {**fn, "arguments": json.dumps(args)}
+                    call = {**call, "function": fn}
+            calls.append(call)
+            index += 1
+        if calls:
+            turn["tool_calls"] = calls
+        turns.append(turn)
+    return turns, derived
+
+
+def _decisions(harness: hk.Harness, db: Any, out: list[tuple[str, bool]]) -> None:
+    """Wrap strict `cancel_reservation` to record the deciding rule of each call."""
+    from harnesskit.domains.airline import truth
+
+    tool = harness.tools.get("cancel_reservation")
+    if tool is None:
+        return
+    inner = tool.fn
+
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        rid = kwargs.get("reservation_id")
+        facts = truth.cancellation_facts(db, str(rid), now=truth.benchmark_clock())
+        if facts is not None:
+            decision = truth.decide_cancellation(facts, kwargs.get("reason"))
+            out.append((decision.rule, decision.allowed))
+        else:
+            out.append(("not_found", False))
+        return inner(*args, **kwargs)
+
+    harness.tools = hk.ToolRegistry(
+        dataclasses.replace(t, fn=fn) if t.name == "cancel_reservation" else t
+        for t in harness.tools
+    )
+
+
 def replay_run(
     run: RecordedRun,
     *,
@@ -113,6 +246,7 @@ def replay_run(
     address_key: AddressKey = "state",
     log_dir: str | Path | None = None,
     redact: bool = True,
+    mode: str = "tau_bench",
 ) -> ReplayResult:
     """Replay one recorded run through the harness and score it like τ-bench.
 
@@ -128,14 +262,22 @@ def replay_run(
         log_dir: folder for the event log (`<run_id>.jsonl`); `None` keeps it in memory.
         redact: see `replay_harness`; recorded outputs are redacted the same way before they
             are compared with the logged results.
+        mode: `tau_bench` replays as recorded; `strict` runs the strict tools, filling a
+            `reason` the recorded `cancel_reservation` call lacks from the user's words by
+            `REASON_RULES` (each in `ReplayResult.derived`) and recording each cancellation's
+            deciding rule (`ReplayResult.cancellations`).
 
     Returns:
         The `ReplayResult`.
     """
     started = time.perf_counter()
     harness, db = replay_harness(
-        run, data_dir=data_dir, address_key=address_key, log_dir=log_dir, redact=redact
+        run, data_dir=data_dir, address_key=address_key, log_dir=log_dir, redact=redact, mode=mode
     )
+    derived = _turns(run, mode)[1]
+    decided: list[tuple[str, bool]] = []
+    if mode == "strict":
+        _decisions(harness, db, decided)
     conversation = [m for m in run.messages if m.get("role") in ("user", "assistant")]
     opening = []
     while conversation and conversation[0].get("role") == "user":
@@ -210,6 +352,9 @@ def replay_run(
         mismatches=len(log.of_type("alert.mismatch")),
         replaced_call_ids=replaced,
         seconds=time.perf_counter() - started,
+        mode=mode,
+        derived=tuple(derived),
+        cancellations=tuple(decided),
     )
 
 
