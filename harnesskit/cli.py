@@ -1,4 +1,4 @@
-"""Command line: `harnesskit demo | replay | eval | sufficiency`. Only this module and `display` print.
+"""Command line: `harnesskit demo | replay | eval | sufficiency`. Only this and `display` print.
 
 `harnesskit eval` exits 0 only when every trial ran to an end (and, with `--fail-under RATE`,
 the pass rate reached RATE); 1 for a pass rate under RATE, 2 for a usage error (an unknown

@@ -46,15 +46,14 @@ def test_a_full_disk_while_storing_an_artifact_leaves_no_temp_file(tmp_path, mon
         """A big result (stored as an artifact)."""
         return "x" * 1_000_000
 
-    real = pathlib.Path.write_text
+    real = os.replace
 
-    def full_disk(self, data, *args, **kwargs):
-        if self.suffix == ".tmp":
-            real(self, data[: len(data) // 2], *args, **kwargs)  # half written, then ENOSPC
+    def full_disk(src, dst, *args, **kwargs):
+        if "objects" in pathlib.Path(dst).parts:  # the artifact's bytes: ENOSPC at the rename
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(self, data, *args, **kwargs)
+        return real(src, dst, *args, **kwargs)
 
-    monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
+    monkeypatch.setattr(os, "replace", full_disk)
     h = hk.Harness([dump], hk.ScriptedModel([reply.tool_call("dump")]), log_dir=tmp_path)
 
     with pytest.raises(ArtifactError, match="No space left on device"):
