@@ -26,6 +26,7 @@ from harnesskit.tools.idempotency import (
     ledger_path,
     natural_key_for,
 )
+from harnesskit.tools.mcp import MCPConnection, mcp_tools, risk_from_annotations
 from harnesskit.tools.spec import (
     RISKS,
     LintIssue,
@@ -47,6 +48,7 @@ __all__ = [
     "GateDecision",
     "IdempotencyLedger",
     "LintIssue",
+    "MCPConnection",
     "RISKS",
     "Tool",
     "ToolContext",
@@ -57,7 +59,9 @@ __all__ = [
     "key_for",
     "ledger_path",
     "lint",
+    "mcp_tools",
     "natural_key_for",
+    "risk_from_annotations",
     "schema_error_message",
     "schema_for_type",
     "terminal_prompt",
