@@ -21,6 +21,12 @@ from harnesskit.notebook.frames import (
     FRAME_KINDS,
     frame,
 )
+from harnesskit.notebook.parquet import (
+    PARQUET_TABLES,
+    export_parquet,
+    read_parquet,
+    typed_frame,
+)
 from harnesskit.notebook.widgets import (
     ApprovalDecision,
     ApprovalPrompt,
@@ -35,15 +41,19 @@ __all__ = [
     "BUDGET_COLUMNS",
     "COMPOSITION_CATEGORIES",
     "FRAME_KINDS",
+    "PARQUET_TABLES",
     "Snapshot",
     "StepControls",
     "TraceExplorer",
     "frame",
+    "export_parquet",
     "get_display",
     "plot_budget",
     "plot_comparison",
     "plot_composition",
     "plot_policy_tokens",
     "plot_probes",
+    "read_parquet",
     "set_display",
+    "typed_frame",
 ]

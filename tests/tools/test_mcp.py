@@ -123,7 +123,9 @@ def test_a_server_killed_mid_run_gives_structured_errors_and_the_run_finishes():
 
 def test_a_server_that_cannot_start_raises_a_clear_error():
     with pytest.raises(ToolServerError, match="could not be started") as info:
-        mcp_tools([sys.executable, "-c", "import sys; sys.stderr.write('boom at start'); sys.exit(3)"])
+        mcp_tools(
+            [sys.executable, "-c", "import sys; sys.stderr.write('boom at start'); sys.exit(3)"]
+        )
     assert "boom at start" in info.value.stderr
     with pytest.raises(ToolServerError, match="could not be started"):
         mcp_tools(["/nonexistent/mcp-server-binary"])
