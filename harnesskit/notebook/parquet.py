@@ -86,7 +86,7 @@ def _logs(logs: Any) -> list[tuple[str, EventLog]]:
     if isinstance(logs, EventLog) or isinstance(getattr(logs, "log", None), EventLog):
         logs = [logs]
     items = logs.items() if isinstance(logs, Mapping) else ((None, x) for x in logs)
-    out = []
+    out: list[tuple[str, EventLog]] = []
     for label, item in items:
         log = item if isinstance(item, EventLog) else getattr(item, "log", None)
         if not isinstance(log, EventLog):
