@@ -70,8 +70,9 @@ def call_model(
         on_switch=on_switch,
     )
     req_id = record.request(
-        log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name
-    )
+        log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name,
+        **specs.fields(),
+    )  # fmt: skip
     t0 = h.timer()
     reply = h.model.request(request)
     usage = reply.usage or Usage(

@@ -23,6 +23,7 @@ from harnesskit.models.base import Model, get_model
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
 from harnesskit.tools.gate import Gate
+from harnesskit.tools.groups import ToolGroups
 from harnesskit.tools.idempotency import Confirmer
 from harnesskit.tools.spec import Tool, ToolRegistry
 
@@ -63,6 +64,9 @@ class Harness:
             unavailable after its retries: `"error"` ends the run (`finish_reason="error"`),
             `"pause"` ends the step with `finish_reason="paused"` and a later `step()` or
             `run()` tries again (R-M5).
+        tool_groups: group selection (R-T3): past `threshold` tools (default 15) in a registry
+            with grouped tools, the model first calls `choose_group`, then sees only the open
+            group's tools (plus the ungrouped ones); default `ToolGroups()`.
     """
 
     def __init__(
@@ -86,6 +90,7 @@ class Harness:
         confirmers: dict[str, Confirmer] | None = None,
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
+        tool_groups: ToolGroups | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
@@ -131,6 +136,7 @@ class Harness:
         self.on_unavailable = on_unavailable
         self.workspace_revision = workspace_revision
         self.confirmers = dict(confirmers or {})
+        self.tool_groups = tool_groups if tool_groups is not None else ToolGroups()
 
     def revision(self) -> str | None:
         """The current workspace revision.

@@ -18,6 +18,7 @@ from harnesskit.tools.gate import (
     deny_all,
     terminal_prompt,
 )
+from harnesskit.tools.groups import CHOOSE_GROUP, GroupSelector, ToolGroups
 from harnesskit.tools.idempotency import (
     EffectCheck,
     IdempotencyLedger,
@@ -39,6 +40,7 @@ from harnesskit.tools.spec import (
 )
 
 __all__ = [
+    "CHOOSE_GROUP",
     "ApprovalRequest",
     "CircuitBreaker",
     "EffectCheck",
@@ -46,12 +48,14 @@ __all__ = [
     "Executor",
     "Gate",
     "GateDecision",
+    "GroupSelector",
     "IdempotencyLedger",
     "LintIssue",
     "MCPConnection",
     "RISKS",
     "Tool",
     "ToolContext",
+    "ToolGroups",
     "ToolRegistry",
     "WriteRecord",
     "allow_all",
