@@ -21,6 +21,7 @@ from harnesskit.notebook.frames import (
     FRAME_KINDS,
     frame,
 )
+from harnesskit.notebook.live import LiveStream, live_stream
 from harnesskit.notebook.parquet import (
     PARQUET_TABLES,
     export_parquet,
@@ -41,6 +42,7 @@ __all__ = [
     "BUDGET_COLUMNS",
     "COMPOSITION_CATEGORIES",
     "FRAME_KINDS",
+    "LiveStream",
     "PARQUET_TABLES",
     "Snapshot",
     "StepControls",
@@ -48,6 +50,7 @@ __all__ = [
     "frame",
     "export_parquet",
     "get_display",
+    "live_stream",
     "plot_budget",
     "plot_comparison",
     "plot_composition",

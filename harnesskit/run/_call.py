@@ -68,6 +68,7 @@ def call_model(
         deadline_monotonic=None if left is None else time.monotonic() + left,
         on_attempt=on_attempt,
         on_switch=on_switch,
+        on_delta=h.on_delta,
     )
     req_id = record.request(
         log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name,

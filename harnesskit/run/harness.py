@@ -18,7 +18,7 @@ from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.transport import TransportPolicy
 from harnesskit.errors import UsageError
 from harnesskit.log.redact import Redactor
-from harnesskit.messages import ModelRequest
+from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
@@ -67,6 +67,10 @@ class Harness:
         tool_groups: group selection (R-T3): past `threshold` tools (default 15) in a registry
             with grouped tools, the model first calls `choose_group`, then sees only the open
             group's tools (plus the ungrouped ones); default `ToolGroups()`.
+        on_delta: called with each `StreamDelta` (text and tool-call argument fragments) as
+            the model generates them, e.g. `hk.notebook.live_stream()` in a notebook; the model
+            must stream (`settings={"stream": True}` or `stream=True` on the client) for the
+            fragments to arrive as generated. The logged messages are the same without it.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class Harness:
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
         tool_groups: ToolGroups | None = None,
+        on_delta: Callable[[StreamDelta], None] | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
@@ -137,6 +142,7 @@ class Harness:
         self.workspace_revision = workspace_revision
         self.confirmers = dict(confirmers or {})
         self.tool_groups = tool_groups if tool_groups is not None else ToolGroups()
+        self.on_delta = on_delta
 
     def revision(self) -> str | None:
         """The current workspace revision.
