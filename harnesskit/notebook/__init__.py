@@ -3,6 +3,7 @@
 The notebook layer: display and renderers, frames, charts and widgets. Reads logs and results.
 """
 
+from harnesskit.log.otel import export_otlp, otlp_json, spans_of
 from harnesskit.notebook import renderers  # noqa: F401  (registers the report renderers)
 from harnesskit.notebook.charts import (
     plot_budget,
@@ -48,9 +49,11 @@ __all__ = [
     "StepControls",
     "TraceExplorer",
     "frame",
+    "export_otlp",
     "export_parquet",
     "get_display",
     "live_stream",
+    "otlp_json",
     "plot_budget",
     "plot_comparison",
     "plot_composition",
@@ -58,5 +61,6 @@ __all__ = [
     "plot_probes",
     "read_parquet",
     "set_display",
+    "spans_of",
     "typed_frame",
 ]

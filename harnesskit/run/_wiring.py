@@ -108,6 +108,10 @@ def wire(
         timer=harness.timer,
     )
     context = ContextBuilder(harness.policy, estimator=harness.estimator)
+    if harness.tracer is not None:  # live spans (R-O5): the log is the trace
+        from harnesskit.log.otel import SpanRecorder
+
+        log.subscribe(SpanRecorder(harness.tracer, run_id=log.run_id or "").on_event)
     return (
         context,
         transport,

@@ -71,6 +71,9 @@ class Harness:
             the model generates them, e.g. `hk.notebook.live_stream()` in a notebook; the model
             must stream (`settings={"stream": True}` or `stream=True` on the client) for the
             fragments to arrive as generated. The logged messages are the same without it.
+        tracer: an OpenTelemetry `Tracer` (or `TracerProvider`) that receives live spans in
+            the GenAI semantic conventions as the run goes: one per run, per model request
+            (tokens), per tool call (`harnesskit.log.otel`, extra `[otel]`); `None` for none.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class Harness:
         on_unavailable: str = "error",
         tool_groups: ToolGroups | None = None,
         on_delta: Callable[[StreamDelta], None] | None = None,
+        tracer: Any = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
@@ -143,6 +147,8 @@ class Harness:
         self.confirmers = dict(confirmers or {})
         self.tool_groups = tool_groups if tool_groups is not None else ToolGroups()
         self.on_delta = on_delta
+        get_tracer = getattr(tracer, "get_tracer", None)
+        self.tracer = get_tracer("harnesskit") if callable(get_tracer) else tracer
 
     def revision(self) -> str | None:
         """The current workspace revision.
