@@ -90,15 +90,16 @@ if HAVE["mcp"]:
     mcp_tools = conn.tools()
     for t in mcp_tools:
         print(t.name, t.risk, json.dumps(t.parameters["properties"]))
-    assert [(t.name, t.risk) for t in mcp_tools] == [("get_order", "read"), ("delete_order", "destructive")]
+    risks = [(t.name, t.risk) for t in mcp_tools]
+    assert risks == [("get_order", "read"), ("delete_order", "destructive")]
 else:
     skip("mcp", "the MCP part")""",
     ),
     (
         "md",
-        """The model looks an order up, then tries to delete it. The destructive call asks the gate's
-confirmation callback, which says no here (a notebook would show `hk.ApprovalPrompt()`), so the
-server never sees it; the run goes on and finishes.""",
+        """The model looks an order up, then tries to delete it. The destructive call asks the
+gate's confirmation callback, which says no here (a notebook would show `hk.ApprovalPrompt()`),
+so the server never sees it; the run goes on and finishes.""",
     ),
     (
         "code",
@@ -145,14 +146,17 @@ if HAVE["opentelemetry"]:
     source = run if HAVE["mcp"] else traced
     trace_file = workdir / "trace.jsonl"
     print(hk.notebook.export_otlp(source, path=trace_file), "spans written")
-    spans = json.loads(trace_file.read_text().splitlines()[0])["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    request = json.loads(trace_file.read_text().splitlines()[0])
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
     names = {s["spanId"]: s["name"] for s in spans}
     for s in sorted(spans, key=lambda s: s["startTimeUnixNano"]):
         attrs = {a["key"]: list(a["value"].values())[0] for a in s.get("attributes", [])}
         tokens = attrs.get("gen_ai.usage.input_tokens", "")
-        print(f"{s['name']:<24} parent={names.get(s.get('parentSpanId'), '-'):<24} input_tokens={tokens}")
+        parent = names.get(s.get("parentSpanId"), "-")
+        print(f"{s['name']:<26} parent={parent:<26} input_tokens={tokens}")
     roots = [s for s in spans if "parentSpanId" not in s]
-    assert len(roots) == 1 and all(s.get("parentSpanId") == roots[0]["spanId"] for s in spans if s is not roots[0])
+    children = [s for s in spans if s is not roots[0]]
+    assert len(roots) == 1 and all(s["parentSpanId"] == roots[0]["spanId"] for s in children)
 else:
     skip("otel", "the OpenTelemetry part")""",
     ),
@@ -194,7 +198,8 @@ import pandas as pd
 runs = {}
 for i in range(3):
     turns = [reply.text(f"answer {i}")]
-    runs[f"run-{i}"] = hk.Harness(tools=[], model=hk.ScriptedModel(turns)).start("q", run_id=f"run-{i}").run()
+    h = hk.Harness(tools=[], model=hk.ScriptedModel(turns))
+    runs[f"run-{i}"] = h.start("q", run_id=f"run-{i}").run()
 df = hk.frame(runs["run-0"])
 print("object columns:", [c for c in df if df[c].dtype == object])""",
     ),
@@ -206,8 +211,9 @@ if HAVE["pyarrow"]:
     print("round trip equal:", pd.read_parquet(workdir / "events.parquet").equals(df))
     written = hk.notebook.export_parquet(runs, workdir / "dataset")
     events = hk.notebook.read_parquet(workdir / "dataset")
-    print(sorted(p.name for p in written.values()), len(events), "events of", events["run_id"].nunique(), "runs")
-    assert pd.read_parquet(workdir / "events.parquet").equals(df) and events["run_id"].nunique() == 3
+    n_runs = events["run_id"].nunique()
+    print(sorted(p.name for p in written.values()), len(events), "events of", n_runs, "runs")
+    assert pd.read_parquet(workdir / "events.parquet").equals(df) and n_runs == 3
 else:
     skip("parquet", "the Parquet part")""",
     ),
