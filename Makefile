@@ -38,10 +38,12 @@ $(EXTRAS_STAMP): pyproject.toml | $(EXTRAS_BIN)/python
 	$(EXTRAS_BIN)/python -m pip install --quiet -e ".[dev,mcp,otel,parquet]" arize-phoenix
 	touch $(EXTRAS_STAMP)
 
+# `-p no:phoenix`: arize-phoenix-client ships a pytest plugin whose import warns (an error here).
 test-extras: $(EXTRAS_STAMP)
-	HK_REQUIRE_EXTRAS=1 $(EXTRAS_BIN)/python -m pytest -p no:cacheprovider $(EXTRAS_TESTS)
+	HK_REQUIRE_EXTRAS=1 $(EXTRAS_BIN)/python -m pytest -p no:cacheprovider -p no:phoenix \
+		$(EXTRAS_TESTS)
 	$(EXTRAS_BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
-		notebooks/07_ecosystem.ipynb
+		-p no:phoenix notebooks/07_ecosystem.ipynb
 
 # A Phoenix on 127.0.0.1:6006 for notebook 07 (Ctrl-C stops it).
 phoenix: $(EXTRAS_STAMP)
