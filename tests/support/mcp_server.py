@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
@@ -42,6 +43,19 @@ def delete_order(order_id: str) -> str:
 def server_pid() -> int:
     """The server's process id (tests kill it to simulate a crash)."""
     return os.getpid()
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def list_items(n: int) -> list[dict[str, object]]:
+    """List n items (a large result, for externalization)."""
+    return [{"id": f"item-{i:04d}", "price": i} for i in range(n)]
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def wait(seconds: float) -> str:
+    """Sleep for some seconds, then answer (for timeouts)."""
+    time.sleep(seconds)
+    return "woke"
 
 
 if __name__ == "__main__":

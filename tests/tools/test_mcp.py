@@ -36,7 +36,14 @@ def _results(run):
 
 def test_tools_carry_the_servers_schemas_and_risk_from_annotations(conn):
     tools = {t.name: t for t in conn.tools()}
-    assert list(tools) == ["get_order", "add_note", "delete_order", "server_pid"]
+    assert list(tools) == [
+        "get_order",
+        "add_note",
+        "delete_order",
+        "server_pid",
+        "list_items",
+        "wait",
+    ]
     assert tools["get_order"].parameters["properties"]["order_id"]["type"] == "string"
     assert tools["get_order"].parameters["required"] == ["order_id"]
     assert {n: t.risk for n, t in tools.items()} == {
@@ -44,6 +51,8 @@ def test_tools_carry_the_servers_schemas_and_risk_from_annotations(conn):
         "add_note": "write",
         "delete_order": "destructive",
         "server_pid": "read",
+        "list_items": "read",
+        "wait": "read",
     }
     assert tools["get_order"].description.startswith("Look up one order")
     overridden = {t.name: t.risk for t in conn.tools(risk={"delete_order": "write"})}
@@ -92,6 +101,25 @@ def test_a_tool_error_on_the_server_is_a_structured_result(conn):
     assert result.error_type == "tool_error"
     assert "get_order reported an error" in result.content
     assert conn.alive
+
+
+def test_mcp_results_are_externalized_timed_out_and_circuit_broken_like_python_tools(conn):
+    tools = conn.tools(timeout_seconds=0.5)
+    model = hk.ScriptedModel(
+        [
+            reply.tool_call("list_items", n=40),
+            reply.tool_call("wait", seconds=5),
+            *[reply.tool_call("get_order", order_id="ZZ") for _ in range(4)],
+            reply.text("ok"),
+        ]
+    )
+    run = hk.Harness(tools=tools, model=model).run("x")
+    big, slow, *fails = _results(run)
+    assert big.ok and big.artifact is not None  # 40 items: stored as an artifact (R-A1)
+    assert '"item-0000"' not in big.content
+    assert (slow.ok, slow.error_type) == (False, "timeout")
+    assert [f.error_type for f in fails] == ["tool_error"] * 3 + ["circuit_open"]
+    assert conn.alive  # a timed-out call does not break the connection
 
 
 def test_a_server_killed_mid_run_gives_structured_errors_and_the_run_finishes():
