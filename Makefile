@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean local test-local real-demo
+.PHONY: demo test test-extras phoenix lint bench clean local test-local real-demo
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,35 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
+
+# The optional extras ([mcp], [otel], [parquet]) and a real Phoenix, in their own venv so that
+# `make test` keeps testing a plain install. Phoenix is heavy: the first run installs for minutes.
+EXTRAS_VENV := .venv-extras
+EXTRAS_BIN := $(EXTRAS_VENV)/bin
+EXTRAS_STAMP := $(EXTRAS_VENV)/.installed
+EXTRAS_TESTS := tests/tools/test_mcp.py tests/log/test_otel.py tests/log/test_otel_phoenix.py \
+	tests/notebook/test_parquet.py tests/models/test_streaming.py
+
+$(EXTRAS_BIN)/python:
+	$(PYTHON) -m venv $(EXTRAS_VENV)
+
+$(EXTRAS_STAMP): pyproject.toml | $(EXTRAS_BIN)/python
+	$(EXTRAS_BIN)/python -m pip install --quiet --upgrade pip
+	$(EXTRAS_BIN)/python -m pip install --quiet -e ".[dev,mcp,otel,parquet]" arize-phoenix
+	touch $(EXTRAS_STAMP)
+
+# `-p no:phoenix`: arize-phoenix-client ships a pytest plugin whose import warns (an error here).
+test-extras: $(EXTRAS_STAMP)
+	HK_REQUIRE_EXTRAS=1 $(EXTRAS_BIN)/python -m pytest -p no:cacheprovider -p no:phoenix \
+		$(EXTRAS_TESTS)
+	$(EXTRAS_BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+		-p no:phoenix notebooks/07_ecosystem.ipynb
+
+# A Phoenix on 127.0.0.1:6006 for notebook 07 (Ctrl-C stops it).
+phoenix: $(EXTRAS_STAMP)
+	@echo "export HK_PHOENIX_URL=http://127.0.0.1:6006"
+	PHOENIX_HOST=127.0.0.1 PHOENIX_PORT=6006 PHOENIX_WORKING_DIR=$(EXTRAS_VENV)/phoenix \
+		$(EXTRAS_BIN)/python -m phoenix.server.main serve
 
 LINTED := harnesskit tests benchmarks scripts
 
@@ -49,4 +78,4 @@ real-demo: local
 	$(BIN)/python scripts/local_demo_report.py runs/real-demo; exit $$status
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(EXTRAS_VENV) runs .pytest_cache

@@ -9,6 +9,7 @@ HarnessError
 │   ├── ToolNotFoundError
 │   ├── ToolArgumentsError
 │   └── ToolTimeoutError
+├── ToolServerError       an external tool server (MCP) could not start or stopped answering
 ├── BrakeTripped          .brake .value .limit .unit
 ├── ContextError          a prompt could not be assembled under its policy
 │   └── RepresentationError  one source in two forms in one prompt (R-A5)
@@ -50,6 +51,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolError",
     "ToolNotFoundError",
+    "ToolServerError",
     "ToolTimeoutError",
     "UsageError",
 ]
@@ -127,6 +129,26 @@ class ToolTimeoutError(ToolError):
     """A tool ran longer than its `timeout_seconds`."""
 
     error_type = "timeout"
+
+
+class ToolServerError(HarnessError):
+    """An external tool server (an MCP server) could not be started or listed, or is gone.
+
+    Raised by `harnesskit.tools.mcp_tools` and `MCPConnection` when connecting fails; a call to
+    a server that died mid-run is not raised into the loop but becomes a `tool_error` result.
+
+    Attributes:
+        server: how the server was addressed (its command line or URL).
+        stderr: the tail of the server's standard error (stdio servers), or `""`.
+    """
+
+    def __init__(self, message: str, *, server: str = "", stderr: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.stderr = stderr
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
 
 
 class BrakeTripped(HarnessError):

@@ -21,6 +21,7 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "StreamDelta",
     "ToolCall",
     "ToolResult",
     "Usage",
@@ -224,7 +225,35 @@ class Usage:
 
 
 #: Request fields that used to travel in `settings`; naming one there is a usage error.
-_NOT_SETTINGS = ("deadline_monotonic", "clock", "on_attempt", "on_switch", "data_class")
+_NOT_SETTINGS = (
+    "deadline_monotonic",
+    "clock",
+    "on_attempt",
+    "on_switch",
+    "on_delta",
+    "data_class",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamDelta:
+    """One fragment of an answer as it is generated, for a live display (`stream=True`).
+
+    Joining the `text` of the `text` deltas gives the message content; joining those of the
+    `tool_call` deltas with the same `index` gives that call's argument text, byte for byte.
+    """
+
+    kind: Literal["start", "text", "reasoning", "tool_call"]
+    """`start` opens an attempt (a retried request streams again from the start), `text` and
+    `reasoning` carry answer text, `tool_call` carries a fragment of a call's arguments."""
+    text: str = ""
+    """The new fragment (may be empty, e.g. when a tool call's name arrives first)."""
+    index: int = 0
+    """For `tool_call`: the call's position in the turn (0-based)."""
+    name: str = ""
+    """For `tool_call`: the tool's name, as far as it has arrived."""
+    tool_call_id: str = ""
+    """For `tool_call`: the provider's call id, once sent."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,6 +286,9 @@ class ModelRequest:
     """Called with each failed or corrective attempt (`models.Attempt`); never logged itself."""
     on_switch: Callable[[Any], None] | None = None
     """Called with each move to another fallback node (`models.Switch`); never logged itself."""
+    on_delta: Callable[[StreamDelta], None] | None = None
+    """Called with each `StreamDelta` as the answer arrives (streaming clients and the fakes);
+    the returned `ModelResponse` is the same as without it."""
 
     def __post_init__(self) -> None:
         smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))

@@ -16,3 +16,17 @@ def shared_datasets() -> pathlib.Path:
     if not path.is_dir():
         pytest.skip(f"../shared/datasets not found at {path}: these tests need the shared data")
     return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under `make test-extras` (HK_REQUIRE_EXTRAS=1) a test skipped for a missing extra fails."""
+    import os
+
+    if not os.environ.get("HK_REQUIRE_EXTRAS"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    missing = [r for r in skipped if "extra" in str(r.longrepr)]
+    if missing:
+        reporter.write_line(f"HK_REQUIRE_EXTRAS: {len(missing)} skipped for a missing extra")
+        session.exitstatus = 1

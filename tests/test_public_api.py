@@ -102,7 +102,7 @@ def test_import_is_light_and_silent():
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):\n"
         "    import harnesskit\n"
-        "heavy = [m for m in ('pandas', 'matplotlib', 'httpx', 'ipywidgets', 'tqdm') if m in sys.modules]\n"
+        "heavy = [m for m in ('pandas', 'matplotlib', 'httpx', 'ipywidgets', 'tqdm', 'mcp', 'opentelemetry', 'pyarrow') if m in sys.modules]\n"
         "print(repr(buf.getvalue()), heavy, harnesskit.__file__)"
     )
     root = Path(hk.__file__).parents[1]  # this checkout, not whatever is installed

@@ -9,10 +9,11 @@ non-streamed answers go through the same parser.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from harnesskit.errors import ModelError
+from harnesskit.messages import StreamDelta
 
 __all__ = ["StreamAccumulator", "sse_data"]
 
@@ -53,9 +54,16 @@ class StreamAccumulator:
     Tool-call deltas are matched to a call by `id` when they carry one, else by `index`; a
     delta whose `index` is taken by a call with a different id starts a new call (some servers
     send every call at index 0). Argument fragments are concatenated in arrival order.
+
+    Args:
+        on_delta: called with a `StreamDelta` for each text, reasoning and argument fragment
+            as it is folded in (a `start` delta first); `None` for none.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_delta: Callable[[StreamDelta], None] | None = None) -> None:
+        self._on_delta = on_delta
+        if on_delta is not None:
+            on_delta(StreamDelta(kind="start"))
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[dict[str, Any]] = []
@@ -113,11 +121,16 @@ class StreamAccumulator:
                 self._feed_delta(delta)
 
     def _feed_delta(self, delta: dict[str, Any]) -> None:
+        emit = self._on_delta
         if isinstance(delta.get("content"), str):
             self.content.append(delta["content"])
+            if emit is not None:
+                emit(StreamDelta(kind="text", text=delta["content"]))
         for key in ("reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 self.reasoning.append(delta[key])
+                if emit is not None:
+                    emit(StreamDelta(kind="reasoning", text=delta[key]))
         calls = delta.get("tool_calls")
         if isinstance(calls, dict):
             calls = [calls]
@@ -161,6 +174,17 @@ class StreamAccumulator:
                 target["arguments"] += args
         elif isinstance(args, dict):
             target["arguments"] = args
+        if self._on_delta is not None:
+            piece = args if isinstance(args, str) else ""
+            self._on_delta(
+                StreamDelta(
+                    kind="tool_call",
+                    text=piece,
+                    index=slot,
+                    name=target["name"],
+                    tool_call_id=call.get("id") or "",
+                )
+            )
 
     def body(self) -> dict[str, Any]:
         """Return the accumulated answer as a non-streamed `chat.completion` body."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import Message, ModelRequest, ModelResponse, ToolCall
+from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta, ToolCall
 from harnesskit.models.base import register_provider
 
 __all__ = ["FunctionModel", "ReplayModel", "ScriptedModel", "as_response"]
@@ -60,6 +60,26 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
         message = Message(role="assistant", content=message.content, tool_calls=calls)
     reason = "tool_calls" if message.tool_calls else "stop"
     return ModelResponse(message=message, finish_reason=reason, model=model)
+
+
+def emit_deltas(response: ModelResponse, on_delta: Callable[[StreamDelta], None] | None) -> None:
+    """Play a finished answer to `on_delta` as a stream would: `start`, the text, each call.
+
+    Args:
+        response: the answer.
+        on_delta: the request's delta callback; `None` does nothing.
+    """
+    if on_delta is None:
+        return
+    on_delta(StreamDelta(kind="start"))
+    message = response.message
+    if message.content:
+        on_delta(StreamDelta(kind="text", text=message.content))
+    for i, call in enumerate(message.tool_calls):
+        raw = call.raw_arguments or ""
+        on_delta(
+            StreamDelta(kind="tool_call", text=raw, index=i, name=call.name, tool_call_id=call.id)
+        )
 
 
 def _with_id(call: ToolCall, new_id: str) -> ToolCall:
@@ -111,6 +131,7 @@ class ScriptedModel:
             )
         turn = self._turns[self._next]
         self._next += 1
+        emit_deltas(turn, request.on_delta)
         return turn
 
     def __repr__(self) -> str:

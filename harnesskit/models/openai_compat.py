@@ -44,11 +44,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
-from harnesskit.messages import Message, ModelRequest, ModelResponse
+from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -74,6 +75,8 @@ __all__ = ["PRESETS", "Attempt", "OpenAICompatModel", "Preset", "RetryPolicy"]
 
 #: Request settings that steer the client and are never sent to the provider.
 CONTROL_KEYS = frozenset({"max_wait_seconds", "stream"})
+#: The current request's `on_delta` (set per request, so retries and streams need no plumbing).
+_ON_DELTA: ContextVar[Callable[[StreamDelta], None] | None] = ContextVar("on_delta", default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,6 +269,7 @@ class OpenAICompatModel:
             )
         deadline = self._deadline(request)
         on_attempt = _both(self.on_attempt, request.on_attempt)
+        _ON_DELTA.set(request.on_delta)  # read by _read_stream, in this thread's context
         stream = bool(settings.get("stream", self.stream))
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
@@ -528,7 +532,7 @@ class OpenAICompatModel:
             return _Failure(200, str(exc), False, body=exc.body)
 
     def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(on_delta=_ON_DELTA.get())
         try:
             for payload in sse_data(read_lines(resp, deadline)):
                 acc.feed(payload)

@@ -27,6 +27,7 @@ from harnesskit.context.tokens import TokenEstimator
 from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
 from harnesskit.messages import Message
+from harnesskit.notebook.parquet import typed_frame
 
 __all__ = ["BUDGET_COLUMNS", "COMPOSITION_CATEGORIES", "FRAME_KINDS", "frame"]
 
@@ -308,7 +309,9 @@ def frame(
             `TokenEstimator()`.
 
     Returns:
-        A `pandas.DataFrame`. `"budget"`: one row per model request of the branch, columns
+        A `pandas.DataFrame` with typed columns (`typed_frame`): nested values such as an
+        event's `payload` are JSON text, so `.to_parquet(path)` works for every kind.
+        `"budget"`: one row per model request of the branch, columns
         `BUDGET_COLUMNS`: `request` (1-based), `step`, `final` (the tool-less closing request
         after a brake), `prompt_tokens`, `completion_tokens`, `total_tokens` (tokens of this
         request), `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated`,
@@ -324,15 +327,15 @@ def frame(
         UsageError: an unknown kind, or `obj` does not fit the kind.
     """
     if kind == "events":
-        return _events(obj)
+        return typed_frame(_events(obj))
     if kind == "budget":
-        return _budget(obj, branch_id=branch_id)
+        return typed_frame(_budget(obj, branch_id=branch_id))
     if kind == "composition":
-        return _composition(obj, branch_id=branch_id, estimator=estimator)
+        return typed_frame(_composition(obj, branch_id=branch_id, estimator=estimator))
     if kind == "comparison":
         if not isinstance(obj, Mapping):
             raise UsageError(
                 f"frame(kind='comparison') takes {{label: run}}, got {type(obj).__name__}"
             )
-        return _comparison(obj, branch_id=branch_id)
+        return typed_frame(_comparison(obj, branch_id=branch_id))
     raise UsageError(f"unknown frame kind {kind!r}; expected one of {list(FRAME_KINDS)}")

@@ -84,10 +84,12 @@ def call_model(
         clock=h.timer,
         on_attempt=on_attempt,
         on_switch=on_switch,
+        on_delta=h.on_delta,
     )
     req_id = record.request(
-        log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name
-    )
+        log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name,
+        **specs.fields(),
+    )  # fmt: skip
     t0 = h.timer()
     try:
         reply = h.model.request(request)

@@ -61,8 +61,12 @@ def request(
     final: bool,
     settings: dict[str, Any],
     model: str,
+    **extra: Any,
 ) -> int:
-    """Append `model.request` (as a delta against the branch's previous one); return its id."""
+    """Append `model.request` (as a delta against the branch's previous one); return its id.
+
+    `extra` is more payload, e.g. the open tool group (`tool_group`, R-T3).
+    """
     return log.append_request(
         prompt.messages,
         tools,
@@ -73,6 +77,7 @@ def request(
         model=model,
         token_estimate=prompt.token_estimate,
         summary=f"step {st.step}: {len(prompt.messages)} messages",
+        **extra,
     ).event_id
 
 

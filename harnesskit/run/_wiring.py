@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from harnesskit.context.builder import ContextBuilder
 from harnesskit.data.transport import Transport
+from harnesskit.log import ToolResultEvent
 from harnesskit.models.offline import ReplayModel
 from harnesskit.tools.executor import Executor
-from harnesskit.tools.spec import ToolContext
+from harnesskit.tools.groups import GroupSelector
+from harnesskit.tools.spec import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from harnesskit.context.tokens import TokenEstimator
@@ -23,7 +25,6 @@ if TYPE_CHECKING:
     from harnesskit.run.harness import Harness
     from harnesskit.run.state import RunState
     from harnesskit.tools.idempotency import IdempotencyLedger
-    from harnesskit.tools.spec import ToolRegistry
 
 __all__ = ["ToolSpecs", "tool_contexts", "wire"]
 
@@ -41,9 +42,10 @@ class ToolSpecs:
         executor: Executor,
         transport: Transport,
         estimator: TokenEstimator,
+        groups: GroupSelector | None = None,
     ) -> None:
         self._registry, self._executor, self._transport = tools, executor, transport
-        self._estimator = estimator
+        self._estimator, self.groups = estimator, groups
         self._key: tuple[Any, ...] | None = None
         self._specs: tuple[dict[str, Any], ...] = ()
         self._tokens: tuple[Any, int] = ((), 0)
@@ -51,11 +53,22 @@ class ToolSpecs:
     def current(self) -> tuple[dict[str, Any], ...]:
         """The specs of the tools not disabled by the circuit breaker, plus the data tools."""
         off = tuple(sorted(self._executor.disabled))
-        key = (*off, self._transport.holds_artifacts)
+        group = self.groups.open if self.groups is not None else None
+        key = (*off, self._transport.holds_artifacts, group)
         if key != self._key:
-            specs = self._registry.specs(exclude=off) + self._transport.tool_specs(off)
+            own = self.groups.specs(off) if self.groups else self._registry.specs(exclude=off)
+            specs = own + self._transport.tool_specs(off)
             self._key, self._specs = key, specs
         return self._specs
+
+    def fields(self) -> dict[str, Any]:
+        """The open tool group for the request and injection records (R-T3).
+
+        Returns:
+            `{"tool_group": group or None}` when group selection is on; `{}` otherwise, so
+            the logs of ungrouped runs are unchanged.
+        """
+        return {} if self.groups is None else {"tool_group": self.groups.open}
 
     def tokens(self, specs: tuple[dict[str, Any], ...]) -> int:
         """Estimated prompt tokens of `specs` (re-encoded only when the tuple changes)."""
@@ -81,21 +94,49 @@ def wire(
     transport = Transport(
         harness.artifacts, harness.transport, log=log, refuse=False if replay else None
     )
+    groups, tools = _groups(harness, log), harness.tools
+    bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] = transport.bind
+    if groups is not None:  # R-T3: choose_group joins the tools; calls outside the group fail
+        tools = ToolRegistry([*harness.tools, groups.tool])
+        bind = _chain(groups.check, transport.bind)
     executor = Executor(
-        transport.registry(harness.tools),
+        transport.registry(tools),
         harness.gate,
         idempotency=ledger,
-        bind=transport.bind,
+        bind=bind,
         postprocess=transport.postprocess,
         timer=harness.timer,
     )
     context = ContextBuilder(harness.policy, estimator=harness.estimator)
+    if harness.tracer is not None:  # live spans (R-O5): the log is the trace
+        from harnesskit.log.otel import SpanRecorder
+
+        log.subscribe(SpanRecorder(harness.tracer, run_id=log.run_id or "").on_event)
     return (
         context,
         transport,
         executor,
-        ToolSpecs(harness.tools, executor, transport, harness.estimator),
+        ToolSpecs(harness.tools, executor, transport, harness.estimator, groups),
     )
+
+
+def _groups(harness: Harness, log: EventLog) -> GroupSelector | None:
+    """The run's group selector when the harness's tools call for one (R-T3), else `None`."""
+    if not harness.tool_groups.applies(harness.tools):
+        return None
+    results = ((e.tool, bool(e.ok), e.content or "") for e in log.of_type(ToolResultEvent))
+    opened = GroupSelector.open_in(results)
+    return GroupSelector(harness.tools, harness.tool_groups, open_group=opened)
+
+
+def _chain(
+    first: Callable[[dict[str, Any], ToolCall], dict[str, Any]],
+    then: Callable[[dict[str, Any], ToolCall], dict[str, Any]],
+) -> Callable[[dict[str, Any], ToolCall], dict[str, Any]]:
+    def both(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        return then(first(arguments, call), call)
+
+    return both
 
 
 def tool_contexts(harness: Harness, st: RunState) -> Callable[[ToolCall], ToolContext]:

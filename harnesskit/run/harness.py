@@ -18,11 +18,12 @@ from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.transport import TransportPolicy
 from harnesskit.errors import UsageError
 from harnesskit.log.redact import Redactor
-from harnesskit.messages import ModelRequest
+from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
 from harnesskit.tools.gate import Gate
+from harnesskit.tools.groups import ToolGroups
 from harnesskit.tools.idempotency import Confirmer
 from harnesskit.tools.spec import Tool, ToolRegistry
 
@@ -63,6 +64,16 @@ class Harness:
             unavailable after its retries: `"error"` ends the run (`finish_reason="error"`),
             `"pause"` ends the step with `finish_reason="paused"` and a later `step()` or
             `run()` tries again (R-M5).
+        tool_groups: group selection (R-T3): past `threshold` tools (default 15) in a registry
+            with grouped tools, the model first calls `choose_group`, then sees only the open
+            group's tools (plus the ungrouped ones); default `ToolGroups()`.
+        on_delta: called with each `StreamDelta` (text and tool-call argument fragments) as
+            the model generates them, e.g. `hk.notebook.live_stream()` in a notebook; the model
+            must stream (`settings={"stream": True}` or `stream=True` on the client) for the
+            fragments to arrive as generated. The logged messages are the same without it.
+        tracer: an OpenTelemetry `Tracer` (or `TracerProvider`) that receives live spans in
+            the GenAI semantic conventions as the run goes: one per run, per model request
+            (tokens), per tool call (`harnesskit.log.otel`, extra `[otel]`); `None` for none.
     """
 
     def __init__(
@@ -86,6 +97,9 @@ class Harness:
         confirmers: dict[str, Confirmer] | None = None,
         redactor: Redactor | None | str = "default",
         on_unavailable: str = "error",
+        tool_groups: ToolGroups | None = None,
+        on_delta: Callable[[StreamDelta], None] | None = None,
+        tracer: Any = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
@@ -131,6 +145,10 @@ class Harness:
         self.on_unavailable = on_unavailable
         self.workspace_revision = workspace_revision
         self.confirmers = dict(confirmers or {})
+        self.tool_groups = tool_groups if tool_groups is not None else ToolGroups()
+        self.on_delta = on_delta
+        get_tracer = getattr(tracer, "get_tracer", None)
+        self.tracer = get_tracer("harnesskit") if callable(get_tracer) else tracer
 
     def revision(self) -> str | None:
         """The current workspace revision.

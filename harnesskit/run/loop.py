@@ -187,9 +187,8 @@ class Run:
             raise StopRun("paused", prompt.pause)
         self.transport.check(prompt.messages, step=st.step, branch_id=st.branch_id)  # R-A5
         tools = () if final else self.tool_specs.current()
-        ctx_id = self.context.record(
-            log, prompt, branch_id=st.branch_id, step=st.step, model=h.model.name
-        ).event_id
+        fields = {"step": st.step, "model": h.model.name, **self.tool_specs.fields()}
+        ctx_id = self.context.record(log, prompt, branch_id=st.branch_id, **fields).event_id
         return call_model(
             h, st, log, prompt, tools, final=final, context_event_id=ctx_id, specs=self.tool_specs
         )

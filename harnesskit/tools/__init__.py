@@ -18,6 +18,7 @@ from harnesskit.tools.gate import (
     deny_all,
     terminal_prompt,
 )
+from harnesskit.tools.groups import CHOOSE_GROUP, GroupSelector, ToolGroups
 from harnesskit.tools.idempotency import (
     EffectCheck,
     IdempotencyLedger,
@@ -26,6 +27,7 @@ from harnesskit.tools.idempotency import (
     ledger_path,
     natural_key_for,
 )
+from harnesskit.tools.mcp import MCPConnection, mcp_tools, risk_from_annotations
 from harnesskit.tools.spec import (
     RISKS,
     LintIssue,
@@ -38,6 +40,7 @@ from harnesskit.tools.spec import (
 )
 
 __all__ = [
+    "CHOOSE_GROUP",
     "ApprovalRequest",
     "CircuitBreaker",
     "EffectCheck",
@@ -45,11 +48,14 @@ __all__ = [
     "Executor",
     "Gate",
     "GateDecision",
+    "GroupSelector",
     "IdempotencyLedger",
     "LintIssue",
+    "MCPConnection",
     "RISKS",
     "Tool",
     "ToolContext",
+    "ToolGroups",
     "ToolRegistry",
     "WriteRecord",
     "allow_all",
@@ -57,7 +63,9 @@ __all__ = [
     "key_for",
     "ledger_path",
     "lint",
+    "mcp_tools",
     "natural_key_for",
+    "risk_from_annotations",
     "schema_error_message",
     "schema_for_type",
     "terminal_prompt",

@@ -814,7 +814,8 @@ def lint(target: Tool | ToolRegistry | Iterable[Tool]) -> list[LintIssue]:
 
     Checks the four-part template (what it does / when to use / when NOT to use / what it
     returns), free strings that look like enums, date strings without `format`, parameters
-    without descriptions, and more than 15 tools without groups.
+    without descriptions, and more than 15 ungrouped tools (grouped tools are offered one
+    group at a time, R-T3).
 
     Returns:
         Issues in tool order, then registry-wide ones; empty when the descriptions are clean.
@@ -836,8 +837,8 @@ def lint(target: Tool | ToolRegistry | Iterable[Tool]) -> list[LintIssue]:
     issues: list[LintIssue] = []
     for t in tools:
         issues.extend(_lint_one(t))
-    if len(tools) > MAX_UNGROUPED_TOOLS and any(t.group is None for t in tools):
-        ungrouped = sum(t.group is None for t in tools)
+    ungrouped = sum(t.group is None for t in tools)
+    if ungrouped > MAX_UNGROUPED_TOOLS:  # grouped tools are offered one group at a time (R-T3)
         issues.append(
             LintIssue(
                 tool="*",

@@ -1,7 +1,9 @@
+import json
 import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 import harnesskit as hk
@@ -121,7 +123,16 @@ def test_composition_is_computed_from_the_exact_requests_sent():
 
 def test_frame_accepts_runs_logs_and_lists_of_records():
     run, _ = braked_run()
-    assert hk.frame(run).equals(run.log.frame()) and len(hk.frame(run.log)) == len(run.log)
+    df, raw = hk.frame(run), run.log.frame()
+    assert len(hk.frame(run.log)) == len(run.log) and list(df.columns) == list(raw.columns)
+    # the same table, typed: the payload dicts are their JSON text
+    assert [json.loads(p) for p in df["payload"]] == raw["payload"].tolist()
+
+    def cells(frame):
+        return {c: [None if pd.isna(v) else v for v in frame[c]] for c in frame if c != "payload"}
+
+    assert cells(df) == cells(raw)
+    assert "object" not in {str(t) for t in df.dtypes}
 
     @hk.tool
     def vague(status: str, day: str) -> str:
