@@ -120,6 +120,7 @@ def load_database(
                 name: {k: dump(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in section.items()}
                 for name, section in data.items()
             },
+            shared=data,
             pristine=_PristineTexts(
                 texts={
                     name: {k: _entry_text(k, v) for k, v in section.items()}
@@ -129,13 +130,29 @@ def load_database(
         )
     # Copy-on-access: the sections share the snapshot's per-entry pickles and copy an entry
     # only when it is first handed out, so a run pays for the few entries it touches.
-    sections: dict[str, Any] = {name: _CowSection(snapshot.blobs[name]) for name in DATA_FILES}
+    sections: dict[str, Any] = {
+        name: _CowSection(snapshot.blobs[name], snapshot.shared[name]) for name in DATA_FILES
+    }
     return AirlineDB(sections, pristine=snapshot.pristine)
 
 
 def _rename_key(mapping: dict[str, Any], old: str, new: str) -> dict[str, Any]:
     """Return `mapping` with key `old` renamed to `new`, keeping its position (JSON order)."""
     return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+def read_only_values(section: Mapping[str, Any]) -> Iterator[Any]:
+    """Iterate a section's entries for reading only, without copy-on-access copies.
+
+    Args:
+        section: `db.flights`, `db.reservations` or `db.users`.
+
+    Returns:
+        The entries in section order; never mutate them.
+    """
+    if isinstance(section, _CowSection):
+        return section.shared_values()
+    return iter(section.values())
 
 
 def shipped_files_digest(data_dir: str | Path | None = None) -> dict[str, str]:
@@ -276,10 +293,11 @@ class _CowSection(MutableMapping[str, Any]):
     fresh database costs almost nothing. Keys, `in` and `len` never copy.
     """
 
-    __slots__ = ("_blobs", "_deleted", "_own")
+    __slots__ = ("_blobs", "_deleted", "_own", "_shared")
 
-    def __init__(self, base: dict[str, bytes]) -> None:
+    def __init__(self, base: dict[str, bytes], shared: dict[str, Any]) -> None:
         self._blobs = base
+        self._shared = shared
         self._own: dict[str, Any] = {}
         self._deleted: set[str] = set()
 
@@ -334,10 +352,22 @@ class _CowSection(MutableMapping[str, Any]):
         return f"<copy-on-access section: {len(self)} entries, {len(self._own)} copied>"
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _CowSection:
-        twin = _CowSection(self._blobs)
+        twin = _CowSection(self._blobs, self._shared)
         twin._own = copy.deepcopy(self._own, memo)
         twin._deleted = set(self._deleted)
         return twin
+
+    def shared_values(self) -> Iterator[Any]:
+        """Yield every entry without copying: the run's copy if it has one, else the shared one.
+
+        For read-only scans (flight searches); the caller must not mutate what it gets.
+        """
+        deleted, own, shared = self._deleted, self._own, self._shared
+        for key in self:
+            if key in own:
+                yield own[key]
+            elif key not in deleted:
+                yield shared[key]
 
     def copied(self, key: str) -> bool:
         """True when `key`'s entry was handed out (or added) and so may differ from the load."""
@@ -358,6 +388,8 @@ class _Snapshot:
     """A freshly loaded database, one pickle per entry, plus the canonical text of each entry."""
 
     blobs: dict[str, dict[str, bytes]]
+    shared: dict[str, dict[str, Any]]
+    """The parsed entries, shared read-only by every database of this snapshot."""
     pristine: _PristineTexts
 
 
