@@ -4,8 +4,8 @@ The log (100k events of real run steps, with supersede/reject events) is written
 `EventLog` and read back with `EventLog.read`. Then, on the loaded log: the status fold (from
 `harnesskit.log.trajectory` or `harnesskit.context.builder`, whichever has one) and a fresh
 `ContextBuilder(policy).build(log)` for every built-in policy this harnesskit has. Baseline:
-`json.loads` of every line of the same file bytes, in the same process. Target: fold + context
-build at most 50 ms.
+`json.loads` of every line of the same file bytes, in the same process. Target (issue 19): fold +
+cold context build with the default policy at most 50 ms (the other policies are shown beside).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
                 "s",
                 baseline="parse",
                 baseline_value=parse_s,
-                target=0.05,
+                target=0.05 if policy == "default" else None,  # one figure per target
                 cpu_value=fold_s.cpu + build_s.cpu,
                 cpu_baseline_value=parse_cpu,
                 note=f"build {build_s * 1e3:.0f} ms"
