@@ -30,6 +30,7 @@ import bench_harnesskit
 
 import harnesskit as hk
 from harnesskit.context import builder as context
+from harnesskit.data import representation
 from harnesskit.log import events, redact
 from harnesskit.models import offline
 from harnesskit.run import _records, loop
@@ -39,6 +40,8 @@ PARTS = [
     ("step", loop.Run, "step", 0),
     ("request (context, model, events)", loop.Run, "_query", 1),
     ("context build", context.ContextBuilder, "build", 2),
+    ("R-A5 single-representation check", representation.RepresentationChecker, "check", 2),
+    ("append_request (request event)", events.EventLog, "append_request", 2),
     ("model adapter (parse the reply)", offline.FunctionModel, "request", 2),
     ("tool calls (executor + events)", loop.Run, "_execute", 1),
     ("executor (validate, gate, call)", executor.Executor, "execute", 2),
