@@ -89,7 +89,7 @@ def main() -> None:
             "last/first turn cost (flat = 1)",
             last / first,
             "x",
-            target=1.1,
+            target=1.2,
         ),
         _common.row(
             "history",

@@ -1,16 +1,21 @@
 """Where a step's time goes: the peer workload's run, with the main parts timed in place.
 
-Wraps (in this process only) the parts of a step with wall-clock accumulators and runs the
-peer workload through `Harness.run` with a disk log, then prints us per step for each part
-and the floor's whole step for scale. Parts nest as shown by the indentation; the wrapping
-adds about 1 us per wrapped call. Needs ../shared/bench/peers (the workload and the floor).
+Wraps (in this process only) the parts of a step with accumulators on CPU time
+(`process_time`; `--clock wall` for wall time) and runs the peer workload through
+`Harness.run` with a disk log, then prints us per step for each part and the floor's whole
+step for scale. Parts nest as shown by the indentation; the wrapping adds about 1 us per
+wrapped call. A part this tree does not have is listed as absent. Then the top 5 innermost
+parts, and the top 5 functions by own CPU time under `cProfile` (inflated by the profiler,
+but in proportion). Needs ../shared/bench/peers (the workload and the floor).
 
-    python benchmarks/breakdown.py [--runs 200]
+    python benchmarks/breakdown.py [--runs 200] [--clock cpu|wall]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import time
 from collections import Counter
@@ -25,6 +30,7 @@ import bench_harnesskit
 
 import harnesskit as hk
 from harnesskit.context import builder as context
+from harnesskit.data import representation
 from harnesskit.log import events, redact
 from harnesskit.models import offline
 from harnesskit.run import _records, loop
@@ -34,13 +40,15 @@ PARTS = [
     ("step", loop.Run, "step", 0),
     ("request (context, model, events)", loop.Run, "_query", 1),
     ("context build", context.ContextBuilder, "build", 2),
+    ("R-A5 single-representation check", representation.RepresentationChecker, "check", 2),
+    ("append_request (request event)", events.EventLog, "append_request", 2),
     ("model adapter (parse the reply)", offline.FunctionModel, "request", 2),
     ("tool calls (executor + events)", loop.Run, "_execute", 1),
     ("executor (validate, gate, call)", executor.Executor, "execute", 2),
     ("worker thread round trip", executor, "_run_on_worker", 3),
     ("input hash", _records, "hash_json", 2),
     ("event appends (all 5)", events.EventLog, "append", 1),
-    ("JSON line", events, "_event_line", 2),
+    ("JSON line", events, "encode", 2),
     ("redaction scan", redact.Redactor, "needs", 2),
     ("flush", events.EventLog, "flush", 1),
 ]
@@ -49,11 +57,18 @@ PARTS = [
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = ap.parse_args()
     spent: Counter[str] = Counter()
-    clock = time.perf_counter
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    absent = set()
+    originals = []
     for label, owner, name, _ in PARTS:
-        original = getattr(owner, name)
+        original = getattr(owner, name, None)
+        if original is None:
+            absent.add(label)
+            continue
+        originals.append((owner, name, original))
 
         def timed(*a, __f=original, __label=label, **k):
             t = clock()
@@ -79,10 +94,35 @@ def main() -> None:
     floor_us = (clock() - t) / steps * 1e6
     print(
         f"harnesskit {hk.__version__}: {total / steps * 1e6:.0f} us per step in all "
-        f"(floor {floor_us:.0f} us per step)"
+        f"(floor {floor_us:.0f} us per step), {args.clock} time"
     )
     for label, _, _, depth in PARTS:
-        print(f"{'  ' * depth}{label:<{44 - 2 * depth}} {spent[label] / steps * 1e6:7.1f} us/step")
+        cost = "absent" if label in absent else f"{spent[label] / steps * 1e6:7.1f} us/step"
+        print(f"{'  ' * depth}{label:<{44 - 2 * depth}} {cost}")
+    inner = [
+        label
+        for i, (label, _, _, depth) in enumerate(PARTS)
+        if label not in absent and (i + 1 == len(PARTS) or PARTS[i + 1][3] <= depth)
+    ]
+    print("top 5 innermost parts:")
+    for label in sorted(inner, key=lambda k: -spent[k])[:5]:
+        print(f"  {label:<42} {spent[label] / steps * 1e6:7.1f} us/step")
+    for owner, name, original in originals:  # profile the unwrapped code
+        setattr(owner, name, original)
+    profile = cProfile.Profile(time.process_time if args.clock == "cpu" else time.perf_counter)
+    profile.enable()
+    for _ in range(max(1, args.runs // 4)):
+        run()
+    profile.disable()
+    prof_steps = max(1, args.runs // 4) * 20
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    top = sorted(stats.items(), key=lambda kv: -kv[1][2])[:5]
+    print("top 5 functions by own time under cProfile:")
+    for (file, line, fn), (_, calls, own, _, _) in top:
+        where = f"{'/'.join(file.rsplit('/', 2)[-2:])}:{line}({fn})" if line else fn
+        print(
+            f"  {where:<60} {own / prof_steps * 1e6:7.1f} us/step, {calls / prof_steps:.1f} calls"
+        )
 
 
 if __name__ == "__main__":

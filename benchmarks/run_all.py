@@ -2,7 +2,8 @@
 
 Each script runs in its own process (so imports and memory do not leak between them) with
 `--json`; the rows are gathered into one Markdown table: figure, value, baseline measured in
-the same process, ratio, target and verdict. The peer comparison needs the peers installed in
+the same process, ratio, target and verdict, each by wall time and by CPU time, and the last
+line reads `targets met: X of Y`. The peer comparison needs the peers installed in
 a separate interpreter (`--peers-python`, `$PEERS_PYTHON` or /tmp/peers-venv/bin/python);
 without one it measures harnesskit against the floor only.
 
@@ -75,24 +76,45 @@ def main() -> None:
 
 
 def table(rows: list[dict]) -> str:
-    """The rows as one Markdown table."""
+    """The rows as one Markdown table (wall and CPU side by side), then `targets met: X of Y`."""
     lines = [
-        "| bench | figure | value | baseline (same process) | ratio | target | met |",
-        "|---|---|---|---|---|---|---|",
+        "| bench | figure | value (wall) | value (CPU) | baseline (same process) | "
+        "baseline (CPU) | ratio | ratio (CPU) | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        unit = r["unit"]
         base = r["baseline"]
         if r["baseline_value"] is not None:
-            base += f": {_common.fmt(r['baseline_value'], r['unit'])}"
+            base += f": {_common.fmt(r['baseline_value'], unit)}"
+        cpu = r.get("cpu_value")
+        cpu_base = r.get("cpu_baseline_value")
+        cpu_ratio = r.get("cpu_ratio")
         ratio = f"x{r['ratio']:.2f}" if r["ratio"] is not None else ""
-        target = f"<= {_common.fmt(r['target'], r['unit'])}" if r["target"] is not None else ""
+        target = _common.target_text(r)
         met = {True: "yes", False: "**no**", None: ""}[r["met"]]
-        value = _common.fmt(r["value"], r["unit"])
+        if r["met"] is False and r.get("wall_met") is not None and r.get("cpu_met") is not None:
+            met += (
+                f" (wall {'yes' if r['wall_met'] else 'no'}, CPU {'yes' if r['cpu_met'] else 'no'})"
+            )
+        value = _common.fmt(r["value"], unit)
         if r["note"]:
             value = f"{value} ({r['note']})" if r["value"] is not None else r["note"]
-        lines.append(
-            f"| {r['bench']} | {r['figure']} | {value} | {base} | {ratio} | {target} | {met} |"
-        )
+        cells = [
+            r["bench"],
+            r["figure"],
+            value,
+            _common.fmt(cpu, unit) if cpu is not None else "",
+            base,
+            _common.fmt(cpu_base, unit) if cpu_base is not None else "",
+            ratio,
+            f"x{cpu_ratio:.2f}" if cpu_ratio is not None else "",
+            target,
+            met,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(_common.targets_line(rows))
     return "\n".join(lines)
 
 

@@ -8,7 +8,6 @@ lives in `gate.py`; this module only asks it.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures as cf
 import dataclasses
 import datetime as dt
@@ -334,6 +333,8 @@ class Executor:
         t0 = self.timer()
         value = tool.fn(**kwargs)
         if inspect.isawaitable(value):  # async tools run to completion on this worker thread
+            import asyncio  # deferred: about a third of `import harnesskit`'s time otherwise
+
             value = asyncio.run(_await(value))
         return value, self.timer() - t0
 

@@ -162,3 +162,21 @@ def test_run_replay_report_and_cli(tmp_path, capsys):
     assert "agreement with recorded reward: 4/4" in report.to_text()
     assert cli.main(["replay", str(RECORDED), "--limit", "2", "--summary"]) == 0
     assert "agreement with recorded reward: 2/2" in capsys.readouterr().out
+
+
+@needs_shared
+def test_a_process_pool_gives_the_same_results_in_the_same_order():
+    serial = airline.run_replay(RECORDED, limit=6, echo=None, workers=1)
+    pooled = airline.run_replay(RECORDED, limit=6, echo=None, workers=2)
+    assert pooled.to_text().splitlines()[:-1] == serial.to_text().splitlines()[:-1]
+    for a, b in zip(serial.results, pooled.results, strict=True):
+        assert (a.task_id, a.trial, a.result, a.steps, a.divergences) == (
+            b.task_id,
+            b.trial,
+            b.result,
+            b.steps,
+            b.divergences,
+        )
+        shape = [(e.event_id, e.parent_id, e.type, e.summary) for e in a.log.events]
+        assert shape == [(e.event_id, e.parent_id, e.type, e.summary) for e in b.log.events]
+        assert b.log.path is None

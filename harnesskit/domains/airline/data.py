@@ -1,8 +1,9 @@
 """The airline database: loading a private copy per run, and a state hash for scoring.
 
 The shipped files in `datasets/airline/` (a copy of the τ-bench airline data, MIT, Sierra) are
-only ever read. Each `load_database()` call parses them again into fresh objects, so a run can
-mutate its copy freely and no run sees another's changes.
+only ever read. Each `load_database()` call gives a database whose entries are copied on first
+access from one shared snapshot, so a run can mutate what it reads and no run sees another's
+changes.
 
 `AirlineDB.state_hash()` is compatible with τ-bench's data hash: the sha256 of the text form of
 the database where every mapping is turned into a tuple of `(key, value)` pairs sorted by key and
@@ -13,12 +14,12 @@ why the tools keep the numeric types of their inputs exactly.
 from __future__ import annotations
 
 import copy
-import gc
 import hashlib
 import json
 import os
 import pickle
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -113,8 +114,13 @@ def load_database(
         if address_key == "province":
             for user in data["users"].values():
                 user["address"] = _rename_key(user.get("address", {}), "state", "province")
+        dump = pickle.dumps
         snapshot = _snapshots[key] = _Snapshot(
-            blob=pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
+            blobs={
+                name: {k: dump(v, protocol=pickle.HIGHEST_PROTOCOL) for k, v in section.items()}
+                for name, section in data.items()
+            },
+            shared=data,
             pristine=_PristineTexts(
                 texts={
                     name: {k: _entry_text(k, v) for k, v in section.items()}
@@ -122,21 +128,31 @@ def load_database(
                 }
             ),
         )
-    # Unpickling our own in-memory snapshot is about twice as fast as parsing the JSON again;
-    # the cyclic GC is paused meanwhile because the million new objects would trigger it often.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        data = pickle.loads(snapshot.blob)
-    finally:
-        if paused:
-            gc.enable()
-    return AirlineDB(data, pristine=snapshot.pristine)
+    # Copy-on-access: the sections share the snapshot's per-entry pickles and copy an entry
+    # only when it is first handed out, so a run pays for the few entries it touches.
+    sections: dict[str, Any] = {
+        name: _CowSection(snapshot.blobs[name], snapshot.shared[name]) for name in DATA_FILES
+    }
+    return AirlineDB(sections, pristine=snapshot.pristine)
 
 
 def _rename_key(mapping: dict[str, Any], old: str, new: str) -> dict[str, Any]:
     """Return `mapping` with key `old` renamed to `new`, keeping its position (JSON order)."""
     return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+def read_only_values(section: Mapping[str, Any]) -> Iterator[Any]:
+    """Iterate a section's entries for reading only, without copy-on-access copies.
+
+    Args:
+        section: `db.flights`, `db.reservations` or `db.users`.
+
+    Returns:
+        The entries in section order; never mutate them.
+    """
+    if isinstance(section, _CowSection):
+        return section.shared_values()
+    return iter(section.values())
 
 
 def shipped_files_digest(data_dir: str | Path | None = None) -> dict[str, str]:
@@ -240,16 +256,24 @@ class AirlineDB:
         if full or self._pristine is None:
             return state_hash(self.data)
         sections = []
+        changed = {name for name, _ in self._changed}
         for name in sorted(self.data):
             section = self.data[name]
             known = self._pristine.texts.get(name, {})
+            whole = self._pristine.joined.get(name)
+            if whole is not None and name not in changed and section.keys() == known.keys():
+                sections.append(whole)
+                continue
+            # values are fetched only for changed or new entries (a fetch copies on access)
             parts = [
                 text
                 if (text := known.get(key)) is not None and (name, key) not in self._changed
-                else _entry_text(key, value)
-                for key, value in sorted(section.items())
+                else _entry_text(key, section[key])
+                for key in sorted(section)
             ]
             sections.append(f"({name!r}, {_join_tuple_text(parts)})")
+            if name not in changed and section.keys() == known.keys():
+                self._pristine.joined[name] = sections[-1]
         text = _join_tuple_text(sections)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -260,18 +284,112 @@ class AirlineDB:
         )
 
 
+class _CowSection(MutableMapping[str, Any]):
+    """One section of a database that shares the loaded entries until they are touched.
+
+    Reading an entry (`section[key]`, `get`, iterating `values()` or `items()`) hands out a
+    private copy, made on first access from the entry's pickle in the shared snapshot, because
+    the caller may mutate what it gets back. Entries never accessed are never copied, so a
+    fresh database costs almost nothing. Keys, `in` and `len` never copy.
+    """
+
+    __slots__ = ("_blobs", "_deleted", "_own", "_shared")
+
+    def __init__(self, base: dict[str, bytes], shared: dict[str, Any]) -> None:
+        self._blobs = base
+        self._shared = shared
+        self._own: dict[str, Any] = {}
+        self._deleted: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        own = self._own
+        if key in own:
+            return own[key]
+        if key in self._deleted:
+            raise KeyError(key)
+        blob = self._blobs[key]  # KeyError for an unknown key, as a dict raises
+        value = own[key] = pickle.loads(blob)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._own[key] = value
+        self._deleted.discard(key)
+
+    def __delitem__(self, key: str) -> None:
+        if key in self._own:
+            del self._own[key]
+            if key in self._blobs:
+                self._deleted.add(key)
+        elif key in self._blobs and key not in self._deleted:
+            self._deleted.add(key)
+        else:
+            raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._own:
+            return True
+        return key in self._blobs and key not in self._deleted
+
+    def __iter__(self) -> Iterator[str]:
+        deleted, own = self._deleted, self._own
+        for key in list(self._blobs):
+            if key not in deleted:
+                yield key
+        for key in list(own):
+            if key not in self._blobs:
+                yield key
+
+    def __len__(self) -> int:
+        extra = sum(1 for key in self._own if key not in self._blobs)
+        return len(self._blobs) - len(self._deleted) + extra
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"<copy-on-access section: {len(self)} entries, {len(self._own)} copied>"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _CowSection:
+        twin = _CowSection(self._blobs, self._shared)
+        twin._own = copy.deepcopy(self._own, memo)
+        twin._deleted = set(self._deleted)
+        return twin
+
+    def shared_values(self) -> Iterator[Any]:
+        """Yield every entry without copying: the run's copy if it has one, else the shared one.
+
+        For read-only scans (flight searches); the caller must not mutate what it gets.
+        """
+        deleted, own, shared = self._deleted, self._own, self._shared
+        for key in self:
+            if key in own:
+                yield own[key]
+            elif key not in deleted:
+                yield shared[key]
+
+    def copied(self, key: str) -> bool:
+        """True when `key`'s entry was handed out (or added) and so may differ from the load."""
+        return key in self._own
+
+
 @dataclass(frozen=True, slots=True)
 class _PristineTexts:
     """Canonical text of every entry of one freshly loaded database, by section and key."""
 
     texts: dict[str, dict[str, str]]
+    joined: dict[str, str] = field(default_factory=dict)
+    """The text of each whole section as loaded, filled on first use."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
-    """A freshly loaded database, serialised, plus the canonical text of each entry."""
+    """A freshly loaded database, one pickle per entry, plus the canonical text of each entry."""
 
-    blob: bytes
+    blobs: dict[str, dict[str, bytes]]
+    shared: dict[str, dict[str, Any]]
+    """The parsed entries, shared read-only by every database of this snapshot."""
     pristine: _PristineTexts
 
 
@@ -300,7 +418,7 @@ def canonical_text(value: Any) -> str:
 
 
 def _as_tuples(value: Any) -> Any:
-    if isinstance(value, dict):
+    if isinstance(value, dict | _CowSection):
         return tuple((key, _as_tuples(item)) for key, item in sorted(value.items()))
     if isinstance(value, list | tuple):
         return tuple(_as_tuples(item) for item in value)

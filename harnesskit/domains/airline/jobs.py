@@ -6,9 +6,14 @@ is one of the few places allowed to print) and return the report objects for not
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import shutil
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +24,7 @@ from harnesskit.domains.airline.data import load_database
 from harnesskit.domains.airline.replay import ReplayResult, replay_run
 from harnesskit.domains.airline.scoring import expected_state_hash, pass_hat_ks, score
 from harnesskit.domains.airline.tools import POLICY, tools
-from harnesskit.domains.airline.trajectories import load_recorded_runs
+from harnesskit.domains.airline.trajectories import RecordedRun, load_recorded_runs
 
 __all__ = ["DemoReport", "DemoRow", "ReplayReport", "run_demo", "run_replay"]
 
@@ -133,8 +138,12 @@ def run_replay(
     per_run: bool = True,
     echo: Callable[[str], None] | None = print,
     mode: str = "tau_bench",
+    workers: int | None = None,
 ) -> ReplayReport:
     """Replay recorded τ-bench airline runs through the harness and compare rewards.
+
+    With more than one worker the runs are replayed in a process pool (each run is
+    independent: its own database and log); the results are the same and in file order.
 
     Args:
         path: the trajectory file (e.g. `.../historical_trajectories/gpt-4o-airline.json`).
@@ -146,6 +155,8 @@ def run_replay(
         mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
             derived from the user's words, see `replay_run`; the report adds the derivations
             and a per-rule table of allowed and refused cancellations).
+        workers: processes to replay in; `None` uses one per CPU when there are at least
+            `_POOL_MIN_RUNS` runs, `1` replays in this process.
 
     Returns:
         The `ReplayReport`.
@@ -159,7 +170,13 @@ def run_replay(
         log_dir = _fresh_dir(Path(log_dir), "replay")
     if mode not in ("tau_bench", "strict"):
         raise hk.UsageError(f"mode must be 'tau_bench' or 'strict', got {mode!r}")
-    results = tuple(replay_run(run, log_dir=log_dir, mode=mode) for run in runs)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if len(runs) >= _POOL_MIN_RUNS else 1
+    workers = max(1, min(workers, len(runs)))
+    if workers == 1:
+        results = tuple(replay_run(run, log_dir=log_dir, mode=mode) for run in runs)
+    else:
+        results = _replay_in_pool(runs, log_dir, workers, mode)
     by_task: dict[int, list[float]] = defaultdict(list)
     for r in results:
         by_task[r.task_id].append(r.result.reward)
@@ -171,6 +188,46 @@ def run_replay(
     if echo is not None:
         echo(report.to_text(per_run=per_run))
     return report
+
+
+#: Fewer runs than this replay in-process by default (a pool's start-up would not pay off).
+_POOL_MIN_RUNS = 16
+
+
+def _replay_one(job: tuple[RecordedRun, str, str]) -> tuple[dict[str, Any], str]:
+    """Replay one run in a pool worker; return its result's fields and its log's path.
+
+    The log itself (not picklable) is written to `job[1]` and read back by the parent.
+    """
+    run, folder, mode = job
+    result = replay_run(run, log_dir=folder, mode=mode)
+    path = result.log.path
+    result.log.close()
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    del fields["log"]
+    return fields, str(path)
+
+
+def _replay_in_pool(
+    runs: list[RecordedRun], log_dir: Path | None, workers: int, mode: str
+) -> tuple[ReplayResult, ...]:
+    """Replay `runs` in `workers` processes; the results come back in file order."""
+    scratch = None if log_dir is not None else Path(tempfile.mkdtemp(prefix="hk-replay-"))
+    folder = str(log_dir if log_dir is not None else scratch)
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            chunk = max(1, len(runs) // (workers * 8))
+            done = list(pool.map(_replay_one, [(run, folder, mode) for run in runs], chunksize=chunk))
+        results = []
+        for fields, path in done:
+            log = hk.EventLog.read(path)
+            if scratch is not None:  # the caller asked for in-memory logs
+                log.path = None
+            results.append(ReplayResult(log=log, **fields))
+        return tuple(results)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harnesskit.domains.airline.data import AirlineDB
+from harnesskit.domains.airline.data import AirlineDB, read_only_values
 
 __all__ = [
     "AIRPORTS",
@@ -131,7 +131,7 @@ def search_direct_flight(db: AirlineDB, origin: str, destination: str, date: str
     """
     rows = [
         _flight_on(flight, date)
-        for flight in db.flights.values()
+        for flight in read_only_values(db.flights)
         if flight["origin"] == origin
         and flight["destination"] == destination
         and flight["dates"].get(date, {}).get("status") == "available"
@@ -172,7 +172,7 @@ def search_onestop_flight(
     the true calendar day and the second leg shows its own day's seats and prices, i.e. the
     prices a booking will be charged.
     """
-    flights = list(db.flights.values())
+    flights = list(read_only_values(db.flights))
     pairs = []
     for first in flights:
         if first["origin"] != origin:

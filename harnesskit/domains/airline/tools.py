@@ -32,6 +32,7 @@ calls in one turn cannot interleave their writes.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import threading
 from collections.abc import Callable
@@ -188,6 +189,15 @@ def tools(
             raise hk.ToolError(
                 problem, hint="explain the rule to the customer; do not retry the same request"
             )
+
+    def make(fn: Callable[..., Any], **options: Any) -> hk.Tool:
+        # The spec depends only on the mode and the function's code, never on `db`: derive it
+        # once per process and give later registries the template with their own closure.
+        key = (strict, fn.__name__)
+        template = _templates.get(key)
+        if template is None:
+            template = _templates[key] = _finished_tool(hk.tool(fn, **options), relax=not strict)
+        return dataclasses.replace(template, fn=fn)
 
     def args_of(values: dict[str, Any]) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, dt.date) else v) for k, v in values.items()}
@@ -489,7 +499,7 @@ def tools(
             return cancel(reservation_id, reason, expected_cabin_class, expected_has_insurance, ctx)
 
     cancel_reservation.__doc__ = cancel_doc
-    cancel_tool = hk.tool(
+    cancel_tool = make(
         cancel_reservation, group="changes", risk="destructive", timeout_seconds=None
     )
 
@@ -553,41 +563,36 @@ def tools(
         """
         return run("transfer_to_human_agents", ops.transfer_to_human_agents, summary)
 
-    registry = hk.ToolRegistry(
+    return hk.ToolRegistry(
         [
-            hk.tool(get_user_details, group="lookup", timeout_seconds=None),
-            hk.tool(get_reservation_details, group="lookup", timeout_seconds=None),
-            hk.tool(
+            make(get_user_details, group="lookup", timeout_seconds=None),
+            make(get_reservation_details, group="lookup", timeout_seconds=None),
+            make(
                 search_direct_flight,
                 group="flights",
                 timeout_seconds=None,
                 max_result_chars=2_000_000,
             ),
-            hk.tool(
+            make(
                 search_onestop_flight,
                 group="flights",
                 timeout_seconds=None,
                 max_result_chars=2_000_000,
             ),
-            hk.tool(list_all_airports, group="flights", timeout_seconds=None),
-            hk.tool(book_reservation, group="booking", risk="write", timeout_seconds=None),
+            make(list_all_airports, group="flights", timeout_seconds=None),
+            make(book_reservation, group="booking", risk="write", timeout_seconds=None),
             cancel_tool,
-            hk.tool(
-                update_reservation_flights, group="changes", risk="write", timeout_seconds=None
-            ),
-            hk.tool(
-                update_reservation_baggages, group="changes", risk="write", timeout_seconds=None
-            ),
-            hk.tool(
+            make(update_reservation_flights, group="changes", risk="write", timeout_seconds=None),
+            make(update_reservation_baggages, group="changes", risk="write", timeout_seconds=None),
+            make(
                 update_reservation_passengers, group="changes", risk="write", timeout_seconds=None
             ),
-            hk.tool(send_certificate, group="support", risk="write", timeout_seconds=None),
-            hk.tool(calculate, group="support", timeout_seconds=None),
-            hk.tool(think, group="support", timeout_seconds=None),
-            hk.tool(transfer_to_human_agents, group="support", timeout_seconds=None),
+            make(send_certificate, group="support", risk="write", timeout_seconds=None),
+            make(calculate, group="support", timeout_seconds=None),
+            make(think, group="support", timeout_seconds=None),
+            make(transfer_to_human_agents, group="support", timeout_seconds=None),
         ]
     )
-    return _finished(registry, relax=not strict)
 
 
 #: Descriptions of the fields of nested objects (TypedDict fields carry none of their own).
@@ -602,26 +607,27 @@ _FIELD_DOCS = {
 }
 
 
-def _finished(registry: hk.ToolRegistry, *, relax: bool) -> hk.ToolRegistry:
-    """Rebuild every tool with nested field descriptions (and, for replay, open nested objects).
+#: Finished tool specs by (strict, function name), shared by every `tools()` call.
+_templates: dict[tuple[bool, str], hk.Tool] = {}
+
+
+def _finished_tool(t: hk.Tool, *, relax: bool) -> hk.Tool:
+    """Rebuild a tool with nested field descriptions (and, for replay, open nested objects).
 
     With `relax`, nested objects accept extra keys: the benchmark validated nothing, and
     recorded calls (e.g. flight segments carrying their origin) must run as they ran.
     """
-    return hk.ToolRegistry(
-        hk.Tool.from_function(
-            t.fn,
-            name=t.name,
-            description=t.description,
-            parameters=_rework(t.parameters, relax=relax, top=True),
-            risk=t.risk,
-            group=t.group,
-            timeout_seconds=t.timeout_seconds,
-            max_result_chars=t.max_result_chars,
-            idempotent=t.idempotent,
-            version=t.version,
-        )
-        for t in registry
+    return hk.Tool.from_function(
+        t.fn,
+        name=t.name,
+        description=t.description,
+        parameters=_rework(t.parameters, relax=relax, top=True),
+        risk=t.risk,
+        group=t.group,
+        timeout_seconds=t.timeout_seconds,
+        max_result_chars=t.max_result_chars,
+        idempotent=t.idempotent,
+        version=t.version,
     )
 
 
