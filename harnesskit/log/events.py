@@ -403,10 +403,14 @@ class EventLog:
         folded: revoked content is never returned (R-S3).
 
         Raises:
-            UsageError: the file does not exist.
+            UsageError: `path` is not a path (str or PathLike), or the file does not exist.
             CorruptLogError: a line other than the last is not valid JSON or lacks fields.
             SchemaVersionError: a line has an unknown schema version.
         """
+        if not isinstance(path, str | os.PathLike):
+            raise UsageError(
+                f"EventLog.read(path) takes the path of a .jsonl log (str or Path), got {path!r}"
+            )
         p = pathlib.Path(path)
         if not p.is_file():
             raise UsageError(f"no event log at {p}")

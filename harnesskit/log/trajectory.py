@@ -191,9 +191,17 @@ class Trajectory:
 
     Args:
         log: the run's event log (writable for the operations).
+
+    Raises:
+        UsageError: `log` is not an `EventLog`.
     """
 
     def __init__(self, log: EventLog) -> None:
+        if not isinstance(log, EventLog):
+            raise UsageError(
+                f"Trajectory(log) takes an hk.EventLog (e.g. run.log or "
+                f"hk.EventLog.read(path)), got {type(log).__name__}: {log!r}"[:200]
+            )
         self.log = log
         self._fold_key = -1  # the log's tombstone count the fold was made under
         self._status: list[str] = []

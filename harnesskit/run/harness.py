@@ -74,6 +74,10 @@ class Harness:
         tracer: an OpenTelemetry `Tracer` (or `TracerProvider`) that receives live spans in
             the GenAI semantic conventions as the run goes: one per run, per model request
             (tokens), per tool call (`harnesskit.log.otel`, extra `[otel]`); `None` for none.
+
+    Raises:
+        UsageError: an argument of the wrong type, or a `log_dir` that is not a folder that can
+            be created or written (a file, a read-only or missing mount).
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class Harness:
         on_delta: Callable[[StreamDelta], None] | None = None,
         tracer: Any = None,
     ) -> None:
+        _check_arguments(log_dir, system_prompt, settings, progress)
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
                 "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
@@ -244,3 +249,34 @@ class Harness:
         from harnesskit.run import lifecycle
 
         return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)
+
+
+def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: Any) -> None:
+    """Refuse bad `Harness` arguments at construction, naming the argument (see `Harness`)."""
+    if log_dir is not None:
+        if not isinstance(log_dir, str | Path) or str(log_dir) == "":
+            raise UsageError(
+                f"Harness(log_dir=...) takes a folder path (str or Path) or None, got {log_dir!r}"
+            )
+        try:
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"Harness(log_dir={str(log_dir)!r}) is not a usable folder "
+                f"({type(exc).__name__}: {exc.strerror or exc}); pass a writable folder path, "
+                f"or None to keep logs in memory"
+            ) from exc
+    if not isinstance(system_prompt, str):
+        raise UsageError(
+            f"Harness(system_prompt=...) takes a string ('' for none), got {system_prompt!r}"
+        )
+    if settings is not None and not isinstance(settings, dict):
+        raise UsageError(
+            f"Harness(settings=...) takes a dict such as {{'temperature': 0}} or None, "
+            f"got {settings!r}"
+        )
+    if progress is not None and not callable(progress):
+        raise UsageError(
+            f"Harness(progress=...) takes a callback progress(item) such as hk.TqdmProgress(), "
+            f"or None, got {progress!r}"
+        )

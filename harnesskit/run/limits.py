@@ -7,6 +7,7 @@ value, the limit and the unit. The loop turns it into the run's `finish_reason`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,12 +45,28 @@ class Limits:
     deadline for it."""
 
     def __post_init__(self) -> None:
+        """Check every brake.
+
+        Raises:
+            UsageError: a step/token/error count that is not a non-negative int (floats and
+                bools included), or seconds that are not a finite number >= 0.
+        """
         for name in self.__slots__:
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UsageError(f"Limits.{name} must be a number or None, got {value!r}")
+            seconds = name.endswith("_seconds")
+            kind = (int, float) if seconds else (int,)
+            if isinstance(value, bool) or not isinstance(value, kind):
+                wanted = "a number of seconds" if seconds else "an int"
+                raise UsageError(
+                    f"Limits.{name} must be {wanted} or None (no limit), got {value!r}"
+                )
+            if seconds and not math.isfinite(value):
+                raise UsageError(
+                    f"Limits.{name} must be a finite number of seconds; got {value!r}, "
+                    f"pass None for no limit"
+                )
             if value < 0:
                 raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
 

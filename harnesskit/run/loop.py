@@ -87,7 +87,7 @@ class Run:
         The branch records its frozen start and sees its ancestors, never a sibling branch.
 
         Args:
-            event_id: the fork point.
+            event_id: the fork point: a 1-based event id, or -1..-len counting from the end.
             name: the new branch's name.
             harness: the branch's harness; default this run's.
             reason: why (recorded on the branch).
@@ -96,7 +96,7 @@ class Run:
             A run on the new branch.
 
         Raises:
-            UsageError: a taken name, or tool calls without results at `event_id`.
+            UsageError: no such event, a taken name, or tool calls without results at `event_id`.
         """
         from harnesskit.run import lifecycle
 

@@ -9,6 +9,7 @@ in a notebook, a prompt in a terminal, `deny_all` in batch runs (the default).
 from __future__ import annotations
 
 import inspect
+import os
 import pathlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -106,7 +107,8 @@ class Gate:
             `dry_run=True` (tools without dry-run support are denied).
 
     Raises:
-        UsageError: a decision or risk name is not one of the known values.
+        UsageError: a decision or risk name is not one of the known values, `confirm` is not a
+            plain callable taking one argument, or `workspace` is not a path.
     """
 
     policy: dict[str, Decision] = field(default_factory=dict)
@@ -125,6 +127,20 @@ class Gate:
             raise UsageError(
                 "Gate(confirm=...) needs a plain function request -> bool (not async), such as "
                 "hk.deny_all, hk.allow_all or hk.ApprovalPrompt()"
+            )
+        try:
+            inspect.signature(self.confirm).bind(None)
+        except TypeError:
+            raise UsageError(
+                f"Gate(confirm=...) is called with one argument (the ApprovalRequest), but "
+                f"{_short(self.confirm)} does not take one; pass e.g. `lambda request: True`"
+            ) from None
+        except ValueError:  # no signature to read (some builtins): trust the callable
+            pass
+        if self.workspace is not None and not isinstance(self.workspace, str | os.PathLike):
+            raise UsageError(
+                f"Gate(workspace=...) takes a folder path (str or Path) or None, "
+                f"got {self.workspace!r}"
             )
         merged: dict[str, Decision] = {"read": "allow", "write": "allow", "destructive": "confirm"}
         for risk, decision in self.policy.items():
@@ -233,7 +249,11 @@ class Gate:
             preview: the dry-run result shown to the callback, if already computed.
 
         Returns:
-            A `GateDecision`; `allowed=False` carries the reason.
+            A `GateDecision`; `allowed=False` carries the reason. A confirmation callback that
+            raises refuses the call (the reason names the exception).
+
+        Raises:
+            UsageError: the confirmation callback returned something other than a bool.
         """
         decision = self.decision_for(tool)
         if decision == "deny":
@@ -254,7 +274,17 @@ class Gate:
             tool_call_id=tool_call_id,
             preview=preview,
         )
-        answer = self.confirm(request)
+        try:
+            answer = self.confirm(request)
+        except Exception as exc:  # a crashing callback refuses the call; it never crashes the run
+            return GateDecision(
+                allowed=False,
+                decision=decision,
+                reason=(
+                    f"{tool.risk} tool {tool.name} needs confirmation and the confirmation "
+                    f"callback raised {type(exc).__name__}: {exc}"
+                ),
+            )
         if inspect.isawaitable(answer):
             close = getattr(answer, "close", None)
             if close is not None:

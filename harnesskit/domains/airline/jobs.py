@@ -217,7 +217,9 @@ def _replay_in_pool(
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             chunk = max(1, len(runs) // (workers * 8))
-            done = list(pool.map(_replay_one, [(run, folder, mode) for run in runs], chunksize=chunk))
+            done = list(
+                pool.map(_replay_one, [(run, folder, mode) for run in runs], chunksize=chunk)
+            )
         results = []
         for fields, path in done:
             log = hk.EventLog.read(path)
