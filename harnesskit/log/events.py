@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from harnesskit import _repr
+from harnesskit import _json, _repr
 from harnesskit.errors import CorruptLogError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
@@ -206,6 +206,9 @@ class EventLog:
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
         line = encode(event)
+        if _json.clean_text(line, escape=False) is not line:  # a lone surrogate got this far
+            line = _json.clean_text(line, escape=False)
+            event = Event.from_dict(json.loads(line))
         if (
             self.redactor is not None
             and event.type not in _BUILT_FROM_LOG

@@ -37,16 +37,18 @@ Behaviour, in one place:
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse
 from harnesskit.models._parse import (
@@ -147,6 +149,7 @@ class OpenAICompatModel:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
+        max_response_bytes: int | None = 32_000_000,
     ) -> None:
         """Create the client (no network traffic happens here).
 
@@ -177,6 +180,9 @@ class OpenAICompatModel:
             sleep: the sleep function used between attempts (seconds).
             clock: a monotonic clock (seconds) that deadlines are measured on.
             seed: seed for the backoff jitter (`None` = unseeded).
+            max_response_bytes: the largest response body read (bytes; a stream counts all
+                its lines); a larger one fails the attempt with a `ModelError` naming the cap,
+                without retry. `None` means no cap.
 
         Raises:
             UsageError: unknown provider, no base URL, empty model name, bad data class.
@@ -222,6 +228,9 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
+        if max_response_bytes is not None and max_response_bytes <= 0:
+            raise UsageError(f"max_response_bytes must be > 0 or None, got {max_response_bytes}")
+        self.max_response_bytes = max_response_bytes
         self._client = http_client
         self._owns_client = http_client is None
         self._lock = threading.Lock()
@@ -267,6 +276,8 @@ class OpenAICompatModel:
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
         tool_names = request.tool_names
+        limit = settings.get("max_tokens", settings.get("max_completion_tokens"))
+        max_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
         outcome = self._with_retries(
             self._body(request.messages, request, stream),
             stream,
@@ -275,6 +286,7 @@ class OpenAICompatModel:
             tool_names,
             taken,
             new_id,
+            max_tokens,
         )
         if isinstance(outcome, ModelResponse):
             return outcome
@@ -298,6 +310,7 @@ class OpenAICompatModel:
             tool_names,
             taken,
             new_id,
+            max_tokens,
         )
         if isinstance(second, ModelResponse):
             return second
@@ -370,11 +383,14 @@ class OpenAICompatModel:
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
+        max_tokens: int | None = None,
     ) -> ModelResponse | _Failure:
         attempt = 0
         while True:
             attempt += 1
-            result = self._attempt(body, stream, deadline, tool_names, taken, new_id)
+            result = self._attempt(
+                body, stream, deadline, tool_names, taken, new_id, max_tokens=max_tokens
+            )
             if isinstance(result, ModelResponse) or result.output is not None:
                 return result
             wait, give_up = self._plan_wait(result, attempt, deadline)
@@ -436,6 +452,8 @@ class OpenAICompatModel:
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
+        *,
+        max_tokens: int | None = None,
     ) -> ModelResponse | _Failure:
         import httpx
 
@@ -456,23 +474,32 @@ class OpenAICompatModel:
                     "POST", url, content=body, headers=headers, timeout=timeout
                 ) as resp:
                     if not 200 <= resp.status_code < 300:
-                        resp.read()
+                        capped = self._read_capped(resp)
+                        if isinstance(capped, _Failure):
+                            return capped
                         return self._http_failure(resp)
                     data = self._read_stream(resp, deadline)
                     if isinstance(data, _Failure):
                         return data
+                    data, why = _json.clean(data)
+                    if why is not None:
+                        return _Failure(200, f"the streamed answer is {why}", False)
             else:
-                resp = self._http().post(url, content=body, headers=headers, timeout=timeout)
+                with self._http().stream(
+                    "POST", url, content=body, headers=headers, timeout=timeout
+                ) as resp:
+                    raw = self._read_capped(resp)
+                    if isinstance(raw, _Failure):
+                        return raw
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp)
-                try:
-                    data = json.loads(resp.content)
-                except (ValueError, RecursionError) as exc:
+                data, why = _json.loads(raw)
+                if why is not None:
                     return _Failure(
                         resp.status_code,
-                        f"the response body is not valid JSON (cut off or garbled: {exc})",
+                        f"the response body is {why} (cut off or garbled)",
                         True,
-                        body=resp.text[:2000],
+                        body=_json.clean_text(raw[:2000].decode(errors="replace")),
                     )
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
@@ -487,18 +514,66 @@ class OpenAICompatModel:
                 tool_names=tool_names,
                 taken_ids=taken,
                 new_id=new_id,
+                max_tokens=max_tokens,
             )
         except ModelOutputError:
             raise
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
 
+    def _read_capped(self, resp: httpx.Response) -> bytes | _Failure:
+        """The whole body, or a failure once it passes `max_response_bytes`."""
+        cap = self.max_response_bytes
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in resp.iter_bytes():
+            size += len(chunk)
+            if cap is not None and size > cap:
+                return self._too_large(resp.status_code, size)
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        resp._content = data  # so resp.text / resp.content work for the error path
+        return data
+
+    def _too_large(self, status: int, size: int) -> _Failure:
+        return _Failure(
+            status,
+            f"the response body passed max_response_bytes={self.max_response_bytes} (at least "
+            f"{size} bytes arrived); the answer was dropped unread. Raise max_response_bytes= "
+            "if such answers are expected",
+            False,
+        )
+
+    def _capped_lines(self, resp: httpx.Response, seen: list[int]) -> Iterator[str]:
+        """The body's lines (UTF-8, invalid bytes replaced); stops once it passes the cap."""
+        cap = self.max_response_bytes
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending: list[str] = []
+        for chunk in resp.iter_bytes():
+            seen[0] += len(chunk)
+            if cap is not None and seen[0] > cap:
+                return
+            text = decoder.decode(chunk)
+            if "\n" not in text:
+                pending.append(text)
+                continue
+            first, *lines = text.split("\n")
+            pending.append(first)
+            lines.insert(0, "".join(pending))
+            pending = [lines.pop()]
+            for line in lines:
+                yield line.removesuffix("\r")
+        tail = "".join(pending) + decoder.decode(b"", final=True)
+        if tail:
+            yield tail.removesuffix("\r")
+
     def _read_stream(
         self, resp: httpx.Response, deadline: float | None
     ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator()
+        seen = [0]
         try:
-            for payload in sse_data(resp.iter_lines()):
+            for payload in sse_data(self._capped_lines(resp, seen)):
                 acc.feed(payload)
                 if acc.done:
                     break
@@ -510,6 +585,8 @@ class OpenAICompatModel:
                 return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
             retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
             return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
+        if self.max_response_bytes is not None and seen[0] > self.max_response_bytes:
+            return self._too_large(200, seen[0])
         if not acc.done and acc.finish_reason is None:
             return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
         return acc.body()

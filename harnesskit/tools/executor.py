@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit import _json
 from harnesskit.errors import StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
@@ -54,7 +55,7 @@ class CircuitBreaker:
     def record(self, result: ToolResult) -> bool:
         """Update the streak for `result`; return True when this result opened the circuit."""
         name = result.name
-        if result.ok or result.error_type in ("unknown_tool", "circuit_open", "permission_denied"):
+        if result.ok or result.error_type in ("circuit_open", "permission_denied"):
             if result.ok:
                 self.streaks.pop(name, None)
             return False
@@ -221,6 +222,14 @@ class Executor:
         """Check everything that needs no tool execution; return a failure or what to run."""
         tool = self.registry.get(call.name)
         none: Any = (None, call, {}, ctx)
+        if call.name in self.breaker.open:  # an invented name trips the circuit too (R-E3)
+            return none, self._fail(
+                call,
+                tool,
+                "circuit_open",
+                self.breaker.open[call.name],
+                "do not call this tool again in this run; use another way",
+            )
         if tool is None:
             names = self.registry.closest(call.name, n=len(self.registry))
             msg = f"no tool named {call.name!r}"
@@ -228,14 +237,6 @@ class Executor:
             return none, Executed(
                 call=call,
                 result=ToolResult.failure(call, "unknown_tool", msg, hint, valid_names=names),
-            )
-        if tool.name in self.breaker.open:
-            return none, self._fail(
-                call,
-                tool,
-                "circuit_open",
-                self.breaker.open[tool.name],
-                "do not call this tool again in this run; use another way",
             )
         if call.arguments is None:
             if call.parse_error == "truncated":
@@ -249,9 +250,10 @@ class Executor:
             return none, self._fail(
                 call,
                 tool,
-                "invalid_argument",
+                call.parse_error_type or "invalid_argument",
                 call.parse_error or "no arguments",
-                "send the arguments as one JSON object matching the schema",
+                call.parse_hint or "send the arguments as one JSON object matching the schema",
+                received=_json.stand_in(call.raw_arguments or "", None),
             )
         args = dict(call.arguments)
         if self.bind is not None:
@@ -307,13 +309,19 @@ class Executor:
         hint: str | None,
         *,
         arguments: dict[str, Any] | None = None,
+        received: str | None = None,
     ) -> Executed:
-        return Executed(
-            call=call,
-            tool=tool,
-            arguments=arguments,
-            result=ToolResult.failure(call, error_type, message, hint),
-        )
+        result = ToolResult.failure(call, error_type, message, hint)
+        if received is not None:  # the raw text, bounded and clean, for the model to see
+            body = json.loads(result.content)
+            body["received"] = json.loads(received)["_unparsed_arguments"]["excerpt"]
+            raw = call.raw_arguments or ""
+            result = dataclasses.replace(
+                result,
+                content=json.dumps(body, ensure_ascii=False),
+                meta={**result.meta, "raw_arguments": _json.clean_text(raw)},
+            )
+        return Executed(call=call, tool=tool, arguments=arguments, result=result)
 
     def _call(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
@@ -555,11 +563,16 @@ def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
     if isinstance(value, str):
-        content = value
+        content = value = _json.clean_text(value)
     else:
         try:
             content = json.dumps(value, ensure_ascii=False, default=_json_default)
-        except (TypeError, ValueError) as exc:  # tuple keys, cycles, bytes, custom objects
+            if _json.clean_text(content) is not content:  # lone surrogates (os.listdir, ...)
+                value = _json.clean(value)[0]
+                content = _json.clean_text(
+                    json.dumps(value, ensure_ascii=False, default=_json_default), escape=False
+                )
+        except (TypeError, ValueError, RecursionError) as exc:  # tuple keys, cycles, bytes, ...
             return ToolResult.failure(
                 call,
                 "tool_error",
