@@ -205,6 +205,7 @@ class Run:
             record.tool_result(log, st, ex, call_events[ex.call.id], revision)
             st.tool_history.append((st.step, ex.result.name, ex.result.ok))
             self._progress(ex.result.error_type or "ok", tool=ex.result.name)
+        record.emitted(log, st, executed, call_events)
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
 
