@@ -310,7 +310,7 @@ def _check(
         if tool is None or tool.risk == "read" or c.arguments is None:
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
-        key = key_for(log.run_id or contract.run_id or "", branch_id, step, c.name, c.arguments)
+        key = key_for(log.run_id or contract.run_id or "", branch_id, c.name, c.arguments)
         record = ledger.records.get(key)
         if record is None:
             if ledger_on:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _json
-from harnesskit.errors import ModelError, ModelOutputError, UsageError
+from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse
 from harnesskit.models._parse import (
     ProviderError,
@@ -386,6 +386,7 @@ class OpenAICompatModel:
         max_tokens: int | None = None,
     ) -> ModelResponse | _Failure:
         attempt = 0
+        started = self._clock()
         while True:
             attempt += 1
             result = self._attempt(
@@ -406,13 +407,30 @@ class OpenAICompatModel:
                     )
                 )
             if give_up is not None:
-                raise ModelError(
-                    f"{self.name}: {result.error}{give_up}",
-                    model=self.name,
-                    status_code=result.status,
-                    body=result.body,
-                )
+                raise self._give_up(result, give_up, attempt, self._clock() - started)
             self._sleep(wait)
+
+    def _give_up(self, failure: _Failure, why: str, attempts: int, spent: float) -> ModelError:
+        """The error for a call given up: attempts, the server's Retry-After, the time spent."""
+        after = (
+            f"; the server's Retry-After was {failure.retry_after:g}s"
+            if failure.retry_after is not None
+            else ""
+        )
+        text = (
+            f"{self.name}: {failure.error}{why} [{attempts} attempt{'s' * (attempts != 1)} in "
+            f"{spent:.1f}s{after}]"
+        )
+        if failure.status == 429:
+            return RateLimitError(
+                text,
+                model=self.name,
+                body=failure.body,
+                attempts=attempts,
+                retry_after_seconds=failure.retry_after,
+                elapsed_seconds=spent,
+            )
+        return ModelError(text, model=self.name, status_code=failure.status, body=failure.body)
 
     def _plan_wait(
         self, failure: _Failure, attempt: int, deadline: float | None

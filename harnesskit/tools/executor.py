@@ -375,15 +375,23 @@ class Executor:
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         except Exception as exc:
+            writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
                 tool,
                 "tool_error",
-                f"{type(exc).__name__}: {exc}",
-                "the tool failed; check the arguments or try another approach",
+                f"{type(exc).__name__}: {exc}"
+                + ("; side effect: unknown (the write may have happened)" if writes else ""),
+                "the write may have happened before it failed: do not repeat it blindly; check "
+                "its effect with a read tool first"
+                if writes
+                else "the tool failed; check the arguments or try another approach",
                 arguments=args,
             )
-            ex.result = _replace_meta(ex.result, {"traceback": traceback.format_exc(limit=8)})
+            meta: dict[str, Any] = {"traceback": traceback.format_exc(limit=8)}
+            if writes:
+                meta["outcome_unknown"] = True
+            ex.result = _replace_meta(ex.result, meta)
         else:
             ex = Executed(
                 call=call,

@@ -317,15 +317,16 @@ def test_a_natural_key_makes_a_later_repeat_a_duplicate_with_the_recorded_result
             reply.tool_call("charge", amount=50, reference="P-7"),
             reply.tool_call("note", text="charged"),
             reply.tool_call("charge", amount=50, reference="P-7"),  # the model retries
-            reply.tool_call("note", text="charged"),  # no natural key: a new step acts again
+            reply.tool_call("note", text="charged"),  # same arguments: the same write (no step)
             reply.text("done"),
         ]
     )
     run = hk.Harness(bank.tools(), model).start("go").run()
-    assert bank.charges == [(50, "P-7"), ("note", "charged"), ("note", "charged")]
-    first, _, again, _ = run.log.of_type("tool.result")
+    assert bank.charges == [(50, "P-7"), ("note", "charged")]
+    first, note, again, note_again = run.log.of_type("tool.result")
     assert again.payload["duplicate"] and again.payload["content"] == first.payload["content"]
-    assert again.payload["natural_key"]
+    assert note_again.payload["duplicate"] and note_again.payload["content"] == note.content
+    assert "natural_key" not in note_again.payload
 
 
 def test_a_write_whose_outcome_is_unknown_is_reported_and_not_retried(tmp_path):
