@@ -315,7 +315,7 @@ def _incomplete(
         )
     return ArgumentsRead(
         arguments=None,
-        error=f"the JSON object of the arguments is incomplete ({where})",
+        error=f"arguments are not valid JSON: the JSON object is incomplete ({where})",
         error_type="truncated_call",
         hint="the JSON object is incomplete, as if cut off (e.g. by max_tokens); send the "
         "complete object, with shorter arguments if needed",
@@ -328,9 +328,7 @@ def _where(exc: json.JSONDecodeError) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-        type(value), "number" if isinstance(value, int | float) else "null"
-    )
+    return type(value).__name__
 
 
 def stand_in(raw: str, error: str | None) -> str:

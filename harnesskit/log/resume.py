@@ -244,8 +244,10 @@ def _pending_step(view: Sequence[Event]) -> tuple[list[ToolCall], dict[str, int]
         if isinstance(e, ModelResponseEvent):
             last = e
             break
-        if isinstance(e, RunFinishedEvent | UserMessageEvent):
+        if isinstance(e, UserMessageEvent):
             return [], {}, None, 0
+        # a run.finished (paused at an approval, a StopRun, an error) does not settle calls
+        # that have no result yet: they stay pending
     if last is None:
         return [], {}, None, 0
     after = [e for e in view if e.event_id > last.event_id]

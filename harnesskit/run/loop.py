@@ -206,6 +206,7 @@ class Run:
             st.tool_history.append((st.step, ex.result.name, ex.result.ok))
             self._progress(ex.result.error_type or "ok", tool=ex.result.name)
         record.emitted(log, st, executed, call_events)
+        self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
 

@@ -150,6 +150,7 @@ class Executor:
         self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
+        self.stopped: StopRun | None = None
         self.bind = bind
         self.postprocess = postprocess
         self._max_workers = max_workers
@@ -160,6 +161,19 @@ class Executor:
     def disabled(self) -> dict[str, str]:
         """`{tool: reason}` of tools disabled by the circuit breaker."""
         return self.breaker.open
+
+    def raise_stop(self) -> None:
+        """Re-raise the `StopRun` a tool raised during the last `execute`, if any.
+
+        `execute` lets every other call of the turn finish first, so that the loop records
+        their results before the run ends; the stopping call itself gets no result.
+
+        Raises:
+            StopRun: the signal the tool raised.
+        """
+        stop, self.stopped = self.stopped, None
+        if stop is not None:
+            raise stop
 
     def _get_pool(self) -> cf.ThreadPoolExecutor:
         with self._lock:
@@ -184,6 +198,7 @@ class Executor:
 
         Returns:
             One `Executed` per call, in the order of `calls`; each result carries its call's id.
+            A call whose tool raised `StopRun` is left out (see `raise_stop`).
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
@@ -198,9 +213,16 @@ class Executor:
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
-        outcomes = {id(p): self._finish(*p[0], started[id(p)]) for p in runnable}
+        outcomes: dict[int, Executed] = {}
+        for p in runnable:
+            try:
+                outcomes[id(p)] = self._finish(*p[0], started[id(p)])
+            except StopRun as exc:  # the turn's other calls still finish and keep their results
+                self.stopped = self.stopped or exc
         out = []
         for p in prepared:
+            if p[1] is None and id(p) not in outcomes:
+                continue  # the call that stopped the run: no result, so resume sees it pending
             executed = p[1] if p[1] is not None else outcomes[id(p)]
             if self.postprocess is not None and executed.result.ok:
                 executed.result = self.postprocess(executed)
@@ -211,6 +233,8 @@ class Executor:
             key = p[0][3].idempotency_key if p[1] is None else None
             if key is not None and self.idempotency is not None:
                 self.idempotency.finish(key, executed.result)
+                # the key goes into the tool.result event, so every write names it (R-E5)
+                executed.result = _replace_meta(executed.result, {"idempotency_key": key})
             out.append(executed)
         if self.idempotency is not None:
             self.idempotency.release()
