@@ -87,6 +87,10 @@ class Preset:
     """Environment variable holding the API key."""
     key_required: bool = False
     """True when the server refuses requests without a key (hosted APIs)."""
+    context_window: int | None = None
+    """Default context window (tokens, input + output); `None` = not declared."""
+    max_output_tokens: int | None = None
+    """Default output tokens reserved out of the window; `None` = not declared."""
 
 
 PRESETS: dict[str, Preset] = {
@@ -150,6 +154,8 @@ class OpenAICompatModel:
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
         max_response_bytes: int | None = 32_000_000,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
     ) -> None:
         """Create the client (no network traffic happens here).
 
@@ -183,6 +189,11 @@ class OpenAICompatModel:
             max_response_bytes: the largest response body read (bytes; a stream counts all
                 its lines); a larger one fails the attempt with a `ModelError` naming the cap,
                 without retry. `None` means no cap.
+            context_window: the model's context window (tokens, input + output); `None` uses
+                the preset's, if any. The run's input budget is this minus the reserved output.
+            max_output_tokens: output tokens the model reserves out of the window (tokens,
+                e.g. 128,000 for a reasoning model); `None` uses the preset's, else the
+                request's `max_tokens`.
 
         Raises:
             UsageError: unknown provider, no base URL, empty model name, bad data class.
@@ -231,6 +242,14 @@ class OpenAICompatModel:
         if max_response_bytes is not None and max_response_bytes <= 0:
             raise UsageError(f"max_response_bytes must be > 0 or None, got {max_response_bytes}")
         self.max_response_bytes = max_response_bytes
+        for label, value in (
+            ("context_window", context_window),
+            ("max_output_tokens", max_output_tokens),
+        ):
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise UsageError(f"{label} must be a positive number of tokens, got {value!r}")
+        self.context_window = context_window or preset.context_window
+        self.max_output_tokens = max_output_tokens or preset.max_output_tokens
         self._client = http_client
         self._owns_client = http_client is None
         self._lock = threading.Lock()

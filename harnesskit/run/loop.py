@@ -15,7 +15,7 @@ from harnesskit import _repr
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
-from harnesskit.run._call import call_model
+from harnesskit.run._call import call_model, record_context
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
@@ -187,9 +187,7 @@ class Run:
             raise StopRun("paused", prompt.pause)
         self.transport.check(prompt.messages, step=st.step, branch_id=st.branch_id)  # R-A5
         tools = () if final else self.tool_specs.current()
-        ctx_id = self.context.record(
-            log, prompt, branch_id=st.branch_id, step=st.step, model=h.model.name
-        ).event_id
+        ctx_id = record_context(self.context, h, st, log, prompt, tools, self.tool_specs)
         return call_model(
             h, st, log, prompt, tools, final=final, context_event_id=ctx_id, specs=self.tool_specs
         )
