@@ -22,6 +22,7 @@ __all__ = [
     "ArgumentsRead",
     "clean",
     "clean_text",
+    "echoable",
     "loads",
     "read_arguments",
     "stand_in",
@@ -329,6 +330,23 @@ def _where(exc: json.JSONDecodeError) -> str:
 
 def _kind(value: Any) -> str:
     return type(value).__name__
+
+
+def echoable(text: str, *, repaired: bool) -> bool:
+    """Whether argument text that parsed can go back to the provider byte for byte.
+
+    Empty text, `null`, a repaired text (fence, trailing data, double encoding) and text with
+    surrogate escapes are sent as the object read instead, so the echo is always one strict
+    JSON object (the provider's own bytes otherwise, which keeps its prompt cache warm).
+
+    Args:
+        text: the argument text as received (it parsed to an object).
+        repaired: it was read after a normalization.
+
+    Returns:
+        True when `text` itself is sent.
+    """
+    return not repaired and text.lstrip().startswith("{") and "\\ud" not in text.lower()
 
 
 def stand_in(raw: str, error: str | None) -> str:

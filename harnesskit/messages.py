@@ -89,7 +89,7 @@ class ToolCall:
             text = json.dumps(self.arguments if self.arguments is not None else {})
         elif wire and self.arguments is None:
             text = _json.stand_in(text, self.parse_error)
-        elif wire and self.repair is not None:
+        elif wire and not _json.echoable(text, repaired=self.repair is not None):
             text = json.dumps(self.arguments, ensure_ascii=False)
         return {
             "id": self.id,
