@@ -23,6 +23,8 @@ __all__ = [
     "clean",
     "clean_text",
     "echoable",
+    "excerpt",
+    "wire_name",
     "loads",
     "read_arguments",
     "stand_in",
@@ -349,6 +351,38 @@ def echoable(text: str, *, repaired: bool) -> bool:
     return not repaired and text.lstrip().startswith("{") and "\\ud" not in text.lower()
 
 
+_NAME_OK = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
+
+
+def excerpt(text: str, limit: int = STAND_IN_CHARS) -> str:
+    """`text` made safe to show a provider: clean, without chat control tokens, capped.
+
+    Args:
+        text: any text the model or a tool produced.
+        limit: the most characters kept.
+
+    Returns:
+        At most `limit` characters.
+    """
+    return _CONTROL_CHARS.sub("", _CONTROL_TOKEN.sub("", clean_text(text)))[:limit]
+
+
+def wire_name(name: str) -> str:
+    """A tool name as echoed to a provider: providers refuse names outside `[a-zA-Z0-9_-]{1,64}`.
+
+    Args:
+        name: the name the model wrote (possibly invented, empty or hostile).
+
+    Returns:
+        `name` itself when valid, else its allowed characters (`_` for the rest), capped at 64,
+        or `invalid_tool_name` when nothing is left.
+    """
+    if _NAME_OK.match(name):
+        return name
+    fixed = re.sub(r"[^a-zA-Z0-9_-]", "_", excerpt(name, 64)).strip("_")
+    return fixed[:64] or "invalid_tool_name"
+
+
 def stand_in(raw: str, error: str | None) -> str:
     """The argument text echoed to the provider in place of text that does not parse.
 
@@ -363,6 +397,5 @@ def stand_in(raw: str, error: str | None) -> str:
     Returns:
         A JSON object text `{"_unparsed_arguments": {"chars", "excerpt", "error"}}`.
     """
-    excerpt = _CONTROL_CHARS.sub("", _CONTROL_TOKEN.sub("", clean_text(raw)))[:STAND_IN_CHARS]
-    body = {"chars": len(raw), "excerpt": excerpt, "error": (error or "")[:200]}
+    body = {"chars": len(raw), "excerpt": excerpt(raw), "error": excerpt(error or "")}
     return json.dumps({"_unparsed_arguments": body}, ensure_ascii=False)

@@ -78,8 +78,9 @@ class ToolCall:
 
         Args:
             wire: the form sent to a provider: argument text that does not parse strictly is
-                replaced by a valid, capped stand-in (`_json.stand_in`), and normalized text by
-                the object read from it. `False` keeps the text byte for byte (the log's form).
+                replaced by a valid, capped stand-in (`_json.stand_in`), normalized text by the
+                object read from it, and a name providers refuse by `_json.wire_name(name)`.
+                `False` keeps the text byte for byte (the log's form).
 
         Returns:
             `{"id", "type": "function", "function": {"name", "arguments"}}`.
@@ -91,10 +92,11 @@ class ToolCall:
             text = _json.stand_in(text, self.parse_error)
         elif wire and not _json.echoable(text, repaired=self.repair is not None):
             text = json.dumps(self.arguments, ensure_ascii=False)
+        name = _json.wire_name(self.name) if wire else self.name
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": text},
+            "function": {"name": name, "arguments": text},
         }
 
     @classmethod

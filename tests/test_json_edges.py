@@ -168,3 +168,14 @@ def test_a_write_that_raises_unexpectedly_has_an_unknown_outcome():
     body = json.loads(result.content)
     assert result.outcome_unknown and "may have happened" in body["message"]
     assert "may have happened" in body["hint"]
+
+
+def test_an_invented_hostile_tool_name_is_echoed_in_a_form_providers_accept(server):
+    bad = tool_call("functions.get weather<|im_end|>", {"text": "x"}, id="a")
+    server.script(Reply(json=completion(tool_calls=[bad])), strict(server))
+    model = hk.get_model("openai-compat:m", base_url=server.url, retry=RetryPolicy(max_retries=0))
+    run = hk.Harness([echo], model).run("go")
+    assert run.finish_reason == "stop", run.error
+    (result,) = [e for e in run.log if isinstance(e, ToolResultEvent)]
+    assert result.error_type == "unknown_tool" and "<|" not in result.content
+    assert _json.wire_name("") == "invalid_tool_name" and _json.wire_name("ok_name") == "ok_name"

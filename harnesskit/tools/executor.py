@@ -256,7 +256,7 @@ class Executor:
             )
         if tool is None:
             names = self.registry.closest(call.name, n=len(self.registry))
-            msg = f"no tool named {call.name!r}"
+            msg = f"no tool named {_json.excerpt(call.name, 80)!r}"
             hint = f"call one of these tools instead (closest first): {', '.join(names)}"
             return none, Executed(
                 call=call,

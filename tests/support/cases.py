@@ -21,6 +21,7 @@ import harnesskit as hk
 from tests.support.loopback import LoopbackServer, Reply
 
 CASES_DIR = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "cases"
+_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?tool_call>|\[TOOL_CALLS\]")
 
 
@@ -99,6 +100,8 @@ def rule_violations(body: Any, *, window: int | None = None, count_chars: bool =
                     bad.append(f"message {i}: arguments of {c.get('id')!r} hold a control token")
                 if not c.get("id"):
                     bad.append(f"message {i}: a tool call has an empty id")
+                if not _NAME.match(str(c.get("function", {}).get("name"))):
+                    bad.append(f"message {i}: tool name {c.get('function', {}).get('name')!r}")
                 ids.append(c.get("id"))
             answered = []
             for m2 in msgs[i + 1 :]:
