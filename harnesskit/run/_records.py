@@ -177,8 +177,20 @@ def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
 def tool_result(
     log: EventLog, st: RunState, ex: Executed, parent: int, revision: str | None
 ) -> None:
-    """Append a call's `tool.result` (what the tool emitted follows the turn: `emitted`)."""
+    """Append a call's `tool.result`, preceded by the records emitted with it.
+
+    Emitted events that become messages (`AFTER_TURN`) follow the whole turn (`emitted`).
+    """
     r = ex.result
+    for type_, payload in ex.emitted:
+        if type_ not in AFTER_TURN:
+            log.append(
+                type_,
+                {"step": st.step, "tool_call_id": r.tool_call_id, **payload},
+                parent_id=parent,
+                branch_id=st.branch_id,
+                source="tool",
+            )
     log.append(
         "tool.result",
         {
@@ -232,10 +244,16 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+#: Emitted events that become chat messages of their own: logged after the turn's tool block,
+#: since providers refuse any message between an assistant message and its tool messages.
+#: Other emitted events (records such as `artifact.created`, `checkpoint`) precede the result.
+AFTER_TURN = frozenset({"user.message", "human.decision"})
+
+
 def emitted(
     log: EventLog, st: RunState, executed: Sequence[Executed], call_events: dict[str, int]
 ) -> None:
-    """Append the events the turn's tools emitted, after the whole tool block.
+    """Append the message-like events the turn's tools emitted, after the whole tool block.
 
     Providers require an assistant message's tool messages to follow it directly, so a tool's
     side-channel content (an attachment as a `user.message`) comes after the last result of
@@ -244,6 +262,8 @@ def emitted(
     for ex in executed:
         r = ex.result
         for type_, payload in ex.emitted:
+            if type_ not in AFTER_TURN:
+                continue
             data = {"step": st.step, "tool_call_id": r.tool_call_id, **payload}
             if type_ == "user.message" and isinstance(data.get("content"), str):
                 data["content"] = f"[from tool call {r.tool_call_id} ({r.name})] {data['content']}"
