@@ -4,7 +4,8 @@
 HarnessError
 ├── UsageError            you called the API wrong; the message says how to call it
 ├── ModelError            a provider failed: .model, .status_code, .body
-│   └── ModelOutputError  the model's output could not be used
+│   ├── ModelOutputError  the model's output could not be used
+│   └── RateLimitError    429 until the retries or the time ran out
 ├── ToolError             raised inside a tool: shown to the model, the run continues
 │   ├── ToolNotFoundError
 │   ├── ToolArgumentsError
@@ -44,6 +45,7 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "ModelOutputError",
+    "RateLimitError",
     "RepresentationError",
     "ResumeError",
     "SchemaVersionError",
@@ -93,6 +95,32 @@ class ModelError(HarnessError):
 
 class ModelOutputError(ModelError):
     """The model answered, but its output could not be used (malformed, truncated, empty)."""
+
+
+class RateLimitError(ModelError):
+    """The provider kept answering 429 (rate limited) until the retries or the time ran out.
+
+    Attributes:
+        attempts: requests made for the one logical call.
+        retry_after_seconds: the server's last `Retry-After` (seconds), or `None` if it sent none.
+        elapsed_seconds: time spent on the call, waits included (seconds, on the client's clock).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        status_code: int | None = 429,
+        body: str | None = None,
+        attempts: int = 0,
+        retry_after_seconds: float | None = None,
+        elapsed_seconds: float = 0.0,
+    ) -> None:
+        super().__init__(message, model=model, status_code=status_code, body=body)
+        self.attempts = attempts
+        self.retry_after_seconds = retry_after_seconds
+        self.elapsed_seconds = elapsed_seconds
 
 
 class ToolError(HarnessError):

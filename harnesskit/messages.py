@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harnesskit import _json
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -66,16 +67,37 @@ class ToolCall:
     """True when the call was recovered from the message text rather than a structured field."""
     original_id: str | None = None
     """The provider's id when harnesskit replaced a missing, empty or duplicate one."""
+    parse_hint: str | None = None
+    """When `arguments` is `None`: what the model should send instead, naming the problem."""
+    parse_error_type: str | None = None
+    """When `arguments` is `None`: `invalid_argument` or `truncated_call` (R-E1)."""
+    repair: str | None = None
+    """A note when the arguments were read after a safe normalization (e.g. a fence removed)."""
 
-    def to_openai(self) -> dict[str, Any]:
-        """Return the chat-completions `tool_calls[i]` dict for this call."""
+    def to_openai(self, *, wire: bool = True) -> dict[str, Any]:
+        """Return the chat-completions `tool_calls[i]` dict for this call.
+
+        Args:
+            wire: the form sent to a provider: argument text that does not parse strictly is
+                replaced by a valid, capped stand-in (`_json.stand_in`), normalized text by the
+                object read from it, and a name providers refuse by `_json.wire_name(name)`.
+                `False` keeps the text byte for byte (the log's form).
+
+        Returns:
+            `{"id", "type": "function", "function": {"name", "arguments"}}`.
+        """
         text = self.raw_arguments
         if text is None:
             text = json.dumps(self.arguments if self.arguments is not None else {})
+        elif wire and self.arguments is None:
+            text = _json.stand_in(text, self.parse_error)
+        elif wire and not _json.echoable(text, repaired=self.repair is not None):
+            text = json.dumps(self.arguments, ensure_ascii=False)
+        name = _json.wire_name(self.name) if wire else self.name
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": text},
+            "function": {"name": name, "arguments": text},
         }
 
     @classmethod
@@ -91,37 +113,34 @@ class ToolCall:
         name = fn.get("name")
         if not isinstance(name, str):
             raise UsageError(
-                f"tool call {data!r} has no function.name; expected a chat-completions tool call"
+                f"tool call {data!r:.200} has no function.name; expected a chat-completions "
+                "tool call"
             )
         raw = fn.get("arguments")
         if isinstance(raw, dict):
             return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
         text = raw if isinstance(raw, str) else ""
-        args, err = parse_arguments(text)
+        read = _json.read_arguments(text)
         return cls(
             id=str(data.get("id") or ""),
             name=name,
-            arguments=args,
+            arguments=read.arguments,
             raw_arguments=text,
-            parse_error=err,
+            parse_error=read.error,
+            parse_hint=read.hint,
+            parse_error_type=read.error_type,
+            repair=read.repair,
         )
 
 
 def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Parse a tool call's argument text.
+    """Parse a tool call's argument text strictly (see `_json.read_arguments` for the rules).
 
     Returns:
         `(arguments, None)` on success (empty text counts as `{}`), else `(None, reason)`.
     """
-    if not text.strip():
-        return {}, None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
-    if not isinstance(value, dict):
-        return None, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None
+    read = _json.read_arguments(text)
+    return read.arguments, read.error
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,11 +166,19 @@ class Message:
                 "a tool message needs tool_call_id: results are matched to calls by id"
             )
 
-    def to_openai(self) -> dict[str, Any]:
-        """Return the chat-completions message dict."""
+    def to_openai(self, *, wire: bool = True) -> dict[str, Any]:
+        """Return the chat-completions message dict.
+
+        Args:
+            wire: the form sent to a provider (see `ToolCall.to_openai`); `False` keeps each
+                call's argument text byte for byte.
+
+        Returns:
+            `{"role", "content", ...}` with `tool_calls`, `tool_call_id`, `name` when set.
+        """
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
-            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+            out["tool_calls"] = [c.to_openai(wire=wire) for c in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         if self.name is not None:

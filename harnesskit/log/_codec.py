@@ -26,7 +26,7 @@ __all__ = ["MIGRATIONS", "decode", "encode", "hash_json", "iter_jsonl", "migrate
 def hash_json(value: Any) -> str:
     """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
     blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 _iso_second: tuple[float, str] = (math.nan, "")

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from harnesskit import _repr
+from harnesskit import _json, _repr
 from harnesskit.errors import CorruptLogError, EventLogError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
@@ -213,6 +213,9 @@ class EventLog:
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
         line = encode(event)
+        if _json.clean_text(line, escape=False) is not line:  # a lone surrogate got this far
+            line = _json.clean_text(line, escape=False)
+            event = Event.from_dict(json.loads(line))
         # R-S1: every event is scanned, model.request included (its line holds only what is new
         # since the previous request: new messages, changed tools, settings), once
         if self.redactor is not None and self.redactor.needs(line):

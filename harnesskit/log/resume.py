@@ -244,8 +244,10 @@ def _pending_step(view: Sequence[Event]) -> tuple[list[ToolCall], dict[str, int]
         if isinstance(e, ModelResponseEvent):
             last = e
             break
-        if isinstance(e, RunFinishedEvent | UserMessageEvent):
+        if isinstance(e, UserMessageEvent):
             return [], {}, None, 0
+        # a run.finished (paused at an approval, a StopRun, an error) does not settle calls
+        # that have no result yet: they stay pending
     if last is None:
         return [], {}, None, 0
     after = [e for e in view if e.event_id > last.event_id]
@@ -312,7 +314,7 @@ def _check(
         if tool is None or tool.risk == "read" or c.arguments is None:
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
-        key = key_for(log.run_id or contract.run_id or "", branch_id, step, c.name, c.arguments)
+        key = key_for(log.run_id or contract.run_id or "", branch_id, c.name, c.arguments)
         record = ledger.records.get(key)
         if record is None:
             if ledger_on:
@@ -541,7 +543,9 @@ def restart_point(
     Appends a `branch.fork` at the last event before the first model request (the task
     contract and opening user turns) with the harness's frozen start, and a `run.restart` on
     that new branch `<branch>.restart<N>`. Writes keep their ledger: a natural-key duplicate
-    of an earlier attempt's write is still caught.
+    of an earlier attempt's write is still caught, and the writes the earlier attempt
+    committed are listed to the new attempt as a fact (a `user.message` from the harness with
+    `committed_writes`, the ledger keys).
 
     Raises:
         UsageError: the file is missing or holds no task contract.
@@ -573,6 +577,24 @@ def restart_point(
         workspace_revision=harness.revision(),
         summary=f"restart of {old}: {reason}"[:80],
     )
+    done = [r for r in ledger.records.values() if r.state == "done" and r.branch_id == old]
+    if done:  # the world already changed: the new attempt must know it (as a fact, R-V3)
+        lines = [
+            f"- {r.tool}({json.dumps(r.arguments, ensure_ascii=False, sort_keys=True)}) at step "
+            f"{r.step} (call {r.tool_call_id}) -> {(r.result or {}).get('content', '')}"[:600]
+            for r in sorted(done, key=lambda r: (r.step, r.tool_call_id or ""))
+        ]
+        log.append(
+            "user.message",
+            {
+                "content": "[from the harness] This task is being restarted. The earlier "
+                "attempt already committed these writes; they happened and must not be "
+                "repeated:\n" + "\n".join(lines),
+                "committed_writes": [r.key for r in done],
+            },
+            branch_id=name,
+            summary=f"restart: {len(done)} committed writes",
+        )
     return ResumePoint(log=log, ledger=ledger, state=rebuild_state(log, name))
 
 

@@ -33,8 +33,9 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
-from harnesskit.messages import Message, ModelResponse, ToolCall, Usage, parse_arguments
+from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
     "ProviderError",
@@ -93,7 +94,7 @@ def provider_error(text: str) -> ProviderError:
     """Read an error body (`{"error": {...}}`, `{"detail": ...}` or plain text)."""
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return ProviderError(text.strip()[:1000] or "(empty body)")
     return error_from_object(data, text)
 
@@ -151,6 +152,7 @@ def parse_completion(
     tool_names: Sequence[str] = (),
     taken_ids: Collection[str] = (),
     new_id: Callable[[], str] | None = None,
+    max_tokens: int | None = None,
 ) -> ModelResponse:
     """Turn a chat-completions response body into a `ModelResponse`.
 
@@ -160,6 +162,9 @@ def parse_completion(
         tool_names: names of the tools offered; enables recovery of calls written as text.
         taken_ids: call ids already used in the conversation; a reused one is replaced.
         new_id: factory for replacement call ids; default `call_id_factory("")`.
+        max_tokens: the request's output limit (tokens); a reply whose `completion_tokens`
+            reached it counts as cut off (like `finish_reason="length"`), and the truncation
+            error quotes the value.
 
     Returns:
         The normalized response; `raw` is `body`.
@@ -197,18 +202,23 @@ def parse_completion(
     content = _text(message.get("content"))
     if content is None and isinstance(message.get("refusal"), str):
         content = message["refusal"]
+    usage = parse_usage(body.get("usage"))
+    reached = max_tokens is not None and usage is not None and usage.completion_tokens >= max_tokens
+    cut = _Cut(finish == "length" or reached, max_tokens)
     raw_calls = message.get("tool_calls")
     if raw_calls is None and isinstance(message.get("function_call"), dict):
         raw_calls = [{"function": message["function_call"]}]  # the legacy single-call field
     if isinstance(raw_calls, dict):
         raw_calls = [raw_calls]
     calls = (
-        [_call(c, finish) for c in raw_calls if isinstance(c, dict)]
+        [_call(c, cut) for c in raw_calls if isinstance(c, dict)]
         if isinstance(raw_calls, list)
         else []
     )
     if not calls and content and tool_names:
-        recovered, content = recover_calls(content, tool_names, finish_reason=finish)
+        recovered, content = recover_calls(
+            content, tool_names, finish_reason="length" if cut.cut_off else finish
+        )
         calls = recovered
     calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
     if finish is None:
@@ -217,7 +227,7 @@ def parse_completion(
     name = reported if isinstance(reported, str) and reported else model
     return ModelResponse(
         message=Message(role="assistant", content=content, tool_calls=tuple(calls)),
-        usage=parse_usage(body.get("usage")),
+        usage=usage,
         finish_reason=finish,
         model=name,
         raw=body,
@@ -270,7 +280,7 @@ def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
         return []
     try:
         return _calls_from_value(json.loads(block))
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         pass
     values = [v for _, _, v in _json_values(block)]
     if values:
@@ -284,6 +294,7 @@ def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
                     name=name.group(1),
                     raw_arguments=block,
                     parse_error=TRUNCATED,
+                    parse_error_type="truncated_call",
                     recovered=True,
                 )
             ]
@@ -316,7 +327,7 @@ def _json_values(text: str) -> Iterator[tuple[int, int, Any]]:
             continue
         try:
             value, stop = decoder.raw_decode(text, m.start())
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             continue
         yield m.start(), stop, value
         end = stop
@@ -338,60 +349,77 @@ def _calls_from_value(value: Any, depth: int = 0) -> list[ToolCall]:
     if not name or not any(k in value for k in _ARG_KEYS):
         return []
     raw = next(value[k] for k in _ARG_KEYS if k in value)
-    args, text, err = _arguments(raw, None)
+    read = _arguments(raw, _Cut())
     return [
         ToolCall(
-            id="", name=name, arguments=args, raw_arguments=text, parse_error=err, recovered=True
+            id="",
+            name=name,
+            arguments=read.arguments,
+            raw_arguments=_raw_text(raw),
+            parse_error=read.error,
+            parse_hint=read.hint,
+            parse_error_type=read.error_type,
+            repair=read.repair,
+            recovered=True,
         )
     ]
 
 
-def _call(data: dict[str, Any], finish_reason: str | None) -> ToolCall:
+def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
     fn = data.get("function")
     if not isinstance(fn, dict):
         fn = data  # some servers put name/arguments at the top level
     name = fn.get("name")
-    args, text, err = _arguments(fn.get("arguments", fn.get("parameters")), finish_reason)
+    raw = fn.get("arguments", fn.get("parameters"))
+    read = _arguments(raw, cut)
     raw_id = data.get("id")
     return ToolCall(
         id=raw_id if isinstance(raw_id, str) else "",
         name=name if isinstance(name, str) else "",
-        arguments=args,
-        raw_arguments=text,
-        parse_error=err,
+        arguments=read.arguments,
+        raw_arguments=_raw_text(raw),
+        parse_error=read.error,
+        parse_hint=read.hint,
+        parse_error_type=read.error_type,
+        repair=read.repair,
         original_id=None if isinstance(raw_id, str) else ("" if raw_id is None else str(raw_id)),
     )
 
 
-def _arguments(
-    raw: Any, finish_reason: str | None
-) -> tuple[dict[str, Any] | None, str | None, str | None]:
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """Whether the provider stopped at its output limit, and that limit (tokens)."""
+
+    cut_off: bool = False
+    max_tokens: int | None = None
+
+
+def _arguments(raw: Any, cut: _Cut) -> _json.ArgumentsRead:
     if raw is None:
-        return {}, None, None
+        return _json.ArgumentsRead(arguments={})
     if isinstance(raw, dict):
-        return raw, None, None
+        return _json.ArgumentsRead(arguments=raw)
     if not isinstance(raw, str):
-        text = json.dumps(raw, default=str)
-        return None, text, f"arguments must be a JSON object, got {type(raw).__name__}"
+        return _json.ArgumentsRead(
+            arguments=None,
+            error=f"arguments must be a JSON object, got {type(raw).__name__}",
+            error_type="invalid_argument",
+            hint="send the arguments as one bare JSON object matching the tool's schema",
+        )
     if raw.strip() == "null":
-        return {}, raw, None
+        return _json.ArgumentsRead(arguments={})
+    return _json.read_arguments(raw, cut_off=cut.cut_off, max_tokens=cut.max_tokens)
+
+
+def _raw_text(raw: Any) -> str | None:
+    if raw is None or isinstance(raw, dict):
+        return None
+    if isinstance(raw, str):
+        return raw
     try:
-        args, err = parse_arguments(raw)
-    except RecursionError:
-        args, err = None, "arguments are nested too deeply"
-    if err is None:
-        return args, raw, None
-    try:
-        inner = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
-        inner = None
-    if isinstance(inner, str):  # double-encoded: a JSON string holding the object's text
-        inner_args, inner_err = parse_arguments(inner)
-        if inner_err is None:
-            return inner_args, raw, None
-    if finish_reason == "length" and inner is None:
-        return None, raw, TRUNCATED
-    return None, raw, err
+        return json.dumps(raw, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(type(raw))
 
 
 def _unique_ids(

@@ -45,27 +45,41 @@ def _check(deadline: Deadline, what: str) -> None:
         raise ModelError(f"the deadline passed while the {what} was arriving", status_code=200)
 
 
-def read_body(resp: httpx.Response, deadline: Deadline) -> bytes:
-    """Read a whole response body, checking the deadline after every chunk.
+def _too_large(resp: httpx.Response, cap: int, size: int) -> ModelError:
+    return ModelError(
+        f"the response body passed max_response_bytes={cap} (at least {size} bytes arrived); "
+        "the answer was dropped unread. Raise max_response_bytes= if such answers are expected",
+        status_code=resp.status_code,
+    )
+
+
+def read_body(resp: httpx.Response, deadline: Deadline, cap: int | None = None) -> bytes:
+    """Read a whole response body, checking the deadline and the size cap after every chunk.
 
     Args:
         resp: a streamed httpx response whose body has not been read.
         deadline: the request's deadline.
+        cap: the most bytes accepted (`None`: no cap); reading stops as soon as it is passed.
 
     Returns:
         The body bytes.
 
     Raises:
-        ModelError: the deadline passed before the body ended (`status_code` 200).
+        ModelError: the deadline passed before the body ended (`status_code` 200), or the body
+            passed `cap` bytes (the response's status code).
     """
     parts: list[bytes] = []
+    size = 0
     for chunk in resp.iter_bytes():
+        size += len(chunk)
+        if cap is not None and size > cap:
+            raise _too_large(resp, cap, size)
         parts.append(chunk)
         _check(deadline, "body")
     return b"".join(parts)
 
 
-def read_lines(resp: httpx.Response, deadline: Deadline) -> Iterator[str]:
+def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None) -> Iterator[str]:
     """The lines of a streamed body (UTF-8, LF or CRLF ends), checking the deadline per chunk.
 
     Every chunk counts, so keep-alive comments and a body dripping without a newline stop at
@@ -74,16 +88,22 @@ def read_lines(resp: httpx.Response, deadline: Deadline) -> Iterator[str]:
     Args:
         resp: a streamed httpx response whose body has not been read.
         deadline: the request's deadline.
+        cap: the most bytes accepted (`None`: no cap); reading stops as soon as it is passed.
 
     Yields:
         Each line without its line end; undecodable bytes become U+FFFD.
 
     Raises:
-        ModelError: the deadline passed before the stream ended (`status_code` 200).
+        ModelError: the deadline passed before the stream ended (`status_code` 200), or the
+            stream passed `cap` bytes.
     """
+    size = 0
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     pending = ""
     for chunk in resp.iter_bytes():
+        size += len(chunk)
+        if cap is not None and size > cap:
+            raise _too_large(resp, cap, size)
         _check(deadline, "stream")
         pending += decoder.decode(chunk)
         *lines, pending = pending.split("\n")

@@ -8,10 +8,10 @@ non-streamed answers go through the same parser.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from harnesskit import _json
 from harnesskit.errors import ModelError
 from harnesskit.messages import StreamDelta
 
@@ -85,23 +85,24 @@ class StreamAccumulator:
         if payload.strip() == DONE:
             self.done = True
             return
-        try:
-            chunk = json.loads(payload)
-        except json.JSONDecodeError as exc:
+        chunk, err = _json.loads(payload, cleaned=False)
+        if err is not None:
             raise ModelError(
-                f"stream chunk is not JSON ({exc.msg}); the stream was cut or garbled",
-                body=payload[:2000],
-            ) from None
+                f"stream chunk is {err}; the stream was cut or garbled",
+                body=_json.clean_text(payload[:2000]),
+            )
         if not isinstance(chunk, dict):
-            raise ModelError("stream chunk is not a JSON object", body=payload[:2000])
+            raise ModelError(
+                "stream chunk is not a JSON object", body=_json.clean_text(payload[:2000])
+            )
         if "error" in chunk and not chunk.get("choices"):
             err = chunk["error"]
             message = err.get("message") if isinstance(err, dict) else str(err)
             code = err.get("code") if isinstance(err, dict) else None
             raise ModelError(
-                f"provider error in stream: {message}",
-                status_code=code if isinstance(code, int) else None,
-                body=payload[:2000],
+                _json.clean_text(f"provider error in stream: {message}"),
+                status_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                body=_json.clean_text(payload[:2000]),
             )
         self.chunks += 1
         self.id = self.id or _str(chunk.get("id"))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harnesskit.errors import ModelError, ModelOutputError, UsageError
+from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model
 
@@ -141,6 +141,7 @@ class FallbackModel:
         skipped: list[str] = []
         errors: list[str] = []
         last: ModelError | None = None
+        failures: list[ModelError] = []
         for index in range(self._start, len(self.nodes)):
             node = self.nodes[index]
             if not node.approves(data_class):
@@ -163,6 +164,7 @@ class FallbackModel:
                 raise
             except ModelError as exc:
                 last = exc
+                failures.append(exc)
                 errors.append(f"{node.model.name}: {exc}")
                 previous, reason, skipped = node.model.name, f"unavailable: {exc}", []
                 continue
@@ -171,7 +173,8 @@ class FallbackModel:
             return response
         self._start = 0  # after a pause, try the whole chain again
         detail = "; ".join(errors) if errors else "no node is approved for it"
-        raise ModelError(
+        limited = bool(errors) and all(isinstance(e, RateLimitError) for e in failures)
+        raise (RateLimitError if limited else ModelError)(
             f"{self.name}: no model left to answer (data_class={data_class!r}): {detail}",
             model=self.name,
             status_code=last.status_code if last else None,

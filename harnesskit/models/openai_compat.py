@@ -48,7 +48,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harnesskit.errors import ModelError, ModelOutputError, UsageError
+from harnesskit import _json
+from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
 from harnesskit.models._parse import (
     ProviderError,
@@ -89,6 +90,10 @@ class Preset:
     """Environment variable holding the API key."""
     key_required: bool = False
     """True when the server refuses requests without a key (hosted APIs)."""
+    context_window: int | None = None
+    """Default context window (tokens, input + output); `None` = not declared."""
+    max_output_tokens: int | None = None
+    """Default output tokens reserved out of the window; `None` = not declared."""
 
 
 PRESETS: dict[str, Preset] = {
@@ -151,6 +156,9 @@ class OpenAICompatModel:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         seed: int | None = None,
+        max_response_bytes: int | None = 32_000_000,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
     ) -> None:
         """Create the client (no network traffic happens here).
 
@@ -181,6 +189,14 @@ class OpenAICompatModel:
             sleep: the sleep function used between attempts (seconds).
             clock: a monotonic clock (seconds) that deadlines are measured on.
             seed: seed for the backoff jitter (`None` = unseeded).
+            max_response_bytes: the largest response body read (bytes; a stream counts all
+                its lines); a larger one fails the attempt with a `ModelError` naming the cap,
+                without retry. `None` means no cap.
+            context_window: the model's context window (tokens, input + output); `None` uses
+                the preset's, if any. The run's input budget is this minus the reserved output.
+            max_output_tokens: output tokens the model reserves out of the window (tokens,
+                e.g. 128,000 for a reasoning model); `None` uses the preset's, else the
+                request's `max_tokens`.
 
         Raises:
             UsageError: unknown provider, no base URL, empty model name, bad data class.
@@ -228,6 +244,17 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
+        if max_response_bytes is not None and max_response_bytes <= 0:
+            raise UsageError(f"max_response_bytes must be > 0 or None, got {max_response_bytes}")
+        self.max_response_bytes = max_response_bytes
+        for label, value in (
+            ("context_window", context_window),
+            ("max_output_tokens", max_output_tokens),
+        ):
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise UsageError(f"{label} must be a positive number of tokens, got {value!r}")
+        self.context_window = context_window or preset.context_window
+        self.max_output_tokens = max_output_tokens or preset.max_output_tokens
         self._client = http_client
         self._owns_client = http_client is None
         self._lock = threading.Lock()
@@ -274,6 +301,8 @@ class OpenAICompatModel:
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
         tool_names = request.tool_names
+        limit = settings.get("max_tokens", settings.get("max_completion_tokens"))
+        max_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
         outcome = self._with_retries(
             self._body(request.messages, request, stream),
             stream,
@@ -282,6 +311,7 @@ class OpenAICompatModel:
             tool_names,
             taken,
             new_id,
+            max_tokens,
         )
         if isinstance(outcome, ModelResponse):
             return outcome
@@ -305,6 +335,7 @@ class OpenAICompatModel:
             tool_names,
             taken,
             new_id,
+            max_tokens,
         )
         if isinstance(second, ModelResponse):
             return second
@@ -377,11 +408,15 @@ class OpenAICompatModel:
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
+        max_tokens: int | None = None,
     ) -> ModelResponse | _Failure:
         attempt = 0
+        started = self._clock()
         while True:
             attempt += 1
-            result = self._attempt(body, stream, deadline, tool_names, taken, new_id)
+            result = self._attempt(
+                body, stream, deadline, tool_names, taken, new_id, max_tokens=max_tokens
+            )
             if not isinstance(result, ModelResponse):
                 result = self._scrubbed(result)  # R-S1: the key never reaches an error or event
             if isinstance(result, ModelResponse) or result.output is not None:
@@ -399,13 +434,30 @@ class OpenAICompatModel:
                     )
                 )
             if give_up is not None:
-                raise ModelError(
-                    f"{self.name}: {result.error}{give_up}",
-                    model=self.name,
-                    status_code=result.status,
-                    body=result.body,
-                )
+                raise self._give_up(result, give_up, attempt, self._clock() - started)
             self._sleep(wait)
+
+    def _give_up(self, failure: _Failure, why: str, attempts: int, spent: float) -> ModelError:
+        """The error for a call given up: attempts, the server's Retry-After, the time spent."""
+        after = (
+            f"; the server's Retry-After was {failure.retry_after:g}s"
+            if failure.retry_after is not None
+            else ""
+        )
+        text = (
+            f"{self.name}: {failure.error}{why} [{attempts} attempt{'s' * (attempts != 1)} in "
+            f"{spent:.1f}s{after}]"
+        )
+        if failure.status == 429:
+            return RateLimitError(
+                text,
+                model=self.name,
+                body=failure.body,
+                attempts=attempts,
+                retry_after_seconds=failure.retry_after,
+                elapsed_seconds=spent,
+            )
+        return ModelError(text, model=self.name, status_code=failure.status, body=failure.body)
 
     def _plan_wait(
         self, failure: _Failure, attempt: int, deadline: Deadline
@@ -474,6 +526,8 @@ class OpenAICompatModel:
         tool_names: list[str],
         taken: set[str],
         new_id: Callable[[], str],
+        *,
+        max_tokens: int | None = None,
     ) -> ModelResponse | _Failure:
         import httpx
 
@@ -490,27 +544,30 @@ class OpenAICompatModel:
             headers["accept"] = "text/event-stream"
         url = f"{self._url}/chat/completions"
         try:
+            cap = self.max_response_bytes
             with self._http().stream(
                 "POST", url, content=body, headers=headers, timeout=timeout
-            ) as resp:  # one deadline bounds the whole read, not each chunk (R-M3)
+            ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
                 if not 200 <= resp.status_code < 300:
-                    return self._http_failure(resp, read_body(resp, deadline))
+                    return self._http_failure(resp, read_body(resp, deadline, cap))
                 if stream:
                     data = self._read_stream(resp, deadline)
                     if isinstance(data, _Failure):
                         return data
+                    data, why = _json.clean(data)
+                    if why is not None:
+                        return _Failure(200, f"the streamed answer is {why}", False)
                 else:
-                    raw = read_body(resp, deadline)
-                    try:
-                        data = json.loads(raw)
-                    except (ValueError, RecursionError) as exc:
+                    raw = read_body(resp, deadline, cap)
+                    data, why = _json.loads(raw)
+                    if why is not None:
                         return _Failure(
                             resp.status_code,
-                            f"the response body is not valid JSON (cut off or garbled: {exc})",
+                            f"the response body is {why} (cut off or garbled)",
                             True,
-                            body=raw.decode(errors="replace")[:2000],
+                            body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
-        except ModelError as exc:  # the deadline passed while the body was arriving
+        except ModelError as exc:  # the deadline or the size cap passed while the body arrived
             return _Failure(exc.status_code, str(exc), False)
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
@@ -525,6 +582,7 @@ class OpenAICompatModel:
                 tool_names=tool_names,
                 taken_ids=taken,
                 new_id=new_id,
+                max_tokens=max_tokens,
             )
         except ModelOutputError:
             raise
@@ -534,7 +592,7 @@ class OpenAICompatModel:
     def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
         try:
-            for payload in sse_data(read_lines(resp, deadline)):
+            for payload in sse_data(read_lines(resp, deadline, self.max_response_bytes)):
                 acc.feed(payload)
                 if acc.done:
                     break
@@ -584,7 +642,9 @@ class OpenAICompatModel:
         return self._client
 
     def _deadline(self, request: ModelRequest) -> Deadline:
-        clock = request.clock or self._clock  # the loop's timer, so Limits and client agree
+        # the run's deadline is a reading of the loop's timer, so Limits and client agree;
+        # without one, the client's own clock measures its own wait budget
+        clock = (request.clock if request.deadline_monotonic is not None else None) or self._clock
         limits = []
         if request.deadline_monotonic is not None:
             limits.append(float(request.deadline_monotonic))

@@ -10,19 +10,19 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from harnesskit.errors import BrakeTripped, ModelError
+from harnesskit.errors import BrakeTripped, ContextError, ModelError
 from harnesskit.messages import ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
 from harnesskit.run._ids import unique_call_ids
 
 if TYPE_CHECKING:
-    from harnesskit.context.builder import Prompt
+    from harnesskit.context.builder import ContextBuilder, Prompt
     from harnesskit.log.events import EventLog
     from harnesskit.run._wiring import ToolSpecs
     from harnesskit.run.harness import Harness
     from harnesskit.run.state import RunState
 
-__all__ = ["call_model", "run_deadline"]
+__all__ = ["call_model", "input_budget", "record_context", "run_deadline"]
 
 
 def run_deadline(h: Harness, st: RunState) -> float | None:
@@ -36,6 +36,75 @@ def run_deadline(h: Harness, st: RunState) -> float | None:
         The deadline in seconds on `h.timer`, or `None` without a `max_seconds` brake.
     """
     return h.limits.deadline(st, now=h.timer(), final=False)
+
+
+def input_budget(h: Harness) -> tuple[int | None, int | None, int]:
+    """The input token budget of one request (R-M4): the window minus the reserved output.
+
+    The window and the reserved output are what the model declares (`context_window`,
+    `max_output_tokens`, per model or preset); without a declared output limit the request's
+    `max_tokens` (or `max_completion_tokens`) is reserved.
+
+    Args:
+        h: the harness (its model and settings).
+
+    Returns:
+        `(budget, window, reserved)` in tokens; `budget` and `window` are `None` when the
+        model declares no window.
+    """
+    window = getattr(h.model, "context_window", None)
+    reserved = getattr(h.model, "max_output_tokens", None)
+    if reserved is None:
+        asked = h.settings.get("max_tokens", h.settings.get("max_completion_tokens"))
+        reserved = asked if isinstance(asked, int) and not isinstance(asked, bool) else 0
+    if not isinstance(window, int) or isinstance(window, bool):
+        return None, None, reserved
+    return window - reserved, window, reserved
+
+
+def record_context(
+    context: ContextBuilder,
+    h: Harness,
+    st: RunState,
+    log: EventLog,
+    prompt: Prompt,
+    tools: tuple[dict[str, Any], ...],
+    specs: ToolSpecs,
+) -> int:
+    """Append `context.injected` with the request's budget figures; refuse an over-budget one.
+
+    The record carries `tool_tokens` (the tool schemas' share), `request_tokens` (messages,
+    system prompt included, plus tool schemas) and, when the model declares a window,
+    `input_budget`, `context_window` and `reserved_output_tokens`.
+
+    Returns:
+        The `context.injected` event id.
+
+    Raises:
+        ContextError: the request would not fit the model's input budget (nothing is sent).
+    """
+    budget, window, reserved = input_budget(h)
+    tool_tokens = specs.tokens(tools)
+    need = prompt.token_estimate + tool_tokens
+    figures: dict[str, Any] = {
+        "tool_tokens": tool_tokens,
+        "request_tokens": need,
+        **specs.fields(),
+    }
+    if budget is not None:
+        figures.update(input_budget=budget, context_window=window, reserved_output_tokens=reserved)
+    ctx_id = context.record(
+        log, prompt, branch_id=st.branch_id, step=st.step, model=h.model.name, **figures
+    ).event_id
+    if budget is not None and need > budget:
+        raise ContextError(
+            f"the request needs about {need} input tokens ({prompt.token_estimate} for the "
+            f"messages and system prompt, {tool_tokens} for the tool schemas) but the input "
+            f"budget is {budget} = context window {window} - {reserved} reserved for output; "
+            "nothing was sent. Use a context policy that keeps fewer turns, offer fewer tools, "
+            "or declare a larger window"
+        )
+    return ctx_id
 
 
 def call_model(

@@ -7,7 +7,7 @@ file is the one that changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harnesskit.log.events import hash_json
@@ -97,7 +97,7 @@ def response(
         "model.response",
         {
             "step": st.step,
-            "message": message.to_openai(),
+            "message": message.to_openai(wire=False),
             "usage": usage.to_dict(),
             "finish_reason": reply.finish_reason,
             "model": reply.model or model,
@@ -168,7 +168,9 @@ def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
             "tool": call.name,
             "tool_call_id": call.id,
             "arguments": call.arguments,
-            "raw_arguments": call.raw_arguments if call.arguments is None else None,
+            "raw_arguments": call.raw_arguments if call.arguments is None or call.repair else None,
+            **({"repair": call.repair} if call.repair else {}),
+            **({"parse_error": call.parse_error} if call.parse_error else {}),
         },
         branch_id=st.branch_id,
         source="model",
@@ -180,16 +182,20 @@ def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
 def tool_result(
     log: EventLog, st: RunState, ex: Executed, parent: int, revision: str | None
 ) -> None:
-    """Append what a tool emitted, then its `tool.result`."""
+    """Append a call's `tool.result`, preceded by the records emitted with it.
+
+    Emitted events that become messages (`AFTER_TURN`) follow the whole turn (`emitted`).
+    """
     r = ex.result
     for type_, payload in ex.emitted:
-        log.append(
-            type_,
-            {"step": st.step, "tool_call_id": r.tool_call_id, **payload},
-            parent_id=parent,
-            branch_id=st.branch_id,
-            source="tool",
-        )
+        if type_ not in AFTER_TURN:
+            log.append(
+                type_,
+                {"step": st.step, "tool_call_id": r.tool_call_id, **payload},
+                parent_id=parent,
+                branch_id=st.branch_id,
+                source="tool",
+            )
     log.append(
         "tool.result",
         {
@@ -241,3 +247,35 @@ def finished(log: EventLog, st: RunState, seconds: float, extra: dict[str, Any])
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+#: Emitted events that become chat messages of their own: logged after the turn's tool block,
+#: since providers refuse any message between an assistant message and its tool messages.
+#: Other emitted events (records such as `artifact.created`, `checkpoint`) precede the result.
+AFTER_TURN = frozenset({"user.message", "human.decision"})
+
+
+def emitted(
+    log: EventLog, st: RunState, executed: Sequence[Executed], call_events: dict[str, int]
+) -> None:
+    """Append the message-like events the turn's tools emitted, after the whole tool block.
+
+    Providers require an assistant message's tool messages to follow it directly, so a tool's
+    side-channel content (an attachment as a `user.message`) comes after the last result of
+    the turn, once per emit, naming the call it came from.
+    """
+    for ex in executed:
+        r = ex.result
+        for type_, payload in ex.emitted:
+            if type_ not in AFTER_TURN:
+                continue
+            data = {"step": st.step, "tool_call_id": r.tool_call_id, **payload}
+            if type_ == "user.message" and isinstance(data.get("content"), str):
+                data["content"] = f"[from tool call {r.tool_call_id} ({r.name})] {data['content']}"
+            log.append(
+                type_,
+                data,
+                parent_id=call_events.get(r.tool_call_id),
+                branch_id=st.branch_id,
+                source="tool",
+            )

@@ -15,7 +15,7 @@ from harnesskit import _repr
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
-from harnesskit.run._call import call_model, run_deadline
+from harnesskit.run._call import call_model, record_context, run_deadline
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
@@ -187,8 +187,7 @@ class Run:
             raise StopRun("paused", prompt.pause)
         self.transport.check(prompt.messages, step=st.step, branch_id=st.branch_id)  # R-A5
         tools = () if final else self.tool_specs.current()
-        fields = {"step": st.step, "model": h.model.name, **self.tool_specs.fields()}
-        ctx_id = self.context.record(log, prompt, branch_id=st.branch_id, **fields).event_id
+        ctx_id = record_context(self.context, h, st, log, prompt, tools, self.tool_specs)
         return call_model(
             h, st, log, prompt, tools, final=final, context_event_id=ctx_id, specs=self.tool_specs
         )
@@ -204,6 +203,8 @@ class Run:
             record.tool_result(log, st, ex, call_events[ex.call.id], revision)
             st.tool_history.append((st.step, ex.result.name, ex.result.ok))
             self._progress(ex.result.error_type or "ok", tool=ex.result.name)
+        record.emitted(log, st, executed, call_events)
+        self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit import _json
 from harnesskit.errors import StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
@@ -53,7 +54,7 @@ class CircuitBreaker:
     def record(self, result: ToolResult) -> bool:
         """Update the streak for `result`; return True when this result opened the circuit."""
         name = result.name
-        if result.ok or result.error_type in ("unknown_tool", "circuit_open", "permission_denied"):
+        if result.ok or result.error_type in ("circuit_open", "permission_denied"):
             if result.ok:
                 self.streaks.pop(name, None)
             return False
@@ -148,6 +149,7 @@ class Executor:
         self.idempotency = idempotency
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
+        self.stopped: StopRun | None = None
         self.bind = bind
         self.postprocess = postprocess
         self._max_workers = max_workers
@@ -158,6 +160,19 @@ class Executor:
     def disabled(self) -> dict[str, str]:
         """`{tool: reason}` of tools disabled by the circuit breaker."""
         return self.breaker.open
+
+    def raise_stop(self) -> None:
+        """Re-raise the `StopRun` a tool raised during the last `execute`, if any.
+
+        `execute` lets every other call of the turn finish first, so that the loop records
+        their results before the run ends; the stopping call itself gets no result.
+
+        Raises:
+            StopRun: the signal the tool raised.
+        """
+        stop, self.stopped = self.stopped, None
+        if stop is not None:
+            raise stop
 
     def _get_pool(self) -> cf.ThreadPoolExecutor:
         with self._lock:
@@ -189,6 +204,7 @@ class Executor:
 
         Returns:
             One `Executed` per call, in the order of `calls`; each result carries its call's id.
+            A call whose tool raised `StopRun` is left out (see `raise_stop`).
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
@@ -204,9 +220,16 @@ class Executor:
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
-        outcomes = {id(p): self._finish(*p[0], started[id(p)], deadline) for p in runnable}
+        outcomes: dict[int, Executed] = {}
+        for p in runnable:
+            try:
+                outcomes[id(p)] = self._finish(*p[0], started[id(p)], deadline)
+            except StopRun as exc:  # the turn's other calls still finish and keep their results
+                self.stopped = self.stopped or exc
         out = []
         for p in prepared:
+            if p[1] is None and id(p) not in outcomes:
+                continue  # the call that stopped the run: no result, so resume sees it pending
             executed = p[1] if p[1] is not None else outcomes[id(p)]
             if self.postprocess is not None and executed.result.ok:
                 executed.result = self.postprocess(executed)
@@ -217,6 +240,8 @@ class Executor:
             key = p[0][3].idempotency_key if p[1] is None else None
             if key is not None and self.idempotency is not None:
                 self.idempotency.finish(key, executed.result)
+                # the key goes into the tool.result event, so every write names it (R-E5)
+                executed.result = _replace_meta(executed.result, {"idempotency_key": key})
             out.append(executed)
         if self.idempotency is not None:
             self.idempotency.release()
@@ -228,21 +253,21 @@ class Executor:
         """Check everything that needs no tool execution; return a failure or what to run."""
         tool = self.registry.get(call.name)
         none: Any = (None, call, {}, ctx)
-        if tool is None:
-            names = self.registry.closest(call.name, n=len(self.registry))
-            msg = f"no tool named {call.name!r}"
-            hint = f"call one of these tools instead (closest first): {', '.join(names)}"
-            return none, Executed(
-                call=call,
-                result=ToolResult.failure(call, "unknown_tool", msg, hint, valid_names=names),
-            )
-        if tool.name in self.breaker.open:
+        if call.name in self.breaker.open:  # an invented name trips the circuit too (R-E3)
             return none, self._fail(
                 call,
                 tool,
                 "circuit_open",
-                self.breaker.open[tool.name],
+                self.breaker.open[call.name],
                 "do not call this tool again in this run; use another way",
+            )
+        if tool is None:
+            names = self.registry.closest(call.name, n=len(self.registry))
+            msg = f"no tool named {_json.excerpt(call.name, 80)!r}"
+            hint = f"call one of these tools instead (closest first): {', '.join(names)}"
+            return none, Executed(
+                call=call,
+                result=ToolResult.failure(call, "unknown_tool", msg, hint, valid_names=names),
             )
         if call.arguments is None:
             if call.parse_error == "truncated":
@@ -256,9 +281,10 @@ class Executor:
             return none, self._fail(
                 call,
                 tool,
-                "invalid_argument",
+                call.parse_error_type or "invalid_argument",
                 call.parse_error or "no arguments",
-                "send the arguments as one JSON object matching the schema",
+                call.parse_hint or "send the arguments as one JSON object matching the schema",
+                received=_json.stand_in(call.raw_arguments or "", None),
             )
         args = dict(call.arguments)
         if self.bind is not None:
@@ -314,13 +340,19 @@ class Executor:
         hint: str | None,
         *,
         arguments: dict[str, Any] | None = None,
+        received: str | None = None,
     ) -> Executed:
-        return Executed(
-            call=call,
-            tool=tool,
-            arguments=arguments,
-            result=ToolResult.failure(call, error_type, message, hint),
-        )
+        result = ToolResult.failure(call, error_type, message, hint)
+        if received is not None:  # the raw text, bounded and clean, for the model to see
+            body = json.loads(result.content)
+            body["received"] = json.loads(received)["_unparsed_arguments"]["excerpt"]
+            raw = call.raw_arguments or ""
+            result = dataclasses.replace(
+                result,
+                content=json.dumps(body, ensure_ascii=False),
+                meta={**result.meta, "raw_arguments": _json.clean_text(raw)},
+            )
+        return Executed(call=call, tool=tool, arguments=arguments, result=result)
 
     def _call(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
@@ -378,15 +410,23 @@ class Executor:
         except ToolError as exc:
             ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         except Exception as exc:
+            writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
                 tool,
                 "tool_error",
-                f"{type(exc).__name__}: {exc}",
-                "the tool failed; check the arguments or try another approach",
+                f"{type(exc).__name__}: {exc}"
+                + ("; side effect: unknown (the write may have happened)" if writes else ""),
+                "the write may have happened before it failed: do not repeat it blindly; check "
+                "its effect with a read tool first"
+                if writes
+                else "the tool failed; check the arguments or try another approach",
                 arguments=args,
             )
-            ex.result = _replace_meta(ex.result, {"traceback": traceback.format_exc(limit=8)})
+            meta: dict[str, Any] = {"traceback": traceback.format_exc(limit=8)}
+            if writes:
+                meta["outcome_unknown"] = True
+            ex.result = _replace_meta(ex.result, meta)
         else:
             ex = Executed(
                 call=call,
@@ -594,11 +634,16 @@ def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
     if isinstance(value, str):
-        content = value
+        content = value = _json.clean_text(value)
     else:
         try:
             content = json.dumps(value, ensure_ascii=False, default=_json_default)
-        except (TypeError, ValueError) as exc:  # tuple keys, cycles, bytes, custom objects
+            if _json.clean_text(content) is not content:  # lone surrogates (os.listdir, ...)
+                value = _json.clean(value)[0]
+                content = _json.clean_text(
+                    json.dumps(value, ensure_ascii=False, default=_json_default), escape=False
+                )
+        except (TypeError, ValueError, RecursionError) as exc:  # tuple keys, cycles, bytes, ...
             return ToolResult.failure(
                 call,
                 "tool_error",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harnesskit import _repr
-from harnesskit.errors import UsageError
+from harnesskit.errors import StopRun, UsageError
 from harnesskit.tools import _paths
 from harnesskit.tools.spec import RISKS, Tool
 
@@ -276,6 +276,8 @@ class Gate:
         )
         try:
             answer = self.confirm(request)
+        except StopRun:  # the callback ends the run on purpose (e.g. a pause for approval)
+            raise
         except Exception as exc:  # a crashing callback refuses the call; it never crashes the run
             return GateDecision(
                 allowed=False,

@@ -50,9 +50,13 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def key_for(run_id: str, branch_id: str, step: int, tool: str, arguments: Mapping[str, Any]) -> str:
-    """The idempotency key of one write call: sha256 (24 hex) of run, branch, step, tool, args."""
-    blob = _canonical([run_id, branch_id, step, tool, dict(arguments)])
+def key_for(run_id: str, branch_id: str, tool: str, arguments: Mapping[str, Any]) -> str:
+    """The idempotency key of one write call: sha256 (24 hex) of run, branch, tool, arguments.
+
+    The step is not part of it: the same write re-issued one or ten steps later (after a
+    retried model call, a resume, a model that forgot) is the same write.
+    """
+    blob = _canonical([run_id, branch_id, tool, dict(arguments)])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -227,7 +231,7 @@ class IdempotencyLedger:
             to give the model instead: the recorded result of the same write (`meta["duplicate"]`),
             or a failure when an identical write's outcome is unknown (never retried).
         """
-        key = key_for(ctx.run_id, ctx.branch_id, ctx.step, tool.name, arguments)
+        key = key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
         natural = natural_key_for(tool, arguments)
         ctx.idempotency_key = key
         meta = {"idempotency_key": key}
@@ -235,7 +239,8 @@ class IdempotencyLedger:
         if record is None and natural is not None and natural in self._natural_done:
             record = self.records[self._natural_done[natural]]
             meta["natural_key"] = natural
-        if record is not None and record.state in ("done", "failed") and record.result:
+        # a failed write (a ToolError: known to have had no effect) may be tried again
+        if record is not None and record.state == "done" and record.result:
             r = record.result
             return ToolResult(
                 tool_call_id=call.id,
@@ -280,9 +285,7 @@ class IdempotencyLedger:
         self, tool: Tool, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext
     ) -> None:
         """Record `started` for the admitted call, durably, right before the tool runs."""
-        key = ctx.idempotency_key or key_for(
-            ctx.run_id, ctx.branch_id, ctx.step, tool.name, arguments
-        )
+        key = ctx.idempotency_key or key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
         self._append(
             WriteRecord(
                 key=key,

@@ -184,8 +184,12 @@ class Tool:
             parameters: an explicit JSON Schema that overrides the derived one.
             **options: any other `Tool` field (`risk`, `group`, `timeout_seconds`, ...).
 
+        `*args` is refused; `**kwargs` is accepted only with an explicit `parameters=` schema,
+        whose properties it then receives as keywords.
+
         Raises:
-            UsageError: a parameter has no type hint, or a hint cannot be expressed in JSON Schema.
+            UsageError: a parameter has no type hint, a hint cannot be expressed in JSON Schema,
+                `fn` takes `*args`, or it takes `**kwargs` without `parameters=`.
         """
         if not callable(fn) or isinstance(fn, Tool):
             raise UsageError(f"@tool needs a function, got {type(fn).__name__}: {fn!r:.60}")
@@ -206,8 +210,19 @@ class Tool:
         path_params: list[str] = []
         supports_dry_run = False
         for pname, param in sig.parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
+            if param.kind == param.VAR_POSITIONAL:
+                raise UsageError(
+                    f"tool {fn.__name__!r}: *{pname} cannot be a tool parameter (the model "
+                    "passes named arguments only); give each argument a name and a type hint"
+                )
+            if param.kind == param.VAR_KEYWORD:
+                if parameters is not None:
+                    continue  # the explicit schema names the arguments; **kwargs receives them
+                raise UsageError(
+                    f"tool {fn.__name__!r}: **{pname} has no schema the model could see; name "
+                    "each argument with a type hint, or pass parameters=... (an explicit JSON "
+                    f"Schema whose properties **{pname} then receives)"
+                )
             hint = hints.get(pname, param.annotation)
             if hint is ToolContext:
                 context_param = pname
@@ -405,7 +420,8 @@ def tool(
         A `Tool` (or a decorator producing one).
 
     Raises:
-        UsageError: the spec cannot be derived or is invalid.
+        UsageError: the spec cannot be derived or is invalid; the function takes `*args`, or
+            `**kwargs` without `parameters=`.
     """
 
     def build(f: Callable[..., Any]) -> Tool:

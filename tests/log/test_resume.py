@@ -238,10 +238,14 @@ def test_restart_keeps_the_old_attempt_and_natural_keys_still_stop_double_paymen
     assert main_events and all(
         e.event_id < log.of_type("branch.fork")[0].event_id for e in main_events
     )
+    (note,) = [e for e in log.of_type("user.message") if e.payload.get("committed_writes")]
+    assert note.branch_id == "main.restart1" and "PAY-A1" in note.content  # a fact it is told
     for req in log.of_type(
         "model.request", branch_id="main.restart1"
-    ):  # the old attempt is evidence only
-        assert "PAY-A1" not in log.request_text(req.event_id) or req.payload["step"] >= 2
+    ):  # otherwise the old attempt is evidence only
+        text = log.request_text(req.event_id)
+        text = text.replace(note.content, "").replace(json.dumps(note.content)[1:-1], "")
+        assert "PAY-A1" not in text or req.payload["step"] >= 2
 
 
 def test_a_torn_last_line_is_ended_and_skipped_when_resuming(tmp_path, reference):
@@ -317,15 +321,16 @@ def test_a_natural_key_makes_a_later_repeat_a_duplicate_with_the_recorded_result
             reply.tool_call("charge", amount=50, reference="P-7"),
             reply.tool_call("note", text="charged"),
             reply.tool_call("charge", amount=50, reference="P-7"),  # the model retries
-            reply.tool_call("note", text="charged"),  # no natural key: a new step acts again
+            reply.tool_call("note", text="charged"),  # same arguments: the same write (no step)
             reply.text("done"),
         ]
     )
     run = hk.Harness(bank.tools(), model).start("go").run()
-    assert bank.charges == [(50, "P-7"), ("note", "charged"), ("note", "charged")]
-    first, _, again, _ = run.log.of_type("tool.result")
+    assert bank.charges == [(50, "P-7"), ("note", "charged")]
+    first, note, again, note_again = run.log.of_type("tool.result")
     assert again.payload["duplicate"] and again.payload["content"] == first.payload["content"]
-    assert again.payload["natural_key"]
+    assert note_again.payload["duplicate"] and note_again.payload["content"] == note.content
+    assert "natural_key" not in note_again.payload
 
 
 def test_a_write_whose_outcome_is_unknown_is_reported_and_not_retried(tmp_path):
@@ -389,3 +394,24 @@ def test_a_resume_report_renders_its_checks(tmp_path):
     )
     html = report._repr_html_()
     assert "FAILED" in html and "&lt;v2&gt;" in html and "<v2>" not in html
+
+
+def test_a_restart_is_told_the_writes_the_earlier_attempt_committed(tmp_path):
+    bank = Bank()
+    model = hk.ScriptedModel(
+        [
+            reply.tool_call("note", text="shipped"),
+            reply.tool_call("note", text="half"),
+            reply.text("stopped"),
+        ]
+    )
+    h = hk.Harness(bank.tools(), model, log_dir=tmp_path, limits=hk.Limits(max_steps=2))
+    h.start("ship it", run_id="rs").run()
+    again = hk.ScriptedModel([reply.text("already shipped")])
+    h2 = hk.Harness(bank.tools(), again, log_dir=tmp_path)
+    run = h2.restart(tmp_path / "rs.jsonl", reason="model changed")
+    run.run()
+    prompt = "\n".join(m.text for m in again.requests[0].messages)
+    assert "already committed" in prompt
+    assert 'note({"text": "shipped"})' in prompt and 'note({"text": "half"})' in prompt
+    assert bank.charges == [("note", "shipped"), ("note", "half")]  # nothing repeated

@@ -399,11 +399,12 @@ def test_cut_off_arguments_with_finish_length_are_marked_truncated(server):
     response = answer(server, completion(tool_calls=calls, finish_reason="length"))
     ok, cut = response.message.tool_calls
     assert (ok.arguments, ok.parse_error) == ({"user_id": "u1"}, None)
-    assert (cut.arguments, cut.parse_error, cut.raw_arguments) == (
+    assert (cut.arguments, cut.parse_error_type, cut.raw_arguments) == (
         None,
-        "truncated",
+        "truncated_call",
         '{"user_id": "u2", "note": "very lo',
     )
+    assert cut.parse_error.startswith("the arguments were cut off by the output token limit")
     assert response.finish_reason == "length"
 
 

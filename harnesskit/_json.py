@@ -1,0 +1,401 @@
+"""JSON at the edges that never crashes: decoding, cleaning and argument reading (R-M2).
+
+Everything a provider or a tool hands over passes through here before it is hashed, logged or
+sent again: `loads` decodes without raising (huge integers, deep nesting, NaN, invalid UTF-8
+all become a reason), `clean` makes every string encodable (lone surrogates joined into pairs
+or replaced) and bounds the depth, and `read_arguments` turns a tool call's argument text into
+an object, a noted repair, or a precise reason with a hint. Part of the value floor: imports
+nothing of harnesskit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "ArgumentsRead",
+    "clean",
+    "clean_text",
+    "echoable",
+    "excerpt",
+    "wire_name",
+    "loads",
+    "read_arguments",
+    "stand_in",
+]
+
+MAX_DEPTH = 200
+"""Deepest nesting (objects and arrays) accepted from a provider or a tool."""
+MAX_INT_DIGITS = 4000
+"""Longest integer literal (digits) accepted; longer ones are refused in arguments."""
+STAND_IN_CHARS = 200
+"""At most this many characters of unparseable argument text are quoted in a stand-in."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL_TOKEN = re.compile(
+    r"<\|[^|<>]{0,40}\|>|</?(?:tool_call|tool_calls|function_call|functioncall|function_calls)>"
+    r"|\[/?TOOL_CALLS\]|\[/?INST\]|<\|?(?:im_start|im_end|endoftext|eot_id)\|?>",
+    re.I,
+)
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE = re.compile(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(```\s*)?\Z", re.S)
+_PY_LITERAL = re.compile(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
+
+
+class _Refused(ValueError):
+    """Internal: a literal the decoder refuses (never leaves this module)."""
+
+
+def _surrogate(m: re.Match[str]) -> str:
+    o = ord(m.group())
+    # U+DC80..U+DCFF hold undecodable bytes (os.listdir, surrogateescape): show the byte
+    return f"\\x{o - 0xDC00:02x}" if 0xDC80 <= o <= 0xDCFF else "\ufffd"
+
+
+def clean_text(text: str, *, escape: bool = True) -> str:
+    r"""Return `text` encodable as UTF-8.
+
+    Surrogate pairs split across chunks are joined into their character; a lone surrogate
+    from an undecodable byte (`os.listdir` of a non-UTF-8 name) becomes `\xNN`, any other
+    lone surrogate U+FFFD.
+
+    Args:
+        text: any string.
+        escape: show undecodable bytes as `\xNN`; `False` uses U+FFFD for every lone
+            surrogate (for text that is already JSON, where a backslash would be an escape).
+
+    Returns:
+        `text` itself when it already encodes, else the cleaned copy.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return _SURROGATE.sub(_surrogate if escape else "\ufffd", joined)
+    return text
+
+
+def clean(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
+    """Make a decoded JSON value safe to hash, log and send.
+
+    Strings (keys included) go through `clean_text`; NaN and infinite floats become `None`;
+    anything nested deeper than `max_depth` is refused.
+
+    Args:
+        value: a decoded JSON value (dicts, lists, strings, numbers, booleans, `None`).
+        max_depth: deepest nesting accepted (levels).
+
+    Returns:
+        `(cleaned, None)`, or `(None, reason)` when the value is nested too deeply.
+    """
+    try:
+        return _clean(value, max_depth), None
+    except _Refused as exc:
+        return None, str(exc)
+
+
+def _clean(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        if depth <= 0:
+            raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
+        return {clean_text(str(k)): _clean(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth <= 0:
+            raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
+        return [_clean(v, depth - 1) for v in value]
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not JSON")
+
+
+def _lenient_int(text: str) -> int | None:
+    return None if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
+
+
+def loads(
+    text: str | bytes, *, strict: bool = False, max_depth: int = MAX_DEPTH, cleaned: bool = True
+) -> tuple[Any, str | None]:
+    """Decode JSON text without ever raising.
+
+    Args:
+        text: the JSON text (bytes are decoded as UTF-8).
+        strict: refuse NaN/Infinity and integers over `MAX_INT_DIGITS` digits (for arguments);
+            otherwise they decode as `None` (for response bodies, where a stray field must not
+            cost the whole answer).
+        max_depth: deepest nesting accepted (levels).
+        cleaned: clean the value (see `clean`); `False` for fragments of a stream, whose
+            surrogate pairs may be split across chunks and are cleaned once joined.
+
+    Returns:
+        `(value, None)`, or `(None, reason)`.
+    """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, f"not valid UTF-8 (byte {exc.start})"
+    try:
+        if strict:
+            value = json.loads(text, parse_int=_int, parse_constant=_constant)
+        else:
+            value = json.loads(text, parse_int=_lenient_int, parse_constant=lambda _: None)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({_where(exc)})"
+    except RecursionError:
+        return None, f"nested deeper than {MAX_DEPTH} levels"
+    except _Refused as exc:
+        return None, f"not valid JSON ({exc})"
+    except ValueError as exc:  # what else the decoder refuses (e.g. int conversion limits)
+        return None, f"not valid JSON ({exc})"
+    return clean(value, max_depth=max_depth) if cleaned else (value, None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArgumentsRead:
+    """What a tool call's argument text turned out to be."""
+
+    arguments: dict[str, Any] | None
+    """The object, or `None` when the text gives none."""
+    error: str | None = None
+    """Why there is no object: what is wrong with the text, with its position."""
+    error_type: str | None = None
+    """`invalid_argument` or `truncated_call` when `arguments` is `None`."""
+    hint: str | None = None
+    """What the model should send instead, naming the problem."""
+    repair: str | None = None
+    """A note when the object was read after a safe normalization (fence, trailing text)."""
+
+
+_ONE_OBJECT = "send the arguments as one bare JSON object matching the tool's schema"
+
+
+def read_arguments(
+    text: str, *, cut_off: bool = False, max_tokens: int | None = None
+) -> ArgumentsRead:
+    """Read a tool call's argument text, strictly, naming what is wrong when it does not parse.
+
+    Only two normalizations are applied, each noted in `repair`: a markdown code fence around
+    a complete JSON object is removed, and text after a complete object is dropped when it is
+    not another JSON value. A Python-literal dict, an incomplete object or anything else is an
+    error; nothing is ever auto-closed or guessed.
+
+    Args:
+        text: the argument text as received.
+        cut_off: the provider stopped at its output limit (finish_reason `length`, or
+            `completion_tokens` reached `max_tokens`).
+        max_tokens: the request's output limit (tokens), quoted in the truncation hint.
+
+    Returns:
+        The read; `arguments` is `{}` for empty text.
+    """
+    if not text.strip():
+        return ArgumentsRead(arguments={})
+    value, err = loads(text, strict=True)
+    if err is None:
+        if isinstance(value, dict):
+            return ArgumentsRead(arguments=value)
+        if isinstance(value, str):  # double-encoded: a JSON string holding the object's text
+            inner, inner_err = loads(value, strict=True)
+            if inner_err is None and isinstance(inner, dict):
+                return ArgumentsRead(arguments=inner, repair="double-encoded JSON string decoded")
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments must be a JSON object, got {_kind(value)}",
+            error_type="invalid_argument",
+            hint=_ONE_OBJECT,
+        )
+    fence = _FENCE.match(text)
+    if fence:
+        body, closed = fence.group(2).strip(), fence.group(3) is not None
+        inner, inner_err = loads(body, strict=True)
+        if closed and inner_err is None and isinstance(inner, dict):
+            return ArgumentsRead(arguments=inner, repair="markdown code fence removed")
+        read = read_arguments(body, cut_off=cut_off, max_tokens=max_tokens)
+        if read.arguments is not None:  # complete object, unclosed fence: still not sure
+            return ArgumentsRead(
+                arguments=None,
+                error="arguments are wrapped in a markdown code fence that is never closed",
+                error_type="invalid_argument",
+                hint="remove the ``` code fence; " + _ONE_OBJECT,
+            )
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are wrapped in a markdown code fence and {read.error}",
+            error_type=read.error_type,
+            hint=f"remove the ``` code fence; {read.hint}",
+        )
+    return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
+
+
+def _diagnose(text: str, err: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
+    decoder = json.JSONDecoder(parse_int=_int, parse_constant=_constant)
+    stripped = text.strip()
+    start = len(text) - len(text.lstrip())
+    try:
+        first, end = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        incomplete = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+        if cut_off or incomplete:
+            return _incomplete(exc, cut_off=cut_off, max_tokens=max_tokens)
+        if _PY_LITERAL.search(stripped):
+            return ArgumentsRead(
+                arguments=None,
+                error=f"arguments are not valid JSON: they look like a Python dict literal "
+                f"(single quotes or True/False/None; {_where(exc)})",
+                error_type="invalid_argument",
+                hint="write JSON: double-quoted keys and strings, true/false/null; " + _ONE_OBJECT,
+            )
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are not valid JSON ({_where(exc)})",
+            error_type="invalid_argument",
+            hint=_ONE_OBJECT,
+        )
+    except (RecursionError, ValueError):
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are not valid JSON: {err.removeprefix('not valid JSON ')}",
+            error_type="invalid_argument",
+            hint=_ONE_OBJECT + " (plain numbers, at most a few levels deep)",
+        )
+    rest = text[end:].strip()
+    cleaned, why = clean(first)
+    if why is not None:
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are not valid JSON: {why}",
+            error_type="invalid_argument",
+            hint=_ONE_OBJECT + " (at most a few levels deep)",
+        )
+    if isinstance(cleaned, dict) and why is None and rest[:1] not in ("{", "["):
+        return ArgumentsRead(
+            arguments=cleaned,
+            repair=f"dropped {len(rest)} chars of trailing text after the JSON object",
+        )
+    return ArgumentsRead(
+        arguments=None,
+        error=f"arguments are not valid JSON: {len(rest)} chars of trailing data after the "
+        f"JSON value (char {end})",
+        error_type="invalid_argument",
+        hint="send one JSON object and nothing after it (no second object, tag or text)",
+    )
+
+
+def _incomplete(
+    exc: json.JSONDecodeError, *, cut_off: bool, max_tokens: int | None
+) -> ArgumentsRead:
+    where = _where(exc)
+    if cut_off:
+        limit = f"max_tokens={max_tokens}" if max_tokens is not None else "max_tokens"
+        return ArgumentsRead(
+            arguments=None,
+            error=f"the arguments were cut off by the output token limit ({limit} reached; "
+            f"the JSON object is incomplete: {where})",
+            error_type="truncated_call",
+            hint=f"the output limit {limit} ended your call before its JSON object was "
+            "complete; send shorter arguments (split the work into smaller calls) or raise "
+            "the output limit",
+        )
+    return ArgumentsRead(
+        arguments=None,
+        error=f"arguments are not valid JSON: the JSON object is incomplete ({where})",
+        error_type="truncated_call",
+        hint="the JSON object is incomplete, as if cut off (e.g. by max_tokens); send the "
+        "complete object, with shorter arguments if needed",
+    )
+
+
+def _where(exc: json.JSONDecodeError) -> str:
+    """`Expecting value at char 7`; `Unterminated string starting at char 10`."""
+    return f"{exc.msg.removesuffix(' at')} at char {exc.pos}"
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def echoable(text: str, *, repaired: bool) -> bool:
+    """Whether argument text that parsed can go back to the provider byte for byte.
+
+    Empty text, `null`, a repaired text (fence, trailing data, double encoding) and text with
+    surrogate escapes are sent as the object read instead, so the echo is always one strict
+    JSON object (the provider's own bytes otherwise, which keeps its prompt cache warm).
+
+    Args:
+        text: the argument text as received (it parsed to an object).
+        repaired: it was read after a normalization.
+
+    Returns:
+        True when `text` itself is sent.
+    """
+    return not repaired and text.lstrip().startswith("{") and "\\ud" not in text.lower()
+
+
+_NAME_OK = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
+
+
+def excerpt(text: str, limit: int = STAND_IN_CHARS) -> str:
+    """`text` made safe to show a provider: clean, without chat control tokens, capped.
+
+    Args:
+        text: any text the model or a tool produced.
+        limit: the most characters kept.
+
+    Returns:
+        At most `limit` characters.
+    """
+    return _CONTROL_CHARS.sub("", _CONTROL_TOKEN.sub("", clean_text(text)))[:limit]
+
+
+def wire_name(name: str) -> str:
+    """A tool name as echoed to a provider: providers refuse names outside `[a-zA-Z0-9_-]{1,64}`.
+
+    Args:
+        name: the name the model wrote (possibly invented, empty or hostile).
+
+    Returns:
+        `name` itself when valid, else its allowed characters (`_` for the rest), capped at 64,
+        or `invalid_tool_name` when nothing is left.
+    """
+    if _NAME_OK.match(name):
+        return name
+    fixed = re.sub(r"[^a-zA-Z0-9_-]", "_", excerpt(name, 64)).strip("_")
+    return fixed[:64] or "invalid_tool_name"
+
+
+def stand_in(raw: str, error: str | None) -> str:
+    """The argument text echoed to the provider in place of text that does not parse.
+
+    Strict providers refuse a request whose history holds invalid argument JSON, so the echo
+    is a valid object quoting at most `STAND_IN_CHARS` characters of the original, with chat
+    control tokens and control characters removed. The raw text stays in the log.
+
+    Args:
+        raw: the argument text as received.
+        error: why it did not parse.
+
+    Returns:
+        A JSON object text `{"_unparsed_arguments": {"chars", "excerpt", "error"}}`.
+    """
+    body = {"chars": len(raw), "excerpt": excerpt(raw), "error": excerpt(error or "")}
+    return json.dumps({"_unparsed_arguments": body}, ensure_ascii=False)
