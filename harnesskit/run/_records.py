@@ -86,8 +86,16 @@ def response(
     final: bool,
     parent_id: int,
 ) -> None:
-    """Append `model.response`: the (id-fixed) message, usage, timing (seconds)."""
+    """Append `model.response`: the (id-fixed) message, usage, timing (seconds).
+
+    Calls recovered from the text are listed in `recovered_calls`, with the model's text as it
+    came in `original_content` (both keys only when there are such calls).
+    """
     message, usage = reply.message, reply.usage or Usage()
+    recovered = [c.id for c in message.tool_calls if c.recovered]
+    flags: dict[str, Any] = {}
+    if recovered:
+        flags = {"recovered_calls": recovered, "original_content": reply.original_content}
     log.append(
         "model.response",
         {
@@ -102,6 +110,7 @@ def response(
             "id_replacements": {
                 c.id: c.original_id for c in message.tool_calls if c.original_id is not None
             },
+            **flags,
         },
         parent_id=parent_id,
         branch_id=st.branch_id,
