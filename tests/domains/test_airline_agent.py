@@ -50,7 +50,8 @@ def test_run_demo_writes_logs_and_chart(tmp_path):
     report = airline.run_demo(tmp_path, echo=None)
     assert [r.task for r in report.rows] == [t.name for t in airline.DEMO_TASKS]
     assert all(r.passed for r in report.rows), report.to_text()
-    assert all(r.finish_reason == "stop" for r in report.rows)
+    # the partly flown trip goes to a human agent, which ends the run as in tau-bench
+    assert [r.finish_reason for r in report.rows] == ["stop"] * 4 + ["transferred"]
     booking = report.rows[0]
     # 5 airline calls + 4 artifact_slice pages: the one-stop search (37 itineraries) is stored
     # as an artifact (R-A1) and read back 10 items at a time, only the fields the choice needs

@@ -213,26 +213,65 @@ class DemoReport:
         return f"DemoReport(tasks={len(self.rows)}, passed={self.passed})"
 
 
+class OneWritePerTurn:
+    """A confirmation callback for the airline policy's "one action at a time".
+
+    Approves the first write (or destructive) call of a model turn and refuses the others of
+    the same turn; the model sees them refused (`permission_denied`) and may ask again on a
+    later turn. It reads the turn from the run's log, so bind it with `watch(run)` before the
+    run steps.
+    """
+
+    def __init__(self, registry: hk.ToolRegistry) -> None:
+        """Remember which tools write.
+
+        Args:
+            registry: the run's tools; calls to tools of risk `write` or `destructive` count.
+        """
+        self._writes = {t.name for t in registry if t.risk in ("write", "destructive")}
+        self._log: hk.EventLog | None = None
+
+    def watch(self, run: hk.Run) -> None:
+        """Bind the callback to `run` (its last `model.response` is the turn in question)."""
+        self._log = run.log
+
+    def __call__(self, request: Any) -> bool:
+        """Whether `request` is the turn's first write.
+
+        Args:
+            request: the confirm-level call (`hk.tools.ApprovalRequest`).
+
+        Returns:
+            True for the first write call of the current turn (or when no turn is known).
+        """
+        last = self._log.last("model.response") if self._log is not None else None
+        calls = (last.payload.get("message") or {}).get("tool_calls") or [] if last else []
+        writes = [c.get("id") for c in calls if c.get("function", {}).get("name") in self._writes]
+        return not writes or writes[0] == request.tool_call_id
+
+
 def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRow:
     db = load_database()
+    registry = tools(db, mode="strict")
+    one_write = OneWritePerTurn(registry)
     harness = hk.Harness(
-        tools=tools(db, mode="strict"),
+        tools=registry,
         model=model if model is not None else agent_model(),
         system_prompt=POLICY,
         # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
         limits=hk.Limits(max_steps=20),
         log_dir=log_dir,
-        # the customer's opening message already says yes; a notebook would ask a human here
-        gate=hk.Gate(confirm=hk.allow_all),
+        # the customer's opening message already says yes (a notebook would ask a human
+        # here), to one write per turn as the policy says
+        gate=hk.Gate(policy={"write": "confirm", "destructive": "confirm"}, confirm=one_write),
         progress=hk.TqdmProgress(desc=task.name, leave=False),  # R-L3: a bar on stderr
     )
-    run = harness.run(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
+    run = harness.start(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
+    one_write.watch(run)
+    run.run()
     log = run.log
-    said = [
-        e.payload["message"].get("content") or ""
-        for e in log.of_type("model.response")
-        if not e.payload["message"].get("tool_calls")
-    ]
+    # what the agent told the customer, also beside a call (a transfer ends the run there)
+    said = [e.payload["message"].get("content") or "" for e in log.of_type("model.response")]
     result = score(
         final_hash=db.state_hash(),
         expected_hash=expected_state_hash(task.actions),
