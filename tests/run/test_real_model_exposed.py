@@ -54,3 +54,17 @@ def test_structured_calls_are_not_flagged(server):
 
     first = run.log.of_type("model.response")[0]
     assert "recovered_calls" not in first.payload and first.original_content is None
+
+
+class Described(hk.ScriptedModel):
+    """A scripted model that describes itself as a local server does."""
+
+    info = {"server_version": "b1-test", "sha256": "ab" * 32, "port": 1}
+
+
+def test_a_model_that_describes_itself_is_recorded_once_in_the_log():
+    model = Described([hk.ToolCall(id="c1", name="get_user", arguments={"user_id": "u"}), "ok"])
+    run = hk.Harness(model=model, tools=[get_user]).run("who is u?")
+    first, second = run.log.of_type("model.response")
+    assert first.model_info == Described.info
+    assert second.model_info is None and "model_info" not in second.payload
