@@ -581,12 +581,10 @@ def tools(
             summary: the customer's issue in a few sentences, for the human agent.
 
         Returns:
-            `Transfer successful` (in `tau_bench` mode; in `strict` mode the run ends here).
-
-        Raises:
-            StopRun: in `strict` mode, after the transfer: the run ends with
-                `finish_reason="transferred"`, as a τ-bench episode does.
+            `Transfer successful`.
         """
+        # The docstring is the model-facing description (kept as it was). In strict mode the
+        # run ends here: StopRun("transferred"), as a tau-bench episode does.
         text = run("transfer_to_human_agents", ops.transfer_to_human_agents, summary)
         if strict:
             raise hk.StopRun("transferred", f"transferred to a human agent: {summary}")
