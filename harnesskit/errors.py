@@ -147,6 +147,12 @@ class ToolNotFoundError(ToolError):
     error_type = "not_found"
 
 
+class ToolPermissionError(ToolError):
+    """A tool raised this because the caller may not do this (e.g. act for another customer)."""
+
+    error_type = "permission_denied"
+
+
 class ToolArgumentsError(ToolError):
     """A tool raised this because its arguments are valid JSON but make no sense together."""
 

@@ -345,6 +345,9 @@ class ModelResponse:
     """The model that answered."""
     raw: dict[str, Any] | None = None
     """The provider's raw response body, when there was one."""
+    original_content: str | None = None
+    """The message text exactly as the model wrote it, when tool calls were recovered from it
+    (`message.content` then holds the text left after the recovered spans were cut out)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict: `message` in chat-completions form, usage, finish_reason."""

@@ -321,6 +321,14 @@ class ModelResponseEvent(Event):
     """True when the run did not finish its task."""
     id_replacements: dict[str, str] | None = None
     """`{new tool-call id: id the model sent}` for replaced ids."""
+    recovered_calls: list[str] | None = None
+    """Ids of the tool calls recovered from the message text (no structured field); absent
+    when every call came structured."""
+    original_content: str | None = None
+    """The text exactly as the model wrote it, when calls were recovered from it."""
+    model_info: dict[str, Any] | None = None
+    """The model's own description (`model.info`: a local server's `server_version`, the
+    weights' `sha256`, its flags), on the first response of a log whose model has one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

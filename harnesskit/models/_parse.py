@@ -215,11 +215,14 @@ def parse_completion(
         if isinstance(raw_calls, list)
         else []
     )
+    original = None
     if not calls and content and tool_names:
-        recovered, content = recover_calls(
+        recovered, remaining = recover_calls(
             content, tool_names, finish_reason="length" if cut.cut_off else finish
         )
-        calls = recovered
+        if recovered:
+            original = content
+        calls, content = recovered, remaining
     calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
     if finish is None:
         finish = "tool_calls" if calls else "stop"
@@ -231,6 +234,7 @@ def parse_completion(
         finish_reason=finish,
         model=name,
         raw=body,
+        original_content=original,
     )
 
 

@@ -71,6 +71,7 @@ class StreamAccumulator:
         self._by_id: dict[str, int] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None  # llama-server's figures, on its last chunk
         self.model: str | None = None
         self.id: str | None = None
         self.done = False
@@ -109,6 +110,8 @@ class StreamAccumulator:
         self.model = self.model or _str(chunk.get("model"))
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             return
@@ -204,6 +207,8 @@ class StreamAccumulator:
             out["model"] = self.model
         if self.usage is not None:
             out["usage"] = self.usage
+        if self.timings is not None:
+            out["timings"] = self.timings
         return out
 
 

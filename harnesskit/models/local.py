@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from harnesskit.errors import ModelError, UsageError
-from harnesskit.messages import ModelRequest, ModelResponse
+from harnesskit.messages import ModelRequest, ModelResponse, Usage
 from harnesskit.models import _local_install as install
 from harnesskit.models.base import register_provider
 
@@ -84,8 +84,8 @@ def server_timings(response: ModelResponse) -> ServerTimings | None:
     """Read llama-server's per-response `timings` from a response's raw body.
 
     Args:
-        response: a response of a `LocalModel` (or any llama-server), non-streamed: streamed
-            answers are folded without their `timings`, so they give `None`.
+        response: a response of a `LocalModel` (or any llama-server), streamed or not (a
+            streamed answer keeps the `timings` of its last chunk).
 
     Returns:
         The figures, or `None` when the body has no `timings` object.
@@ -433,7 +433,15 @@ class LocalModel:
             if self._proc is not None and self._proc.poll() is not None:
                 raise self._died() from exc
             raise
-        return dataclasses.replace(response, model=self.name)
+        usage, timings = response.usage, server_timings(response)
+        if timings is not None and (usage is None or not usage.cached_tokens):
+            prompt = timings.prompt_evaluated + timings.prompt_cached
+            usage = Usage(
+                prompt_tokens=usage.prompt_tokens if usage else prompt,
+                completion_tokens=usage.completion_tokens if usage else timings.generated,
+                cached_tokens=timings.prompt_cached,
+            )
+        return dataclasses.replace(response, model=self.name, usage=usage)
 
     def _died(self) -> ModelError:
         assert self._proc is not None

@@ -69,7 +69,9 @@ def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, floa
     """Tokens per step against the token-budget and step brakes.
 
     Top: prompt and completion tokens of each request (stacked bars; the closing request of
-    a braked run is hatched). Bottom: cumulative tokens and cumulative prompt tokens with the
+    a braked run is hatched); when the provider reported prompt-cache hits, the cached part of
+    each prompt is drawn lighter, labelled with the run's cache share. Bottom: cumulative
+    tokens and cumulative prompt tokens with the
     `max_tokens` and `max_prompt_tokens` budgets. A dashed vertical line marks `max_steps`.
     A limit far beyond what the run used (more than 4x) is named in the legend instead of
     drawn, so the bars stay readable.
@@ -94,6 +96,10 @@ def plot_budget(run: Any, *, branch_id: str = "main", figsize: tuple[float, floa
     x = df["request"].to_numpy()
     hatch = ["//" if f else "" for f in df["final"]]
     top.bar(x, df["prompt_tokens"], color="#4c78a8", label="prompt", hatch=hatch)
+    cached = df["cached_tokens"]
+    if cached.sum() > 0:
+        share = cached.sum() / max(1, df["prompt_tokens"].sum())
+        top.bar(x, cached, color="#9ecae9", label=f"prompt from cache ({share:.0%})", hatch=hatch)
     top.bar(
         x, df["completion_tokens"], bottom=df["prompt_tokens"], color="#f58518",
         label="completion", hatch=hatch,

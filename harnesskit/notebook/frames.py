@@ -39,9 +39,9 @@ COMPOSITION_CATEGORIES = ("system", "user", "assistant", "tool_results", "tool_s
 
 #: Columns of `frame(run, kind="budget")`, in order.
 BUDGET_COLUMNS = [
-    "request", "step", "final", "prompt_tokens", "completion_tokens", "total_tokens",
-    "cum_prompt_tokens", "cum_tokens", "estimated", "seconds", "model_seconds", "tool_seconds",
-    "tool_calls", "tool_errors", "messages",
+    "request", "step", "final", "prompt_tokens", "cached_tokens", "completion_tokens",
+    "total_tokens", "cum_prompt_tokens", "cum_tokens", "estimated", "seconds", "model_seconds",
+    "tool_seconds", "tool_calls", "tool_errors", "messages",
 ]  # fmt: skip
 
 
@@ -123,9 +123,10 @@ def _budget(run: Any, *, branch_id: str = "main") -> Any:
 
     Returns:
         A `pandas.DataFrame` with columns `request` (1-based), `step`, `final`,
-        `prompt_tokens`, `completion_tokens`, `total_tokens` (tokens of this request),
-        `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated` (True when the
-        counts come from the estimator), `seconds` (log-clock time from this request to the
+        `prompt_tokens`, `cached_tokens` (the part of the prompt the provider served from its
+        prompt cache, as it reported), `completion_tokens`, `total_tokens` (tokens of this
+        request), `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated` (True
+        when the counts come from the estimator), `seconds` (log-clock time from this request to the
         last event before the next one), `model_seconds`, `tool_seconds` (sum over the
         step's tool calls; calls of one turn may overlap), `tool_calls`, `tool_errors`,
         `messages` (messages sent). `df.attrs["limits"]` holds the run's brakes.
@@ -148,6 +149,7 @@ def _budget(run: Any, *, branch_id: str = "main") -> Any:
                 "step": p.get("step"),
                 "final": bool(p.get("final")),
                 "prompt_tokens": 0,
+                "cached_tokens": 0,
                 "completion_tokens": 0,
                 "estimated": False,
                 "model_seconds": 0.0,
@@ -166,6 +168,7 @@ def _budget(run: Any, *, branch_id: str = "main") -> Any:
         if e.type == "model.response":
             usage = p.get("usage") or {}
             current["prompt_tokens"] = usage.get("prompt_tokens", 0)
+            current["cached_tokens"] = usage.get("cached_tokens", 0) or 0
             current["completion_tokens"] = usage.get("completion_tokens", 0)
             current["estimated"] = bool(usage.get("estimated"))
             current["model_seconds"] = p.get("seconds", 0.0)
@@ -313,8 +316,9 @@ def frame(
         event's `payload` are JSON text, so `.to_parquet(path)` works for every kind.
         `"budget"`: one row per model request of the branch, columns
         `BUDGET_COLUMNS`: `request` (1-based), `step`, `final` (the tool-less closing request
-        after a brake), `prompt_tokens`, `completion_tokens`, `total_tokens` (tokens of this
-        request), `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated`,
+        after a brake), `prompt_tokens`, `cached_tokens` (served from the provider's prompt
+        cache), `completion_tokens`, `total_tokens` (tokens of this request),
+        `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated`,
         `seconds` (log-clock time of the request), `model_seconds`, `tool_seconds`,
         `tool_calls`, `tool_errors`, `messages`; `df.attrs["limits"]` holds the run's brakes.
         `"composition"`: one row per request, `request`, `step`, `final`, one column per

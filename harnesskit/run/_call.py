@@ -176,5 +176,11 @@ def call_model(
     st.completion_tokens += usage.completion_tokens
     answer = dataclasses.replace(reply, message=unique_call_ids(reply.message, st), usage=usage)
     seconds = h.timer() - t0
-    record.response(log, st, answer, h.model.name, seconds, final=final, parent_id=req_id)
+    # a model that describes itself (a local server's build, the weights' sha256) is recorded
+    # once per log, on its first response, when the server behind it is known to be up
+    info = getattr(h.model, "info", None) if log.last("model.response") is None else None
+    record.response(
+        log, st, answer, h.model.name, seconds, final=final, parent_id=req_id,
+        model_info=dict(info) if isinstance(info, dict) else None,
+    )  # fmt: skip
     return answer

@@ -90,9 +90,23 @@ def response(
     *,
     final: bool,
     parent_id: int,
+    model_info: dict[str, Any] | None = None,
 ) -> None:
-    """Append `model.response`: the (id-fixed) message, usage, timing (seconds)."""
+    """Append `model.response`: the (id-fixed) message, usage, timing (seconds).
+
+    `model_info` (the model's own description, e.g. a local server's version and the weights'
+    sha256) is written as the `model_info` key when given (the loop gives it once per log).
+
+    Calls recovered from the text are listed in `recovered_calls`, with the model's text as it
+    came in `original_content` (both keys only when there are such calls).
+    """
     message, usage = reply.message, reply.usage or Usage()
+    recovered = [c.id for c in message.tool_calls if c.recovered]
+    flags: dict[str, Any] = {}
+    if recovered:
+        flags = {"recovered_calls": recovered, "original_content": reply.original_content}
+    if model_info is not None:
+        flags["model_info"] = model_info
     log.append(
         "model.response",
         {
@@ -107,6 +121,7 @@ def response(
             "id_replacements": {
                 c.id: c.original_id for c in message.tool_calls if c.original_id is not None
             },
+            **flags,
         },
         parent_id=parent_id,
         branch_id=st.branch_id,

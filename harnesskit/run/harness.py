@@ -38,7 +38,13 @@ class Harness:
 
     Args:
         tools: a `ToolRegistry` or an iterable of `Tool`s / functions.
-        model: a `Model` or a `get_model` spec such as `"scripted"`.
+        model: a `Model` or a `get_model` spec such as `"scripted"`. Who owns a server behind
+            it: a `local:` spec given here makes a model this harness holds; its server starts
+            on the first request, serves every run of the harness (one prompt cache) and stops
+            when `h.model.close()` is called, the model is garbage collected, or the process
+            exits (atexit). A model object passed in stays the caller's to close (`with`).
+            A model with an `info` dict has it recorded on the first `model.response` of each
+            log (`model_info`).
         policy: context policy (name, dict or `ContextPolicy`).
         limits: the brakes.
         log_dir: folder for `<run_id>.jsonl` logs; `None` keeps logs in memory.

@@ -190,3 +190,80 @@ def test_shipped_database_unchanged_after_harness_runs():
     assert db.reservations["4WQ150"]["status"] == "cancelled"
     assert airline.shipped_files_digest() == before
     assert "status" not in airline.load_database().reservations["4WQ150"]
+
+
+def test_a_transfer_to_a_human_agent_ends_the_run_as_in_tau_bench():
+    db = airline.load_database()
+    transfer = reply.tool_call("transfer_to_human_agents", summary="wants a human")
+    turns = [transfer, transfer, transfer, reply.text("never asked")]
+    run = harness(db, turns).run("I want a human")
+    assert run.finish_reason == "transferred"
+    assert [e.payload["tool"] for e in run.log.of_type("tool.call")] == ["transfer_to_human_agents"]
+    assert len(run.log.of_type("model.response")) == 1
+
+
+def test_a_transfer_in_tau_bench_mode_returns_the_benchmark_text():
+    db = airline.load_database()
+    turns = [reply.tool_call("transfer_to_human_agents", summary="x"), reply.text("done")]
+    run = harness(db, turns, mode="tau_bench").run("I want a human")
+    assert run.finish_reason == "stop"
+    assert results(run)[0]["content"] == "Transfer successful"
+
+
+def _two_users(db):
+    first, second = list(db.users)[:2]
+    theirs = next(r for r, v in db.reservations.items() if v["user_id"] == second)
+    return first, second, theirs
+
+
+def test_writes_for_another_user_than_the_signed_in_customer_are_refused():
+    db = airline.load_database()
+    me, other, theirs = _two_users(db)
+    turns = [
+        reply.tool_call("get_user_details", user_id=me),  # signs `me` in
+        reply.tool_call("send_certificate", user_id=other, amount=5000),
+        reply.tool_call("cancel_reservation", reservation_id=theirs, reason="change_of_plan"),
+        reply.tool_call("send_certificate", user_id=me, amount=50),
+        reply.text("done"),
+    ]
+    before = db.users[other]["payment_methods"].copy()
+    run = harness(db, turns).run("help")
+    got = [(r["tool"], r["error_type"]) for r in results(run)]
+    assert got == [
+        ("get_user_details", None),
+        ("send_certificate", "permission_denied"),
+        ("cancel_reservation", "permission_denied"),
+        ("send_certificate", None),
+    ]
+    assert db.users[other]["payment_methods"] == before
+    assert db.reservations[theirs].get("status") != "cancelled"
+
+
+def test_the_signed_in_customer_can_be_given_and_tau_bench_mode_restricts_nothing():
+    db = airline.load_database()
+    me, other, _ = _two_users(db)
+    turns = [reply.tool_call("send_certificate", user_id=other, amount=10), reply.text("x")]
+    given = hk.Harness(
+        tools=airline.tools(db, customer=me),
+        model=hk.ScriptedModel(turns),
+        gate=hk.Gate(confirm=hk.allow_all),
+    ).run("help")
+    assert results(given)[0]["error_type"] == "permission_denied"
+    turns = [reply.tool_call("get_user_details", user_id=me), *turns]
+    replayed = harness(airline.load_database(), turns, mode="tau_bench").run("help")
+    assert [r["error_type"] for r in results(replayed)] == [None, None]
+
+
+def test_the_demo_gate_lets_one_write_through_per_turn(tmp_path):
+    from harnesskit.domains.airline import jobs
+
+    user = "mia_li_3668"
+    cert = [hk.ToolCall(id=f"c{i}", name="send_certificate", arguments={"user_id": user,
+            "amount": 100}) for i in range(3)]  # fmt: skip
+    model = hk.ScriptedModel([cert, cert[:1], reply.text("done")])
+    row = jobs._run_task(airline.DEMO_TASKS[0], tmp_path, model)
+    assert row.finish_reason == "stop"
+    got = [(r.payload["tool_call_id"], r.payload["error_type"])
+           for r in hk.EventLog.read(row.log_path).of_type("tool.result")]  # fmt: skip
+    # turn 1: the first of three writes acts, the other two are refused; turn 2: one acts
+    assert [e for _, e in got] == [None, "permission_denied", "permission_denied", None]

@@ -687,3 +687,22 @@ def test_error_parsing_tool_call_inside_a_stream_gets_a_corrective_request(serve
     assert response.message.content == "fixed"
     assert [a.kind for a in attempts] == ["corrective"]
     assert "error parsing tool call" in server.requests[1].body["messages"][-1]["content"]
+
+
+def test_a_streamed_answer_keeps_llama_servers_timings(server):
+    from harnesskit.models.local import server_timings
+
+    timings = {"cache_n": 900, "prompt_n": 100, "predicted_n": 7, "prompt_ms": 50.0,
+               "predicted_ms": 70.0}  # fmt: skip
+    events = sse_events(
+        [
+            chunk({"role": "assistant", "content": "Hi."}),
+            chunk({}, finish="stop", timings=timings),
+            chunk(None, usage={"prompt_tokens": 1000, "completion_tokens": 7}),
+        ]
+    )
+    server.script(Reply(sse=events))
+    response = make(server, stream=True).request(ask())
+    t = server_timings(response)
+    assert (t.prompt_cached, t.prompt_evaluated, t.generated) == (900, 100, 7)
+    assert t.cache_share == 0.9

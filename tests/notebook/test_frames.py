@@ -262,3 +262,34 @@ def test_charts_use_agg_when_headless():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.strip() == "agg"
+
+
+def test_budget_frame_shows_the_reported_prompt_cache_reuse():
+    def cached(response, prompt, hit):
+        return ModelResponse(
+            message=response.message,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=5, cached_tokens=hit),
+            finish_reason=response.finish_reason,
+        )
+
+    turns = [
+        cached(reply.tool_call("lookup", key="a"), 1000, 0),
+        cached(reply.text("ok"), 1200, 990),
+    ]
+    run = hk.Harness([lookup], hk.ScriptedModel(turns)).run("find a")
+    df = hk.frame(run, kind="budget")
+    assert df["cached_tokens"].tolist() == [0, 990]
+    assert list(df.columns).index("cached_tokens") == list(df.columns).index("prompt_tokens") + 1
+
+
+def test_budget_chart_labels_the_cached_part_of_the_prompts():
+    turns = [
+        ModelResponse(
+            message=reply.text("ok").message,
+            usage=Usage(prompt_tokens=1000, completion_tokens=5, cached_tokens=800),
+        )
+    ]
+    run = hk.Harness([lookup], hk.ScriptedModel(turns)).run("find a")
+    fig = hk.plot_budget(run)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "prompt from cache (80%)" in labels

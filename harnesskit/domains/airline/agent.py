@@ -408,16 +408,18 @@ def _cancel(request: Request, history: list[_Done]) -> Any:
         )
     message = str(outcome.value.get("message", ""))
     if "already flown" in message:
-        if _last(history, "transfer_to_human_agents") is None:
-            return _call(
+        said = (
+            f"Part of reservation {rid} has already been flown, so I cannot cancel it here. "
+            "I am transferring you to a human agent who will help you further."
+        )
+        if _last(history, "transfer_to_human_agents") is None:  # the transfer ends the run
+            transfer = _call(
                 "transfer_to_human_agents",
                 summary=f"Customer {request.user_id} wants to cancel {rid}, which is partly "
                 f"flown ({message}).",
             )
-        return (
-            f"Part of reservation {rid} has already been flown, so I cannot cancel it here. "
-            "I have transferred you to a human agent who will help you further."
-        )
+            return hk.Message(role="assistant", content=said, tool_calls=(transfer,))
+        return said
     return f"I'm sorry, reservation {rid} cannot be cancelled: {message}."
 
 

@@ -243,7 +243,8 @@ class DemoRow:
     tool_calls: int
     """Tool calls made."""
     prompt_tokens: int
-    """Prompt tokens over the whole run (estimated: the offline agent reports no usage)."""
+    """Prompt tokens over the whole run: as the provider reported them, or estimated (the
+    offline agent reports no usage; see `estimated`)."""
     finish_reason: str | None
     """Why the run ended."""
     passed: bool
@@ -258,6 +259,22 @@ class DemoRow:
     """Prompt tokens of each step's request, in step order."""
     log_path: str | None = None
     """The run's JSONL event log."""
+    estimated: bool = True
+    """True when some request's tokens were estimated (the model reported no usage)."""
+    cached_tokens: int = 0
+    """Prompt tokens the provider reported as served from its prompt cache (tokens)."""
+
+    @property
+    def cache_share(self) -> float | None:
+        """Share of the prompt tokens served from cache (0-1), `None` when none was reported."""
+        return self.cached_tokens / self.prompt_tokens if self.cached_tokens else None
+
+
+def _tokens_label(rows: tuple[DemoRow, ...]) -> str:
+    estimated = {r.estimated for r in rows}
+    if estimated == {False}:
+        return "reported by the provider"
+    return "estimated" if estimated == {True} else "reported, estimated for some tasks"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,15 +300,21 @@ class DemoReport:
     def to_text(self) -> str:
         """The table plus where the logs and chart are."""
         width = max([len("task")] + [len(r.task) for r in self.rows])
+        cache = any(r.cached_tokens for r in self.rows)
         lines = [
             f"{'task':<{width}}  {'steps':>5}  {'tool calls':>10}  {'prompt tokens':>13}  "
-            f"{'finish_reason':<13}  pass"
+            + (f"{'cached':>6}  " if cache else "")
+            + f"{'finish_reason':<13}  pass"
         ]
         for r in self.rows:
+            share = f"{r.cache_share:>6.0%}  " if r.cache_share is not None else f"{'-':>6}  "
             lines.append(
                 f"{r.task:<{width}}  {r.steps:>5}  {r.tool_calls:>10}  {r.prompt_tokens:>13}  "
-                f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
+                + (share if cache else "")
+                + f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
             )
+        if self.rows:
+            lines.append(f"prompt tokens: {_tokens_label(self.rows)}")
         lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
         lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
         if self.interrupted:
@@ -309,26 +332,65 @@ class DemoReport:
         return f"DemoReport(tasks={len(self.rows)}, passed={self.passed})"
 
 
+class OneWritePerTurn:
+    """A confirmation callback for the airline policy's "one action at a time".
+
+    Approves the first write (or destructive) call of a model turn and refuses the others of
+    the same turn; the model sees them refused (`permission_denied`) and may ask again on a
+    later turn. It reads the turn from the run's log, so bind it with `watch(run)` before the
+    run steps.
+    """
+
+    def __init__(self, registry: hk.ToolRegistry) -> None:
+        """Remember which tools write.
+
+        Args:
+            registry: the run's tools; calls to tools of risk `write` or `destructive` count.
+        """
+        self._writes = {t.name for t in registry if t.risk in ("write", "destructive")}
+        self._log: hk.EventLog | None = None
+
+    def watch(self, run: hk.Run) -> None:
+        """Bind the callback to `run` (its last `model.response` is the turn in question)."""
+        self._log = run.log
+
+    def __call__(self, request: Any) -> bool:
+        """Whether `request` is the turn's first write.
+
+        Args:
+            request: the confirm-level call (`hk.tools.ApprovalRequest`).
+
+        Returns:
+            True for the first write call of the current turn (or when no turn is known).
+        """
+        last = self._log.last("model.response") if self._log is not None else None
+        calls = (last.payload.get("message") or {}).get("tool_calls") or [] if last else []
+        writes = [c.get("id") for c in calls if c.get("function", {}).get("name") in self._writes]
+        return not writes or writes[0] == request.tool_call_id
+
+
 def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRow:
     db = load_database()
+    registry = tools(db, mode="strict")
+    one_write = OneWritePerTurn(registry)
     harness = hk.Harness(
-        tools=tools(db, mode="strict"),
+        tools=registry,
         model=model if model is not None else agent_model(),
         system_prompt=POLICY,
         # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
         limits=hk.Limits(max_steps=20),
         log_dir=log_dir,
-        # the customer's opening message already says yes; a notebook would ask a human here
-        gate=hk.Gate(confirm=hk.allow_all),
+        # the customer's opening message already says yes (a notebook would ask a human
+        # here), to one write per turn as the policy says
+        gate=hk.Gate(policy={"write": "confirm", "destructive": "confirm"}, confirm=one_write),
         progress=hk.TqdmProgress(desc=task.name, leave=False),  # R-L3: a bar on stderr
     )
-    run = harness.run(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
+    run = harness.start(task.user_message, run_id=f"demo-{task.name}", task={"demo": task.name})
+    one_write.watch(run)
+    run.run()
     log = run.log
-    said = [
-        e.payload["message"].get("content") or ""
-        for e in log.of_type("model.response")
-        if not e.payload["message"].get("tool_calls")
-    ]
+    # what the agent told the customer, also beside a call (a transfer ends the run there)
+    said = [e.payload["message"].get("content") or "" for e in log.of_type("model.response")]
     result = score(
         final_hash=db.state_hash(),
         expected_hash=expected_state_hash(task.actions),
@@ -339,9 +401,8 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
     reason = result.reason
     if mismatches != task.expect_mismatches:
         reason = f"{mismatches} alert.mismatch events, expected {task.expect_mismatches}"
-    per_step = tuple(
-        int(e.payload["usage"]["prompt_tokens"]) for e in log.of_type("model.response")
-    )
+    usages = [e.payload["usage"] for e in log.of_type("model.response")]
+    per_step = tuple(int(u["prompt_tokens"]) for u in usages)
     return DemoRow(
         task=task.name,
         steps=run.state.step,
@@ -354,6 +415,8 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
         error=f"{type(run.error).__name__}: {run.error}" if run.error is not None else None,
         tokens_per_step=per_step,
         log_path=str(log.path) if log.path is not None else None,
+        estimated=any(u.get("estimated") for u in usages) or not usages,
+        cached_tokens=sum(int(u.get("cached_tokens") or 0) for u in usages),
     )
 
 
@@ -368,7 +431,7 @@ def _draw_chart(rows: tuple[DemoRow, ...], path: Path) -> Path:
         steps = range(1, len(row.tokens_per_step) + 1)
         axes.plot(steps, row.tokens_per_step, marker="o", label=row.task)
     axes.set_xlabel("step")
-    axes.set_ylabel("prompt tokens (estimated)")
+    axes.set_ylabel(f"prompt tokens ({_tokens_label(rows)})")
     axes.set_title("Airline demo: prompt tokens per step")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)

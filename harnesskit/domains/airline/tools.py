@@ -18,7 +18,12 @@ Two modes:
   clock's time, a changed cabin is stored, and one-stop searches show each leg's own day's
   prices (the benchmark showed the first day's prices for next-day connections). Bookings and
   changes are checked against the rules the server can decide (`rules.py`: passenger count,
-  payment mix, basic economy flights, same trip, bags only added).
+  payment mix, basic economy flights, same trip, bags only added). Writes act only for the
+  signed-in customer: given as `customer=`, or else the first user whose profile
+  `get_user_details` returned in this registry's session (the conversation establishes who is
+  signed in, as an agent authenticates the caller); a write for another user, or on another
+  user's reservation, is refused as `permission_denied` (`hk.errors.ToolPermissionError`). Before
+  anyone is signed in, writes are not restricted.
 - `tau_bench`: the benchmark's tools reproduced byte for byte, for replaying recorded runs. No
   policy is checked (the decision is still computed and claims still checked, for audit), and
   outputs are the benchmark's texts, `"Error: ..."` strings included. The cancellation reason
@@ -157,6 +162,7 @@ def tools(
     *,
     mode: truth.Mode = "strict",
     clock: truth.Clock | None = None,
+    customer: str | None = None,
 ) -> hk.ToolRegistry:
     """Build the airline tools over one database.
 
@@ -166,6 +172,8 @@ def tools(
             behaviour and texts, for replay).
         clock: the server clock, returning timezone-aware datetimes; `None` means the
             benchmark's fixed now (2024-05-15 15:00 EST).
+        customer: the signed-in customer's user id; `None` means the first user whose profile
+            `get_user_details` returns (`strict` mode only; `tau_bench` restricts nothing).
 
     Returns:
         A `ToolRegistry` of the 14 airline tools.
@@ -178,6 +186,21 @@ def tools(
     now = clock or truth.benchmark_clock
     strict = mode == "strict"
     lock = threading.Lock()
+    signed_in: list[str | None] = [customer]  # the session's authenticated customer
+
+    def own(user_id: str | None, what: str) -> None:
+        """Refuse a write for someone other than the signed-in customer (strict mode)."""
+        who = signed_in[0]
+        if strict and who is not None and user_id is not None and user_id != who:
+            raise hk.errors.ToolPermissionError(
+                f"{what} belongs to user {user_id}, but the signed-in customer is {who}",
+                hint="act only for the signed-in customer; do not retry for another user",
+            )
+
+    def own_reservation(reservation_id: str) -> None:
+        reservation = db.reservations.get(reservation_id)
+        if reservation is not None:
+            own(reservation.get("user_id"), f"reservation {reservation_id}")
 
     def run(name: str, fn: Callable[..., str | None], *args: Any, **kwargs: Any) -> str | None:
         with lock:
@@ -219,7 +242,10 @@ def tools(
             The profile as JSON: name, address, email, dob, payment_methods (by payment id),
             saved_passengers, membership, reservations (ids).
         """
-        return run("get_user_details", ops.get_user_details, user_id)
+        text = run("get_user_details", ops.get_user_details, user_id)
+        if signed_in[0] is None and user_id in db.users:
+            signed_in[0] = user_id  # the profile the conversation looked up first signs in
+        return text
 
     def get_reservation_details(reservation_id: str) -> str | None:
         """Look up one reservation.
@@ -327,6 +353,7 @@ def tools(
         Returns:
             The new reservation as JSON, including its `reservation_id`.
         """
+        own(user_id, "the booking")
         if strict:
             refuse(rules.check_booking(db, user_id, passengers, payment_methods))
         extra = {"extend_ids": True, "created_at": _est_text(now())} if strict else {}
@@ -366,6 +393,7 @@ def tools(
         Returns:
             The updated reservation as JSON.
         """
+        own_reservation(reservation_id)
         if strict:
             refuse(rules.check_flight_change(db, reservation_id, cabin, flights))
         extra = {"update_cabin": True} if strict else {}
@@ -396,6 +424,7 @@ def tools(
         Returns:
             The updated reservation as JSON.
         """
+        own_reservation(reservation_id)
         if strict:
             refuse(rules.check_baggage_change(db, reservation_id, total_baggages, nonfree_baggages))
         return run(
@@ -422,6 +451,7 @@ def tools(
         Returns:
             The updated reservation as JSON.
         """
+        own_reservation(reservation_id)
         return run(
             "update_reservation_passengers",
             ops.update_reservation_passengers,
@@ -436,6 +466,7 @@ def tools(
         expected_has_insurance: bool | None,
         ctx: hk.ToolContext,
     ) -> str | None:
+        own_reservation(reservation_id)
         with lock:
             outcome = truth.cancel(
                 db,
@@ -516,6 +547,7 @@ def tools(
         Returns:
             A sentence naming the new certificate's payment id and amount.
         """
+        own(user_id, "the certificate")
         return run("send_certificate", ops.send_certificate, user_id, amount)
 
     # ------------------------------------------------------------------ no database effect
@@ -561,7 +593,12 @@ def tools(
         Returns:
             `Transfer successful`.
         """
-        return run("transfer_to_human_agents", ops.transfer_to_human_agents, summary)
+        # The docstring is the model-facing description (kept as it was). In strict mode the
+        # run ends here: StopRun("transferred"), as a tau-bench episode does.
+        text = run("transfer_to_human_agents", ops.transfer_to_human_agents, summary)
+        if strict:
+            raise hk.StopRun("transferred", f"transferred to a human agent: {summary}")
+        return text
 
     return hk.ToolRegistry(
         [
