@@ -1,0 +1,28 @@
+"""The anchored password scan finds exactly what the pattern's own `subn` finds."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harnesskit.log import redact
+
+PIECES = [
+    "password", "Passwd", "PWD", "secret", "api_key", "apiKey", "token", "_token", "tokens",
+    "x", "aws_secret_access_key", "credential", ":", "=", '"', "'", '\\"', "  ", "abcd1234",
+    "hunter22", "[REDACTED:password]", ",", "}", "İ", "é", "\n", "prompt_tokens",
+]  # fmt: skip
+PATTERN = next(p for k, p, _ in redact.Redactor()._compiled if k == "password")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_anchored_scan_equals_subn(text):
+    expected = PATTERN.subn(lambda m: m.group(1) + "[R]", text)
+    got = redact._anchored_subn(PATTERN, text, text.lower(), redact._ANCHORS["password"], "[R]")
+    assert got == expected
+
+
+def test_a_key_named_with_a_prefix_keeps_its_name_and_loses_its_value():
+    line = '{"aws_secret_access_key": "AbCdEfGh12345678", "prompt_tokens": 12}'
+    out, counts = redact.Redactor().redact(line)
+    assert out == '{"aws_secret_access_key": "[REDACTED:password]", "prompt_tokens": 12}'
+    assert counts == {"password": 1}
