@@ -61,7 +61,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "jwt": ("eyj",),
     "password": (
         "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "access_key",
-        "private_key", "token", "credential",
+        "private_key", "credential",
+        # a `token` key is followed by a quote, a separator or space (never `s` or `_`: our
+        # own `prompt_tokens`, `token_estimate` must not wake the scan on every event)
+        'token"', "token'", "token\\", "token:", "token=", "token ", "token\t", "token\n",
     ),
     "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
     "private_key": ("private key",),
