@@ -27,7 +27,7 @@ test: $(STAMP)
 EXTRAS_VENV := .venv-extras
 EXTRAS_BIN := $(EXTRAS_VENV)/bin
 EXTRAS_STAMP := $(EXTRAS_VENV)/.installed
-EXTRAS_TESTS := tests/tools/test_mcp.py tests/log/test_otel.py tests/log/test_otel_phoenix.py \
+EXTRAS_TESTS := tests/tools/test_mcp.py tests/tools/test_mcp_startup_hang.py tests/log/test_otel.py tests/log/test_otel_phoenix.py \
 	tests/notebook/test_parquet.py tests/models/test_streaming.py
 
 $(EXTRAS_BIN)/python:

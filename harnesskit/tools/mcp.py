@@ -105,6 +105,7 @@ class MCPConnection:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
         self._client: Any = None
         self._listing: list[Any] = []
         self._failure: BaseException | None = None
@@ -128,7 +129,8 @@ class MCPConnection:
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         try:
-            self._loop.run_until_complete(self._main())
+            self._task = self._loop.create_task(self._main())
+            self._loop.run_until_complete(self._task)
         finally:
             self._loop.close()
 
@@ -294,9 +296,14 @@ class MCPConnection:
 
     def close(self) -> None:
         """Close the connection (a stdio server is stopped); idempotent."""
-        if self._stop is not None and self._thread.is_alive():
+        if self._thread.is_alive():
             with contextlib.suppress(RuntimeError):  # the loop closed in between
-                self._loop.call_soon_threadsafe(self._stop.set)
+                if self._client is None and self._task is not None:
+                    # still starting (a hung handshake): cancel it, so the stdio client's exit
+                    # stops the server process instead of leaving it behind
+                    self._loop.call_soon_threadsafe(self._task.cancel)
+                elif self._stop is not None:
+                    self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(10.0)
         self._gone = self._gone or "the connection was closed"
         if self._stderr is not None and not self._thread.is_alive():
