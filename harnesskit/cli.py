@@ -283,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ev.add_argument(
         "--fail-under",
-        type=float,
+        type=_rate,
         default=None,
         metavar="RATE",
         help="exit 1 when the pass rate (0..1, over the trials that ran) is under RATE",
@@ -302,6 +302,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.set_defaults(func=_cmd_eval)
     return parser
+
+
+def _rate(text: str) -> float:
+    """A pass rate from the command line: a number from 0 to 1 (argparse exits 2 otherwise)."""
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1") from None
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is outside 0..1 (a pass rate, e.g. 0.8)")
+    return rate
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -242,3 +242,13 @@ def test_eval_with_a_simulated_user_on_a_tau2_case(tmp_path, loopback_allowed):
     log = result.log(result.rows[0]["run_id"])
     users = [(e.content, e.payload.get("simulated")) for e in log.of_type("user.message")]
     assert users[1:] == [("Please try.", True)]
+
+
+@pytest.mark.parametrize("rate", ["1.5", "-3", "abc"])
+def test_fail_under_outside_0_to_1_is_a_usage_error_before_any_trial(rate, capsys):
+    from harnesskit import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["eval", "datasets/cases/shop.jsonl", "--fail-under", rate])
+    assert exc.value.code == 2
+    assert "--fail-under" in capsys.readouterr().err
