@@ -132,6 +132,19 @@ def _lenient_int(text: str) -> int | None:
     return None if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
 
 
+_TWICE = "appears twice in one object"
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refusing a key that appears twice (which value was meant?)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _Refused(f"the key {dup!r} {_TWICE}")
+    return out
+
+
 def loads(
     text: str | bytes, *, strict: bool = False, max_depth: int = MAX_DEPTH, cleaned: bool = True
 ) -> tuple[Any, str | None]:
@@ -139,7 +152,8 @@ def loads(
 
     Args:
         text: the JSON text (bytes are decoded as UTF-8).
-        strict: refuse NaN/Infinity and integers over `MAX_INT_DIGITS` digits (for arguments);
+        strict: refuse NaN/Infinity, integers over `MAX_INT_DIGITS` digits and a key given twice
+            in one object (for arguments);
             otherwise they decode as `None` (for response bodies, where a stray field must not
             cost the whole answer).
         max_depth: deepest nesting accepted (levels).
@@ -156,7 +170,9 @@ def loads(
             return None, f"not valid UTF-8 (byte {exc.start})"
     try:
         if strict:
-            value = json.loads(text, parse_int=_int, parse_constant=_constant)
+            value = json.loads(
+                text, parse_int=_int, parse_constant=_constant, object_pairs_hook=_no_duplicates
+            )
         else:
             value = json.loads(text, parse_int=_lenient_int, parse_constant=lambda _: None)
     except json.JSONDecodeError as exc:
@@ -211,6 +227,13 @@ def read_arguments(
     if not text.strip():
         return ArgumentsRead(arguments={})
     value, err = loads(text, strict=True)
+    if err is not None and _TWICE in err:  # never guess which of the two values was meant
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are ambiguous: {err.removeprefix('not valid JSON (')[:-1]}",
+            error_type="invalid_argument",
+            hint="give each argument once; " + _ONE_OBJECT,
+        )
     if err is None:
         if isinstance(value, dict):
             return ArgumentsRead(arguments=value)

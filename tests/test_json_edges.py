@@ -179,3 +179,31 @@ def test_an_invented_hostile_tool_name_is_echoed_in_a_form_providers_accept(serv
     (result,) = [e for e in run.log if isinstance(e, ToolResultEvent)]
     assert result.error_type == "unknown_tool" and "<|" not in result.content
     assert _json.wire_name("") == "invalid_tool_name" and _json.wire_name("ok_name") == "ok_name"
+
+
+def test_a_key_given_twice_in_tool_arguments_is_refused_not_guessed():
+    seen = []
+
+    @hk.tool
+    def lookup_order(order_id: str) -> dict:
+        """Look up one order.
+
+        Use this when the user names an order. Do not use it to change one.
+
+        Args:
+            order_id: the order's id.
+
+        Returns:
+            The order.
+        """
+        seen.append(order_id)
+        return {"order_id": order_id}
+
+    model = hk.ScriptedModel(
+        [reply.raw_call("lookup_order", '{"order_id": "A1", "order_id": "B2"}'), reply.text("ok")]
+    )
+    run = hk.Harness([lookup_order], model).run("where is my order?")
+    assert run.finish_reason == "stop" and seen == []
+    result = run.log.last("tool.result")
+    assert result.payload["ok"] is False
+    assert "appears twice" in json.dumps(result.payload)
