@@ -96,6 +96,8 @@ def test_a_dead_server_counts_errors_and_exits_non_zero(tmp_path, capsys, loopba
     result = ExperimentResult.load(out)
     summary = result.summary()
     assert summary["errors"].iloc[0] == 1 and summary["pass_rate"].isna().all()
+    assert summary["pass^1"].isna().all()  # no trial ran: no pass^k either, not 0.0
+    assert summary["tokens_per_pass"].isna().all()
     assert len(result.failures()) == 0  # not blamed on the agent
 
 

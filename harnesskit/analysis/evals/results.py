@@ -170,14 +170,18 @@ class ExperimentResult:
             row.update(
                 cases=len(per_case), trials=len(g), pass_rate=passes / ran if ran else math.nan
             )
+            # pass^k over the trials that ran, like pass_rate: NaN where a case has fewer than k
+            ran_cases = (
+                g[g["error"].isna()].groupby("case", sort=False)["pass"].agg(["count", "sum"])
+            )
             for j in range(1, kmax + 1):
-                ok = bool((per_case["count"] >= j).all())
-                pairs = zip(per_case["count"], per_case["sum"], strict=True)
+                ok = len(ran_cases) == len(per_case) and bool((ran_cases["count"] >= j).all())
+                pairs = zip(ran_cases["count"], ran_cases["sum"], strict=True)
                 row[f"pass^{j}"] = pass_hat_k(pairs, j) if ok else math.nan
             row.update(
                 mean_steps=float(g["steps"].mean()),
                 mean_prompt_tokens=float(g["prompt_tokens"].mean()),
-                tokens_per_pass=tokens / passes if passes else math.inf,
+                tokens_per_pass=tokens / passes if passes else (math.inf if ran else math.nan),
                 errors=int(g["error"].notna().sum()),
             )
             rows.append(row)
