@@ -16,7 +16,11 @@ and require. Four are built in: `full-history`, `window`, `default` and `summary
 4. **compress**: the last `recent_turns` turns go verbatim; older facts become labelled,
    byte-exact heads of at most `max_tool_output_chars`; under token pressure repeated tool
    output goes first, then old interpretations, then older facts, then old turns. The core is
-   never dropped: if it does not fit, `ContextError` says so (R-C4).
+   never dropped: if it does not fit, `ContextError` says so (R-C4). A call/result group (an
+   assistant message with tool calls and the results answering it) is one unit: a rule that
+   drops one of its results drops the group, and the record gives every member one shared
+   reason naming the pair (`budget.fact: ... [call/result pair MODEL-5 + TOOL-7, call t1:
+   dropped together]`); a response whose calls its shown results carry says so.
 
 Injected facts carry source labels (`TOOL-31`, `HUMAN-12`, R-C7); untrusted text (tool output,
 files, web pages) is quoted data, never in the system role, never the task (R-C8). Conflicting
@@ -174,6 +178,10 @@ class _View:
         self.last_chat = ""
         self.keyed: list[Event] = []  # events with payload["facts"]
         self.calls: dict[str, ToolCallEvent] = {}  # tool.call events still without a result
+        # call/result groups: a model.response with tool calls and the results answering it
+        self.owner: dict[str, int] = {}  # call id -> id of the latest response making it
+        self.group: dict[int, int] = {}  # tool.result id -> id of its response
+        self.members: dict[int, list[int]] = {}  # response id -> its tool.result ids
         self.task_id: Any = None
         self.ok: list[int] = []
         self.failed: list[int] = []
@@ -457,6 +465,7 @@ class ContextBuilder:
             view.notes.append(e.event_id)
         if isinstance(e.payload.get("facts"), dict):
             view.keyed.append(e)
+        _track_group(view, e)
         view.pos[e.event_id] = len(view.seq)
         view.seq.append(e)
         if e.type in ("user.message", "model.response") and view.last_chat != "user.message":
@@ -575,6 +584,10 @@ class ContextBuilder:
                 seen.add(t)
             facts.append(view.facts[i])
         view.set_prefix(view.facts, view.overflow, i, _OLDER["facts"])
+        if view.overflow:  # a call/result group is cut by the limit: none of it stays
+            for f in [f for f in facts if any(j in view.overflow for j in _siblings(view, f))]:
+                facts.remove(f)
+                excluded[f] = _OLDER["facts"]
         if "model.response" not in self._latest_only or not view.interps:
             view.set_prefix(view.interps, view.old_interps, 0, _OLDER["interps"])
             return facts, view.interps[::-1]
@@ -725,7 +738,7 @@ class ContextBuilder:
             if d.interps:
                 d.excluded[d.interps.pop()] = "limit.max_events: interpretation beyond it"
             elif d.facts:
-                d.excluded[d.facts.pop()] = "limit.max_events: older fact beyond it"
+                _drop_group(view, d, d.facts[-1], "limit.max_events: older fact beyond it")
             elif not d.drop_turn("limit.max_events: older turn beyond it"):
                 d.degraded.append(  # never drop the core; never cut a call from its answer
                     f"limit.max_events: the core and the last turn hold "
@@ -751,16 +764,19 @@ class ContextBuilder:
                 seen.add(key)
             while repeats and now > max_tokens:
                 i = repeats.pop()  # the oldest first
-                d.facts.remove(i)
-                d.excluded[i] = "budget.repeated: repeated tool output (a newer one is kept)"
+                if i not in d.facts or not set(_siblings(view, i)) <= {*repeats, i, *d.excluded}:
+                    continue  # its call/result group holds output seen once: keep it whole
+                why = "budget.repeated: repeated tool output (a newer one is kept)"
+                _drop_group(view, d, i, why)
                 now = total()
-        for ids, why in (  # 2. old interpretations, 3. older facts
-            (d.interps, "budget.interpretation: dropped under token pressure"),
-            (d.facts, "budget.fact: older fact dropped under token pressure"),
-        ):
-            while ids and now > max_tokens:
-                d.excluded[ids.pop()] = why
-                now = total()
+        while d.interps and now > max_tokens:  # 2. old interpretations
+            d.excluded[d.interps.pop()] = "budget.interpretation: dropped under token pressure"
+            now = total()
+        while d.facts and now > max_tokens:  # 3. older facts, a call/result group at a time
+            _drop_group(
+                view, d, d.facts[-1], "budget.fact: older fact dropped under token pressure"
+            )
+            now = total()
         cap = self._limits["max_tool_output_chars"]
         if now > max_tokens and cap is not None:  # 4. cut verbatim tool output in the window
             for turn in d.turns:
@@ -951,7 +967,9 @@ class ContextBuilder:
         excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
         for i in (*chosen, *summarized):
             excluded.pop(i, None)
-        view.volatile = {*d.excluded, *chosen, *summarized}
+        window = {e.event_id for turn in d.turns for e, _, _ in turn}
+        paired = _pair_reasons(view, window, chosen, set(summarized), excluded)
+        view.volatile = {*d.excluded, *chosen, *summarized, *paired}
         return Prompt(
             messages=tuple(messages),
             selected=tuple(selected),
@@ -1027,6 +1045,108 @@ def pair_safe(messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
             open_ids = [c.id for c in m.tool_calls]
     close()
     return (list(messages) if not repairs else out), repairs
+
+
+# -- call/result groups ---------------------------------------------------------------------
+
+
+def _track_group(view: _View, e: Event) -> None:
+    """Register `e` in its call/result group: a response making tool calls, or a result."""
+    if isinstance(e, ModelResponseEvent):
+        calls = (e.message or {}).get("tool_calls") or ()
+        ids = [str(c.get("id")) for c in calls if isinstance(c, Mapping) and c.get("id")]
+        if ids:
+            view.members[e.event_id] = []
+            view.owner.update(dict.fromkeys(ids, e.event_id))
+    elif isinstance(e, ToolResultEvent):
+        owner = view.owner.get(str(e.tool_call_id))
+        if owner is not None:
+            view.group[e.event_id] = owner
+            view.members[owner].append(e.event_id)
+
+
+def _siblings(view: _View, i: int) -> list[int]:
+    """The tool results of `i`'s call/result group (`i` included), or `[i]` outside a group."""
+    owner = view.group.get(i)
+    return [i] if owner is None else view.members[owner]
+
+
+def _drop_group(view: _View, d: _Draft, i: int, why: str) -> None:
+    """Drop fact `i` with every member of its call/result group still in the draft, for `why`.
+
+    A response's calls and their results leave together (never one result of a parallel
+    batch without the others); `_pair_reasons` then gives them one shared reason.
+    """
+    for j in _siblings(view, i):
+        if j in d.facts:
+            d.facts.remove(j)
+            d.excluded[j] = why
+    owner = view.group.get(i)
+    if owner is not None and owner in d.interps:  # the interpretation that made the calls
+        d.interps.remove(owner)
+        d.excluded[owner] = why
+    d.excluded.setdefault(i, why)
+
+
+def _pair_reasons(
+    view: _View,
+    window: set[int],
+    chosen: set[int],
+    summarized: set[int],
+    excluded: dict[int, str],
+) -> set[int]:
+    """Give every call/result group left out of the recent window one decision and reason.
+
+    A response's assistant message (with its `tool_calls`) is sent only in the window; out of
+    it the message is excluded. If none of its results is shown either, the response and its
+    results were dropped together: all of them get one shared reason, the cause (the first
+    result's reason) followed by the pair it dropped (`[call/result pair MODEL-3 + TOOL-5,
+    call t1: dropped together]`). If some result is shown (in the context block or only named
+    in the summary), the response's reason says which results carry its calls, and a result
+    that was left out names the pair it belonged to.
+
+    Args:
+        view: the branch view (its groups).
+        window: ids of the events in the recent window (sent as chat messages or stubs).
+        chosen: ids whose content is in the prompt.
+        summarized: ids only named in the structured summary.
+        excluded: `{event_id: reason}` of the prompt, rewritten in place.
+
+    Returns:
+        The ids whose reason was rewritten (they may differ from the previous record).
+    """
+    changed: set[int] = set()
+    for owner, results in view.members.items():
+        if not results or owner in window or owner not in excluded or owner not in view.pos:
+            continue
+        shown = [t for t in results if t in chosen or t in summarized]
+        out = [t for t in results if t in excluded]
+        labels = [view.event(t).label for t in results]
+        calls = ", ".join(str(view.event(t).payload.get("tool_call_id")) for t in results)
+        pair = f"call/result pair {view.event(owner).label} + {' + '.join(labels)}, call {calls}"
+        if not shown:
+            cause = excluded[out[0]] if out else excluded[owner]
+            shared = f"{cause} [{pair}: dropped together]"
+            for i in (owner, *out):
+                excluded[i] = shared
+                changed.add(i)
+            continue
+        where = (
+            "the recent window"
+            if any(t in window for t in shown)
+            else "the context block"
+            if any(t in chosen for t in shown)
+            else "the summary"
+        )
+        carried = " + ".join(view.event(t).label for t in shown)
+        excluded[owner] = (
+            f"{excluded[owner]} [{pair}: its calls are shown with {carried} in {where}]"
+        )
+        changed.add(owner)
+        for t in out:
+            excluded[t] = f"{excluded[t]} [{pair}: the other results are shown]"
+            changed.add(t)
+    return changed
 
 
 def _has_text(e: Event) -> bool:
