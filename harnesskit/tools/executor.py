@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit import _json
-from harnesskit.errors import StopRun, ToolError
+from harnesskit.errors import EventLogError, StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.idempotency import IdempotencyLedger
@@ -150,6 +150,7 @@ class Executor:
         self.gate = gate or Gate()
         self.breaker = CircuitBreaker(threshold=circuit_threshold)
         self.stopped: StopRun | None = None
+        self.ledger_error: EventLogError | None = None
         self.bind = bind
         self.postprocess = postprocess
         self._max_workers = max_workers
@@ -167,10 +168,18 @@ class Executor:
         `execute` lets every other call of the turn finish first, so that the loop records
         their results before the run ends; the stopping call itself gets no result.
 
+        It also re-raises a failure to write the idempotency ledger after a write acted
+        (disk full): `execute` returns every result first, so the loop logs them, then the run
+        ends with `error`.
+
         Raises:
+            EventLogError: the ledger could not record an outcome during the last `execute`.
             StopRun: the signal the tool raised.
         """
+        failed, self.ledger_error = self.ledger_error, None
         stop, self.stopped = self.stopped, None
+        if failed is not None:
+            raise failed
         if stop is not None:
             raise stop
 
@@ -205,14 +214,21 @@ class Executor:
         Returns:
             One `Executed` per call, in the order of `calls`; each result carries its call's id.
             A call whose tool raised `StopRun` is left out (see `raise_stop`).
+
+        Raises:
+            EventLogError: a write's `started` line could not be written to the idempotency
+                ledger (disk full); no call of the turn was started. A failure to record an
+                outcome is raised later, by `raise_stop`, once the loop has logged the results.
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
-        for p in runnable:  # start all first: calls of one turn run concurrently
+        for p in runnable:  # every `started` line before any call: if one fails, none runs
             tool, call, args, ctx = p[0]
             if ctx.idempotency_key is not None and self.idempotency is not None:
-                self.idempotency.begin(tool, call, args, ctx)
+                self.idempotency.begin(tool, call, args, ctx)  # EventLogError: disk full
+        for p in runnable:  # start all first: calls of one turn run concurrently
+            tool, call, args, ctx = p[0]
             lone = len(runnable) == 1 and deadline is None
             if lone and not (tool.timeout_seconds is None and tool.is_async):
                 # nothing to overlap: inline, or one worker thread that enforces the timeout
@@ -239,7 +255,10 @@ class Executor:
                 )
             key = p[0][3].idempotency_key if p[1] is None else None
             if key is not None and self.idempotency is not None:
-                self.idempotency.finish(key, executed.result)
+                try:
+                    self.idempotency.finish(key, executed.result)
+                except EventLogError as exc:  # the tool acted: its result is still recorded
+                    self.ledger_error = self.ledger_error or exc
                 # the key goes into the tool.result event, so every write names it (R-E5)
                 executed.result = _replace_meta(executed.result, {"idempotency_key": key})
             out.append(executed)

@@ -17,6 +17,13 @@ unknown ──► done | absent   settled by a confirmer (`EffectCheck`) or by a
 
 A repeated call returns the recorded result (`meta["duplicate"]`) instead of acting again; a
 call matching a write whose outcome is unknown is refused with that reason, not retried.
+
+A ledger line that cannot be written (disk full) raises `EventLogError` naming the file and
+what to do, and the ledger writes nothing more (`write_error`): a write whose `started` line
+failed never runs, nor does any call of its turn (the turn's other `started` lines may be on
+disk: resume settles them like any unknown write); one whose outcome line failed stays
+`started` on disk, which resume reads as unknown and settles through the confirmers before
+anything is retried.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harnesskit.errors import ToolError, UsageError
+from harnesskit.errors import EventLogError, ToolError, UsageError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.spec import Tool, ToolContext
 
@@ -165,6 +172,10 @@ class IdempotencyLedger:
 
     Raises:
         UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`).
+
+    A line that cannot be written raises `EventLogError` from the method that wrote it
+    (`begin`, `finish`, `settle`, ...) and is kept as `write_error`: every later write raises it
+    again, so nothing runs on a ledger that no longer records.
     """
 
     def __init__(
@@ -187,6 +198,7 @@ class IdempotencyLedger:
         self.records: dict[str, WriteRecord] = {}
         self._natural_done: dict[str, str] = {}
         self._reserved: dict[str, str] = {}
+        self.write_error: EventLogError | None = None
 
     @classmethod
     def open(
@@ -284,7 +296,11 @@ class IdempotencyLedger:
     def begin(
         self, tool: Tool, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext
     ) -> None:
-        """Record `started` for the admitted call, durably, right before the tool runs."""
+        """Record `started` for the admitted call, durably, right before the tool runs.
+
+        Raises:
+            EventLogError: the line could not be written (disk full): the tool must not run.
+        """
         key = ctx.idempotency_key or key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
         self._append(
             WriteRecord(
@@ -301,7 +317,12 @@ class IdempotencyLedger:
         )
 
     def finish(self, key: str, result: ToolResult) -> WriteRecord | None:
-        """Record the outcome of a started write: `done`, `failed`, or `unknown` on timeout."""
+        """Record the outcome of a started write: `done`, `failed`, or `unknown` on timeout.
+
+        Raises:
+            EventLogError: the line could not be written (disk full); the write stays
+                `started` on disk (resume settles it) and in memory.
+        """
         self._reserved.pop(key, None)
         record = self.records.get(key)
         if record is None or record.state != "started":
@@ -317,7 +338,9 @@ class IdempotencyLedger:
         """Settle a timed-out write when its call finally ends (a `Future`'s done callback).
 
         A return value makes it `done` with that result (the effect happened after all); a
-        `ToolError` makes it `failed`; anything else leaves it `unknown`.
+        `ToolError` makes it `failed`; anything else leaves it `unknown`. It runs on a worker
+        thread, so a line that cannot be written raises nothing here: it is kept as
+        `write_error` (the next write raises it) and the write stays as it was on disk.
         """
         record = self.records.get(key)  # still `started` if it ended before `finish` ran
         if record is None or record.state not in ("started", "unknown") or future.cancelled():
@@ -327,11 +350,16 @@ class IdempotencyLedger:
             value, _ = future.result()
             content = value if isinstance(value, str) else json.dumps(value, default=str)
             body = {"ok": True, "content": content, "error_type": None}
-            return self._append(replace(record, state="done", result=body, note="finished late"))
-        if isinstance(error, ToolError):
+            late = replace(record, state="done", result=body, note="finished late")
+        elif isinstance(error, ToolError):
             body = {"ok": False, "content": str(error), "error_type": error.error_type}
-            return self._append(replace(record, state="failed", result=body, note="failed late"))
-        return record
+            late = replace(record, state="failed", result=body, note="failed late")
+        else:
+            return record
+        try:
+            return self._append(late)
+        except EventLogError:  # kept as write_error; the next write on the run's thread raises it
+            return record
 
     def release(self) -> None:
         """Forget this turn's reservations (the executor calls it after every turn)."""
@@ -364,6 +392,7 @@ class IdempotencyLedger:
 
         Raises:
             UsageError: no such key, or `check.applied` is None.
+            EventLogError: the line could not be written (disk full).
         """
         record = self.records.get(key)
         if record is None:
@@ -411,26 +440,40 @@ class IdempotencyLedger:
                 data = json.loads(line)
                 data.pop("v", None)
                 record = WriteRecord(**data)
+        self._write_raw(line + "\n")  # on disk first: memory never claims what disk lacks
         self._remember(record)
-        self._write_raw(line + "\n")
         return record
 
     def _write_raw(self, text: str) -> None:
         # Opened per line: writes are few, and no handle outlives a killed or abandoned run.
         if self.path is None:
             return
+        if self.write_error is not None:  # a line already failed: the ledger records no more
+            raise self.write_error
         # One O_APPEND write per record: a line lands whole, even with other writers on the file.
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if self.durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if self.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self.write_error = EventLogError(
+                f"could not write the idempotency ledger {self.path}: "
+                f"{exc.strerror or exc} (errno {exc.errno}); the run stopped so that no write "
+                "tool acts without its ledger line. Free space on that disk (or fix its "
+                "permissions), then resume the run (Harness.resume): a write recorded only as "
+                "started is settled by Harness(confirmers=...) or by hand "
+                "(IdempotencyLedger.settle) before anything is retried; a cut-off last line is "
+                "skipped when the ledger is read"
+            )
+            raise self.write_error from exc
 
     def __len__(self) -> int:
         return len(self.records)

@@ -7,6 +7,7 @@ fails with ENOSPC when flushed.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pathlib
 
@@ -15,6 +16,7 @@ import pytest
 import harnesskit as hk
 from harnesskit.errors import ArtifactError, EventLogError
 from harnesskit.testing import reply
+from harnesskit.tools import IdempotencyLedger
 
 needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
 
@@ -62,3 +64,69 @@ def test_a_full_disk_while_storing_an_artifact_leaves_no_temp_file(tmp_path, mon
     assert not [p for p in tmp_path.rglob("*") if p.suffix == ".tmp"]
     log = hk.EventLog.read(tmp_path / "big.jsonl")
     assert log.last("run.finished").payload["finish_reason"] == "error"
+
+
+def _ledger_lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@needs_dev_full
+def test_a_full_disk_for_the_write_ledger_runs_no_write_and_ends_with_error(tmp_path):
+    sent = []
+
+    @hk.tool(risk="write")
+    def send_mail(to: str) -> str:
+        """Send a mail."""
+        sent.append(to)
+        return "sent"
+
+    model = hk.ScriptedModel([reply.tool_call("send_mail", to="a@example.org"), reply.text("ok")])
+    ledger = tmp_path / "mail.jsonl.idem"
+    ledger.symlink_to("/dev/full")  # the ledger's disk is full: every write fails with ENOSPC
+    run = hk.Harness([send_mail], model, log_dir=tmp_path).start("mail a", run_id="mail")
+
+    with pytest.raises(EventLogError, match="No space left on device") as err:
+        run.run()
+
+    assert sent == []  # its `started` line failed: the write never ran
+    message = str(err.value)
+    assert f"idempotency ledger {ledger}" in message and "resume" in message
+    assert run.finish_reason == "error" and run.error is err.value
+    log = hk.EventLog.read(tmp_path / "mail.jsonl")  # flushed, ending with run.finished
+    assert log.events[-1].type == "run.finished"
+    assert log.events[-1].payload["finish_reason"] == "error"
+    assert "could not write the idempotency ledger" in log.events[-1].payload["error"]
+    assert not log.of_type("tool.result")  # the call stays pending for resume
+    assert not [p for p in tmp_path.rglob("*") if p.suffix == ".tmp"]
+
+
+@needs_dev_full
+def test_a_full_disk_after_a_write_acted_keeps_its_result_and_leaves_it_unsettled(tmp_path):
+    ledger = tmp_path / "pay.jsonl.idem"
+    kept = tmp_path / "kept.idem"
+
+    @hk.tool(risk="write")
+    def pay(ref: str) -> dict:
+        """Pay; the disk fills up while it runs."""
+        ledger.rename(kept)  # the `started` line is in `kept`; from now on the disk is full
+        ledger.symlink_to("/dev/full")
+        return {"paid": ref}
+
+    model = hk.ScriptedModel([reply.tool_call("pay", ref="P-7"), reply.text("ok")])
+    run = hk.Harness([pay], model, log_dir=tmp_path).start("pay P-7", run_id="pay")
+
+    with pytest.raises(EventLogError, match=f"idempotency ledger {ledger}"):
+        run.run()
+
+    assert run.finish_reason == "error"
+    log = hk.EventLog.read(tmp_path / "pay.jsonl")
+    (result,) = log.of_type("tool.result")  # the tool acted: its result is in the log
+    assert result.ok and "P-7" in result.content
+    assert log.events[-1].type == "run.finished"
+    assert log.events[-1].payload["finish_reason"] == "error"
+    # on disk the write is only `started`: resume reads it as unknown, never as "no effect"
+    assert [line["state"] for line in _ledger_lines(kept)] == ["started"]
+    kept.replace(ledger)
+    (unsettled,) = IdempotencyLedger.open(ledger).unsettled()
+    assert unsettled.tool == "pay" and unsettled.arguments == {"ref": "P-7"}
+    assert not [p for p in tmp_path.rglob("*") if p.suffix == ".tmp"]
