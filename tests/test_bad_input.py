@@ -283,3 +283,15 @@ def test_search_filter_typos_are_errors_not_empty_frames():
         traj.search(status="actve")
     with pytest.raises(hk.UsageError, match="kind"):
         traj.search(kind="factt")
+
+
+def test_a_harness_without_a_model_inspects_but_its_first_step_says_what_to_pass(tmp_path):
+    h = hk.Harness([delete_account], log_dir=tmp_path)  # fine for starting and inspecting
+    run = h.start("hello", run_id="nomodel")
+    assert run.log[1].type == "task.contract"
+    with pytest.raises(hk.UsageError, match=r"has no model.*Harness\(tools, model\)"):
+        run.step()
+    assert run.finish_reason == "error"
+    finished = hk.EventLog.read(tmp_path / "nomodel.jsonl").last("run.finished")
+    assert "ScriptedModel" in finished.payload["error"]  # the hint is on record too
+    assert "ran out of turns" not in finished.payload["error"]

@@ -33,14 +33,38 @@ if TYPE_CHECKING:
 __all__ = ["Harness"]
 
 
+class _NoModel:
+    """The model of a `Harness` built without one: every request says what to pass instead."""
+
+    name = "none"
+
+    def request(self, request: ModelRequest) -> Any:
+        raise UsageError(
+            f"this Harness has no model, so step {request.step} cannot ask one: pass it as "
+            "Harness(tools, model), e.g. hk.ScriptedModel([...]) offline, "
+            "'openai-compat:<model>' with base_url=..., 'ollama:qwen2.5' or "
+            "'local:<model>' (hk.get_model lists the providers); without a model a Harness "
+            "only opens, inspects and reads runs"
+        )
+
+    def __repr__(self) -> str:
+        return "<no model: pass Harness(tools, model)>"
+
+
+_NO_MODEL = _NoModel()
+
+
 class Harness:
     """The runtime around a model: tools, gate, context policy, limits and the log folder.
 
     Args:
         tools: a `ToolRegistry` or an iterable of `Tool`s / functions.
-        model: a `Model` or a `get_model` spec such as `"scripted"`. Who owns a server behind
-            it: a `local:` spec given here makes a model this harness holds; its server starts
-            on the first request, serves every run of the harness (one prompt cache) and stops
+        model: a `Model` or a `get_model` spec such as `"ollama:qwen2.5"`. Without one the
+            harness can open, inspect and record runs (`start`, `artifacts`, reading logs),
+            and the first model step raises `UsageError` saying what to pass. Who owns a
+            server behind it: a `local:` spec given here makes a model this harness holds; its
+            server starts on the first request, serves every run of the harness (one prompt
+            cache) and stops
             when `h.model.close()` is called, the model is garbage collected, or the process
             exits (atexit). A model object passed in stays the caller's to close (`with`).
             A model with an `info` dict has it recorded on the first `model.response` of each
@@ -89,7 +113,7 @@ class Harness:
     def __init__(
         self,
         tools: ToolRegistry | Sequence[Tool | Callable[..., Any]] = (),
-        model: Model | str = "scripted",
+        model: Model | str | _NoModel = _NO_MODEL,
         *,
         policy: Any = None,
         limits: Limits | None = None,
@@ -117,7 +141,7 @@ class Harness:
                 "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
             )
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
-        self.model = get_model(model)
+        self.model = model if isinstance(model, _NoModel) else get_model(model)
         if not callable(getattr(self.model, "request", None)):
             raise UsageError(
                 f"Harness(model=...) needs a model (e.g. hk.ScriptedModel([...]) or "
