@@ -64,9 +64,9 @@ class Harness:
             and the first model step raises `UsageError` saying what to pass. Who owns a
             server behind it: a `local:` spec given here makes a model this harness holds; its
             server starts on the first request, serves every run of the harness (one prompt
-            cache) and stops
-            when `h.model.close()` is called, the model is garbage collected, or the process
-            exits (atexit). A model object passed in stays the caller's to close (`with`).
+            cache) and stops when `h.model.close()` is called, the model is garbage collected,
+            or the process exits (atexit). A model object passed in stays the caller's to
+            close (`with`).
             A model with an `info` dict has it recorded on the first `model.response` of each
             log (`model_info`).
         policy: context policy (name, dict or `ContextPolicy`).
