@@ -4,10 +4,15 @@ The loop emits `Progress` items (a step began, a tool finished, the run ended); 
 turns them into a `tqdm.auto` bar — a widget in a notebook, text on a terminal — counting
 steps against the `max_steps` brake, with the last tool, its status and the error count in the
 postfix. One callback serves consecutive runs of a harness: each run gets its own bar.
+
+Bars are drawn only where someone watches: in a notebook kernel, or on a terminal (the bar's
+file is a TTY). In CI logs and other redirected output they are off (`quiet_output`), unless
+`disable=False` is passed.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +35,33 @@ class Progress:
     """Set on the `finished` item."""
 
 
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython with a kernel attached), where widgets show."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if get is not None else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def quiet_output(file: Any = None) -> bool:
+    """Whether a progress bar drawn on `file` should be off: not a notebook and not a TTY.
+
+    Args:
+        file: the stream the bar writes to; `None` means `sys.stderr` (tqdm's default).
+
+    Returns:
+        True in CI logs, pipes and files (`file.isatty()` is false or missing), False in a
+        notebook kernel or on a terminal.
+    """
+    if in_notebook():
+        return False
+    stream = sys.stderr if file is None else file
+    try:
+        return not bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return True
+
+
 class TqdmProgress:
     """A `Harness` progress callback drawing a tqdm bar per run.
 
@@ -37,7 +69,9 @@ class TqdmProgress:
         desc: the bar's label (default `"run"`).
         leave: keep the finished bar on screen.
         tqdm_class: the bar class; default `tqdm.auto.tqdm` (notebook widget or terminal text).
-        **tqdm_kwargs: passed to the bar (e.g. `file=sys.stderr`, `disable=True`).
+        **tqdm_kwargs: passed to the bar (e.g. `file=sys.stderr`). Without `disable`, the bar
+            is off when its file is not a TTY and this is not a notebook (`quiet_output`),
+            so CI logs get no bar lines; `disable=False` draws it anyway.
     """
 
     def __init__(
@@ -65,9 +99,9 @@ class TqdmProgress:
             cls = tqdm
         self.tool_calls = self.tool_errors = 0
         self.finish_reason = None
-        return cls(
-            total=item.max_steps, desc=self.desc, unit="step", leave=self.leave, **self.tqdm_kwargs
-        )
+        kwargs = dict(self.tqdm_kwargs)
+        kwargs.setdefault("disable", quiet_output(kwargs.get("file")))
+        return cls(total=item.max_steps, desc=self.desc, unit="step", leave=self.leave, **kwargs)
 
     def __call__(self, item: Progress) -> None:
         """Update the bar with one progress item (the `Harness` calls this).

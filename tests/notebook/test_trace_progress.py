@@ -1,6 +1,9 @@
 """The progress stream drives a tqdm bar (R-L3)."""
 
 import io
+import os
+import sys
+import types
 
 import tqdm
 
@@ -27,7 +30,7 @@ def ping(n: int) -> int:
 
 def test_tqdm_bar_counts_steps_tools_and_finish():
     out = io.StringIO()
-    bar = hk.TqdmProgress("demo", tqdm_class=tqdm.tqdm, file=out, mininterval=0)
+    bar = hk.TqdmProgress("demo", tqdm_class=tqdm.tqdm, file=out, mininterval=0, disable=False)
     turns = [reply.tool_call("ping", n=1), reply.tool_call("ping", n=-1), reply.text("done")]
     h = hk.Harness([ping], hk.ScriptedModel(turns), progress=bar, limits=hk.Limits(max_steps=5))
     run = h.run("go")
@@ -47,7 +50,7 @@ def test_tqdm_bar_counts_steps_tools_and_finish():
 
 def test_default_bar_is_tqdm_auto_and_brakes_show_their_name():
     out = io.StringIO()
-    bar = hk.TqdmProgress(file=out, mininterval=0)
+    bar = hk.TqdmProgress(file=out, mininterval=0, disable=False)
     turns = [reply.tool_call("ping", n=i) for i in range(2)] + [reply.text("best effort")]
     hk.Harness([ping], hk.ScriptedModel(turns), progress=bar, limits=hk.Limits(max_steps=2)).run(
         "x"
@@ -58,3 +61,37 @@ def test_default_bar_is_tqdm_auto_and_brakes_show_their_name():
     assert bar.tqdm_class is None and tqdm.auto.tqdm is not None
     bar.close()  # closing an idle callback is harmless
     assert repr(bar) == "<TqdmProgress 'run' idle>"
+
+
+def _run_with(bar):
+    turns = [reply.tool_call("ping", n=1), reply.text("done")]
+    hk.Harness([ping], hk.ScriptedModel(turns), progress=bar).run("go")
+
+
+def test_no_bar_lines_in_redirected_output_such_as_ci_logs(capsys):
+    out = io.StringIO()  # not a TTY, like a CI log
+    _run_with(hk.TqdmProgress(file=out, mininterval=0))
+    assert out.getvalue() == ""
+    _run_with(hk.TqdmProgress(mininterval=0))  # the default file, stderr, captured: not a TTY
+    assert "run:" not in capsys.readouterr().err
+
+
+def test_a_terminal_gets_the_bar():
+    leader, follower = os.openpty()  # a real pseudo-terminal
+    with os.fdopen(follower, "w", encoding="utf-8") as tty:
+        assert tty.isatty()
+        _run_with(hk.TqdmProgress(file=tty, mininterval=0))
+        tty.flush()
+        drawn = os.read(leader, 65536).decode("utf-8", "replace")
+    os.close(leader)
+    assert "run:" in drawn and "finished: stop" in drawn
+
+
+def test_a_notebook_kernel_gets_the_bar_whatever_its_streams(monkeypatch):
+    shell = types.SimpleNamespace(kernel=object())  # what IPython's get_ipython() is in Jupyter
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    out = io.StringIO()  # a kernel's streams are no TTY
+    _run_with(hk.TqdmProgress(tqdm_class=tqdm.tqdm, file=out, mininterval=0))
+    assert "finished: stop" in out.getvalue()

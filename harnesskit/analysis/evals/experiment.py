@@ -52,6 +52,7 @@ from harnesskit.errors import ExperimentInterrupted, ModelError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
+from harnesskit.run.progress import quiet_output
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import ToolRegistry
 
@@ -381,7 +382,8 @@ class Experiment:
             out_dir: the run directory (must be absent or empty); default
                 `runs/experiments/<name>-<UTC time>-<6 hex>`.
             parallel: False runs the trials one after another on this thread.
-            progress: show a tqdm progress bar (one tick per finished trial).
+            progress: show a tqdm progress bar (one tick per finished trial); never drawn
+                when stderr is not a TTY outside a notebook (CI logs).
             executor: where trials run: `None` = `max_workers` threads here; a
                 `distributed.Client`, or a Dask scheduler address such as
                 `"tcp://10.0.0.5:8786"` (needs the `[distributed]` extra). On Dask each trial
@@ -508,9 +510,8 @@ class Experiment:
         stop = _schedule.Stop()
         self._stop = stop
         own_client, backend = self._backend(path, parallel, executor)
-        bar = tqdm(
-            total=total, initial=len(rows), desc=self.name, unit="trial", disable=not progress
-        )
+        quiet = not progress or quiet_output()  # no bar lines in CI logs (not a TTY)
+        bar = tqdm(total=total, initial=len(rows), desc=self.name, unit="trial", disable=quiet)
 
         def done(trial: Trial, row: dict[str, Any]) -> None:
             if stop.cancel.is_set() and row.get("finish_reason") == "cancelled":
