@@ -86,6 +86,14 @@ class Executed:
     """Events the tool asked to append (`ToolContext.emit`), in order."""
 
 
+#: What a JSON Schema string format looks like, for error messages.
+_FORMATS = {
+    "date": " (ISO 8601 YYYY-MM-DD, e.g. 2024-05-15)",
+    "date-time": " (ISO 8601 / RFC 3339, e.g. 2024-05-15T14:30:00Z)",
+    "time": " (ISO 8601 HH:MM[:SS], e.g. 14:30:00)",
+}
+
+
 def schema_error_message(error: Any) -> tuple[str, str]:
     """Turn a jsonschema `ValidationError` into `(message, hint)`.
 
@@ -99,7 +107,7 @@ def schema_error_message(error: Any) -> tuple[str, str]:
         "type": lambda v: f"type {v}",
         "enum": lambda v: f"one of {json.dumps(v)}",
         "required": lambda v: f"required properties {json.dumps(v)}",
-        "format": lambda v: f"format {v}",
+        "format": lambda v: f"format {v}" + _FORMATS.get(str(v), ""),
         "additionalProperties": lambda v: "no properties beyond the schema's",
         "minItems": lambda v: f"at least {v} items",
         "maxItems": lambda v: f"at most {v} items",
@@ -317,6 +325,10 @@ class Executor:
             if len(errors) > 1:
                 message += f" (and {len(errors) - 1} more schema errors)"
             return none, self._fail(call, tool, "invalid_argument", message, hint, arguments=args)
+        try:  # dates, datetimes and Enum members must parse as the function's hints say
+            tool.call_arguments(args)
+        except ToolError as exc:
+            return none, self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
         preview = None
         dry_run = bool(self.gate.dry_run and tool.risk != "read")
         if dry_run and not tool.supports_dry_run:
@@ -376,7 +388,7 @@ class Executor:
     def _call(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
     ) -> tuple[Any, float]:
-        kwargs = dict(args)
+        kwargs = tool.call_arguments(args)  # JSON strings -> date, datetime, Enum (checked)
         if tool.context_param:
             kwargs[tool.context_param] = ctx
         if tool.supports_dry_run:

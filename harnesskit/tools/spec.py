@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
 from harnesskit import _repr
-from harnesskit.errors import UsageError
+from harnesskit.errors import ToolArgumentsError, UsageError
 
 __all__ = [
     "RISKS",
@@ -140,6 +140,9 @@ class Tool:
         default=None, init=False, repr=False, compare=False
     )
     _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+    _converters: dict[str, Callable[[Any], Any]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
@@ -291,6 +294,44 @@ class Tool:
         if self._accepts is not None and self._accepts(arguments):
             return []
         return sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+
+    def call_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments for `fn`: JSON values converted to the function's type hints.
+
+        The model sends dates, datetimes, times and `Enum` members as JSON strings (or
+        numbers); a parameter hinted `datetime.date`, `datetime.datetime`, `datetime.time` or
+        an `Enum` subclass (also inside `X | None`, `list[X]`, `tuple[X, ...]`, `set[X]`)
+        receives the Python value: `date.fromisoformat`, `datetime.fromisoformat` (a trailing
+        `Z` is UTC), `time.fromisoformat`, `MyEnum(value)`. Other values pass unchanged.
+        Call it after schema validation: the arguments recorded, gated and keyed stay JSON.
+
+        Args:
+            arguments: the validated arguments object.
+
+        Returns:
+            A new dict (the same values where nothing converts).
+
+        Raises:
+            ToolArgumentsError: a value does not parse as its hinted type (`invalid_argument`);
+                the message names the parameter and the expected format.
+        """
+        converters = self._converters
+        if converters is None:
+            converters = _converters_for(self.fn, self.parameters)
+            object.__setattr__(self, "_converters", converters)
+        if not converters:
+            return dict(arguments)
+        out = dict(arguments)
+        for name, convert in converters.items():
+            if name in out:
+                try:
+                    out[name] = convert(out[name])
+                except _BadValue as exc:
+                    raise ToolArgumentsError(
+                        f"argument {name!r}: expected {exc.expected}, got {_excerpt(exc.value)}",
+                        hint=f"send {name} as {exc.expected} and call again",
+                    ) from None
+        return out
 
     @property
     def spec_hash(self) -> str:
@@ -586,7 +627,13 @@ def schema_for_type(hint: Any) -> dict[str, Any]:
         value = schema_for_type(args[1]) if len(args) == 2 else {}
         return {"type": "object", "additionalProperties": value}
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return {"enum": [m.value for m in hint]}
+        values = [m.value for m in hint]
+        kinds = {type(v) for v in values}
+        if kinds <= {str}:
+            return {"type": "string", "enum": values}
+        if kinds <= {int}:
+            return {"type": "integer", "enum": values}
+        return {"enum": values}
     if isinstance(hint, type) and typing.is_typeddict(hint):
         hints = get_type_hints(hint)
         req = sorted(getattr(hint, "__required_keys__", set(hints)))
@@ -611,6 +658,106 @@ def schema_for_type(hint: Any) -> dict[str, Any]:
         f"type hint {hint!r} has no JSON Schema equivalent; use str, int, float, bool, Literal, "
         "Enum, date, list, dict, TypedDict or a dataclass, or pass parameters=... explicitly"
     )
+
+
+class _BadValue(Exception):
+    """A JSON value that does not parse as its hinted Python type (private to conversion)."""
+
+    def __init__(self, value: Any, expected: str) -> None:
+        super().__init__(expected)
+        self.value = value
+        self.expected = expected
+
+
+_ISO = {
+    dt.date: "a date in ISO 8601 form YYYY-MM-DD (JSON Schema format: date)",
+    dt.datetime: "a date-time in ISO 8601 / RFC 3339 form, e.g. 2024-05-15T14:30:00Z "
+    "(JSON Schema format: date-time)",
+    dt.time: "a time in ISO 8601 form HH:MM[:SS] (JSON Schema format: time)",
+}
+
+
+def _excerpt(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _iso(kind: Any) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        if not isinstance(value, str):
+            raise _BadValue(value, _ISO[kind])
+        text = value.strip()
+        if kind is not dt.date and text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = kind.fromisoformat(text)
+        except ValueError:
+            raise _BadValue(value, _ISO[kind]) from None
+        return parsed
+
+    return convert
+
+
+def _member(kind: type[enum.Enum]) -> Callable[[Any], Any]:
+    expected = "one of " + json.dumps([_to_jsonable(m) for m in kind], default=str)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, kind):
+            return value
+        try:
+            return kind(value)
+        except ValueError:
+            raise _BadValue(value, expected) from None
+
+    return convert
+
+
+def converter_for(hint: Any) -> Callable[[Any], Any] | None:
+    """How to turn a JSON value into a value of `hint`, or `None` when it passes as it is.
+
+    Dates, datetimes, times and `Enum` subclasses convert, also inside `X | None`,
+    `list[X]`, `tuple[X, ...]` and `set[X]`; nested objects (TypedDict, dataclasses) stay
+    JSON. The converter raises a private error carrying the expected format.
+    """
+    if hint in _ISO:
+        return _iso(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _member(hint)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        inner = converter_for(members[0]) if len(members) == 1 else None
+        if inner is None:
+            return None
+        return lambda v: None if v is None else inner(v)
+    many = {list: list, Sequence: list, Iterable: list, set: set, frozenset: frozenset}
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        many[tuple] = tuple
+    if origin in many and args:
+        item = converter_for(args[0])
+        if item is None:
+            return None
+        build = many[origin]
+        return lambda v: build(item(x) for x in v) if isinstance(v, list) else item(v)
+    return None
+
+
+def _converters_for(fn: Callable[..., Any], parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """`{parameter: converter}` for `fn`'s parameters the schema names (see `converter_for`)."""
+    try:
+        hints = get_type_hints(fn)
+    except Exception:  # no resolvable hints (a lambda, a C function): nothing converts
+        return {}
+    names = set((parameters.get("properties") or {}).keys())
+    out = {}
+    for name, hint in hints.items():
+        if name in names and name != "return":
+            convert = converter_for(hint)
+            if convert is not None:
+                out[name] = convert
+    return out
 
 
 def _is_path(hint: Any) -> bool:

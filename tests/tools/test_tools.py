@@ -1,10 +1,13 @@
 import dataclasses
 import datetime as dt
+import enum
+import json
 from typing import Literal, TypedDict
 
 import pytest
 
 import harnesskit as hk
+from harnesskit.testing import reply
 from harnesskit.tools.spec import schema_for_type
 
 
@@ -155,3 +158,90 @@ def test_lint_flags_many_ungrouped_tools():
         tools.append(hk.Tool.from_function(f, name=f"t{i}"))
     issues = hk.lint(hk.ToolRegistry(tools))
     assert any(i.code == "too-many-ungrouped" and i.tool == "*" for i in issues)
+
+
+class Cabin(enum.Enum):
+    ECONOMY = "economy"
+    BUSINESS = "business"
+
+
+class Seats(enum.IntEnum):
+    ONE = 1
+    TWO = 2
+
+
+def test_date_datetime_and_enum_parameters_arrive_as_their_hinted_types():
+    got = []
+
+    @hk.tool
+    def book(
+        day: dt.date,
+        at: dt.datetime,
+        cabin: Cabin,
+        seats: Seats = Seats.ONE,
+        flex: list[dt.date] | None = None,
+    ) -> str:
+        """Book a seat."""
+        got.append((day, at, cabin, seats, flex))
+        return "booked"
+
+    props = book.parameters["properties"]
+    assert props["day"] == {"type": "string", "format": "date"}
+    assert props["at"] == {"type": "string", "format": "date-time"}
+    assert props["cabin"] == {"type": "string", "enum": ["economy", "business"]}
+    assert props["seats"] == {"type": "integer", "enum": [1, 2], "default": 1}
+    call = reply.tool_call(
+        "book", day="2024-05-15", at="2024-05-15T14:30:00Z", cabin="business", seats=2,
+        flex=["2024-05-16"],
+    )  # fmt: skip
+    run = hk.Harness([book], hk.ScriptedModel([call, reply.text("done")])).run("book it")
+    assert got == [
+        (
+            dt.date(2024, 5, 15),
+            dt.datetime(2024, 5, 15, 14, 30, tzinfo=dt.UTC),
+            Cabin.BUSINESS,
+            Seats.TWO,
+            [dt.date(2024, 5, 16)],
+        )
+    ]
+    (recorded,) = run.log.of_type("tool.call")  # the log keeps what the model sent
+    assert recorded.arguments["day"] == "2024-05-15" and recorded.arguments["cabin"] == "business"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name", "expected"),
+    [
+        ({"day": "15/05/2024", "at": "2024-05-15T14:30:00Z"}, "day", "YYYY-MM-DD"),
+        ({"day": "2024-05-15", "at": "tomorrow 3pm"}, "at", "2024-05-15T14:30:00Z"),
+    ],
+)
+def test_a_date_that_does_not_parse_is_an_invalid_argument_naming_it(arguments, name, expected):
+    ran = []
+
+    @hk.tool
+    def remind(day: dt.date, at: dt.datetime) -> str:
+        """Set a reminder."""
+        ran.append(1)
+        return "set"
+
+    model = hk.ScriptedModel([reply.tool_call("remind", **arguments), reply.text("ok")])
+    run = hk.Harness([remind], model).run("remind me")
+    (result,) = run.log.of_type("tool.result")
+    body = json.loads(result.content)
+    assert ran == [] and body["error_type"] == "invalid_argument"
+    assert (f"argument {name!r}" in body["message"] or f"$.{name}" in body["message"]) and (
+        expected in body["message"]
+    ), body
+    assert name in body["hint"]
+
+
+def test_call_arguments_leaves_other_values_and_nested_objects_as_json():
+    @hk.tool
+    def f(n: int, when: dt.date | None = None, tags: list[str] | None = None) -> str:
+        """F."""
+        return "x"
+
+    args = {"n": 3, "when": None, "tags": ["a"]}
+    assert f.call_arguments(args) == args
+    with pytest.raises(hk.errors.ToolArgumentsError, match="argument 'when'"):
+        f.call_arguments({"n": 1, "when": 20240515})
