@@ -20,7 +20,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/ \
+		--ignore=notebooks/08_local_model.ipynb
 
 # The optional extras ([mcp], [otel], [parquet]) and a real Phoenix, in their own venv so that
 # `make test` keeps testing a plain install. Phoenix is heavy: the first run installs for minutes.
@@ -72,6 +73,8 @@ local: $(STAMP)
 test-local: $(STAMP)
 	$(MAKE) local LOCAL_MODELS=qwen2.5-coder-0.5b
 	$(BIN)/python -m pytest -m local -p no:cacheprovider tests/models/test_local.py
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+		notebooks/08_local_model.ipynb
 
 real-demo: local
 	$(BIN)/harnesskit demo --model $(REAL_MODEL) --out runs/real-demo; status=$$?; \

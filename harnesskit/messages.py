@@ -299,7 +299,8 @@ class ModelRequest:
     step: int = 0
     """The loop step (1-based) that sends this request."""
     final: bool = False
-    """True for the tool-less closing request after a brake."""
+    """True for the closing request after a brake: the same tools are offered (the prompt
+    cache keys on them) with `tool_choice="none"`, and a call in its reply is never run."""
     deadline_monotonic: float | None = None
     """A reading of `clock` (seconds) no attempt, retry wait or body read may pass; `None` =
     none."""

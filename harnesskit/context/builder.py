@@ -828,10 +828,12 @@ class ContextBuilder:
     def _messages(self, log: EventLog, view: _View, d: _Draft) -> tuple[list[Message], list[int]]:
         """The messages of a draft and the ids whose content they carry, in order.
 
-        Layout: the system message (trusted contract); the user's own turns verbatim; one
-        user-role context block (human decisions, failure evidence, labelled facts, the latest
-        interpretation, conflicts, withheld labels, the summary); the recent assistant and
-        tool turns. The user's turns always come before the block.
+        Layout, stable parts first so that a provider's prompt cache serves the longest
+        prefix: the system message (trusted contract); the user's own turns verbatim; the
+        recent assistant and tool turns; then one user-role context block (human decisions,
+        failure evidence, labelled facts, the latest interpretation, conflicts, withheld
+        labels, the summary), which changes from step to step. The user's turns always come
+        before the block.
         """
         selected: list[int] = []
         messages = [Message(role="system", content=self._system_text(view))]
@@ -881,16 +883,12 @@ class ContextBuilder:
         body = [f"## {title}\n" + "\n".join(lines) for title, lines in groups.items() if lines]
         if d.summary is not None:
             body.append(d.summary)
-        window = [(e, m, ok) for turn in d.turns for e, m, ok in turn]
-        lead = next((j for j, (_, m, _) in enumerate(window) if m.role != "user"), len(window))
-        for j, (e, m, ok) in enumerate(window):
-            if j == lead and body:  # the block follows the user's latest turn
-                title = f"# Context (policy {self.policy.name} v{self.policy.version})"
-                messages.append(Message(role="user", content="\n\n".join([title, *body])))
-            messages.append(m)
-            if ok:
-                selected.append(e.event_id)
-        if lead == len(window) and body:
+        for turn in d.turns:
+            for e, m, ok in turn:
+                messages.append(m)
+                if ok:
+                    selected.append(e.event_id)
+        if body:  # last: it changes every step, so what comes before it stays a cached prefix
             title = f"# Context (policy {self.policy.name} v{self.policy.version})"
             messages.append(Message(role="user", content="\n\n".join([title, *body])))
         messages += d.extra

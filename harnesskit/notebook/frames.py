@@ -114,7 +114,7 @@ def _seconds_between(a: str, b: str) -> float:
 def _budget(run: Any, *, branch_id: str = "main") -> Any:
     """Tokens, time and tool calls per step: one row per model request of a branch.
 
-    A run closed by a brake has one more request than steps (the tool-less closing request,
+    A run closed by a brake has one more request than steps (the closing request,
     `final=True`, with the same `step` as the last one).
 
     Args:
@@ -315,8 +315,8 @@ def frame(
         A `pandas.DataFrame` with typed columns (`typed_frame`): nested values such as an
         event's `payload` are JSON text, so `.to_parquet(path)` works for every kind.
         `"budget"`: one row per model request of the branch, columns
-        `BUDGET_COLUMNS`: `request` (1-based), `step`, `final` (the tool-less closing request
-        after a brake), `prompt_tokens`, `cached_tokens` (served from the provider's prompt
+        `BUDGET_COLUMNS`: `request` (1-based), `step`, `final` (the closing request after
+        a brake), `prompt_tokens`, `cached_tokens` (served from the provider's prompt
         cache), `completion_tokens`, `total_tokens` (tokens of this request),
         `cum_prompt_tokens`, `cum_tokens` (running sums, tokens), `estimated`,
         `seconds` (log-clock time of the request), `model_seconds`, `tool_seconds`,

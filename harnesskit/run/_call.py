@@ -3,6 +3,11 @@
 The request carries the deadline of the `max_seconds` brake and hooks that log retries and
 switches; usage falls back to the estimator when the model reports none; tool-call ids are
 made unique (derived, never random) before the response is logged.
+
+The closing request after a brake offers the same tools as the steps before it (a provider's
+prompt cache is keyed on the tool list, so dropping them re-reads the whole prompt) with
+`tool_choice="none"`; a call in that reply is never run: it is logged as `unexecuted_calls`
+and the answer keeps only its text.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ if TYPE_CHECKING:
     from harnesskit.run.harness import Harness
     from harnesskit.run.state import RunState
 
-__all__ = ["call_model", "input_budget", "record_context", "run_deadline"]
+__all__ = ["call_model", "closing_settings", "input_budget", "record_context", "run_deadline"]
 
 
 def run_deadline(h: Harness, st: RunState) -> float | None:
@@ -125,13 +130,16 @@ def call_model(
         st: the run's state; its token totals and call ids are updated.
         log: the run's log.
         prompt: the assembled prompt.
-        tools: the tool specs offered (`()` for the closing request).
-        final: True for the tool-less closing request after a brake.
+        tools: the tool specs offered (the same ones on the closing request).
+        final: True for the closing request after a brake: it is sent with
+            `tool_choice="none"`, and a tool call in its reply is dropped from the answer
+            (listed as `unexecuted_calls` on the `model.response` event), never run.
         context_event_id: the `context.injected` event of this prompt.
         specs: the run's tool-spec cache (for the token estimate of `tools`).
 
     Returns:
-        The response with its usage (provider counts, else estimates) and unique call ids.
+        The response with its usage (provider counts, else estimates) and unique call ids;
+        on the closing request, without tool calls.
 
     Raises:
         BrakeTripped: `max_seconds`, when the model call failed because the run's time ran out
@@ -142,10 +150,11 @@ def call_model(
     # a model's retries and body reads stay inside the max_seconds brake, on the harness's timer
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
+    settings = closing_settings(h.settings, tools) if final else h.settings
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,
-        settings=h.settings,
+        settings=settings,
         run_id=st.run_id,
         step=st.step,
         final=final,
@@ -156,7 +165,7 @@ def call_model(
         on_delta=h.on_delta,
     )
     req_id = record.request(
-        log, st, prompt, tools, final=final, settings=h.settings, model=h.model.name,
+        log, st, prompt, tools, final=final, settings=settings, model=h.model.name,
         **specs.fields(),
     )  # fmt: skip
     t0 = h.timer()
@@ -175,12 +184,37 @@ def call_model(
     st.prompt_tokens += usage.prompt_tokens
     st.completion_tokens += usage.completion_tokens
     answer = dataclasses.replace(reply, message=unique_call_ids(reply.message, st), usage=usage)
+    unexecuted: list[dict[str, Any]] | None = None
+    if final and answer.message.tool_calls:  # tool_choice="none" not heeded: never run them
+        unexecuted = [c.to_openai(wire=False) for c in answer.message.tool_calls]
+        text = answer.original_content or answer.message.content
+        answer = dataclasses.replace(
+            answer, message=dataclasses.replace(answer.message, content=text, tool_calls=())
+        )
     seconds = h.timer() - t0
     # a model that describes itself (a local server's build, the weights' sha256) is recorded
     # once per log, on its first response, when the server behind it is known to be up
     info = getattr(h.model, "info", None) if log.last("model.response") is None else None
     record.response(
         log, st, answer, h.model.name, seconds, final=final, parent_id=req_id,
-        model_info=dict(info) if isinstance(info, dict) else None,
+        model_info=dict(info) if isinstance(info, dict) else None, unexecuted_calls=unexecuted,
     )  # fmt: skip
     return answer
+
+
+def closing_settings(settings: dict[str, Any], tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The settings of the closing request after a brake: the run's, with tools forbidden.
+
+    Args:
+        settings: the harness's request settings.
+        tools: the tool specs the closing request offers (the run's current ones).
+
+    Returns:
+        A new dict: `settings` with `tool_choice="none"` (replacing e.g. `"required"`) when
+        `tools` is not empty, and without `parallel_tool_calls`; `settings` itself otherwise.
+    """
+    if not tools:
+        return settings
+    out = {k: v for k, v in settings.items() if k != "parallel_tool_calls"}
+    out["tool_choice"] = "none"
+    return out

@@ -1,6 +1,6 @@
 """Private: how a step ends — the one place that maps what stopped it to a finish reason.
 
-`ends_step(run)` wraps the loop's turn: a tripped brake closes the run (one last tool-less
+`ends_step(run)` wraps the loop's turn: a tripped brake closes the run (one last closing
 request), a `StopRun` ends it with its reason, a pause (a fact conflict, R-C6, or a model
 unavailable under `on_unavailable="pause"`, R-M5) leaves it resumable, any other model error
 ends it with `error`, and a crash or Ctrl-C is recorded before it propagates. The log is

@@ -91,6 +91,7 @@ def response(
     final: bool,
     parent_id: int,
     model_info: dict[str, Any] | None = None,
+    unexecuted_calls: list[dict[str, Any]] | None = None,
 ) -> None:
     """Append `model.response`: the (id-fixed) message, usage, timing (seconds).
 
@@ -99,6 +100,10 @@ def response(
 
     Calls recovered from the text are listed in `recovered_calls`, with the model's text as it
     came in `original_content` (both keys only when there are such calls).
+
+    `unexecuted_calls` (chat-completions call dicts) are the calls a closing reply made
+    although its request said `tool_choice="none"`: dropped from the message, never run, and
+    written as the `unexecuted_calls` key when given.
     """
     message, usage = reply.message, reply.usage or Usage()
     recovered = [c.id for c in message.tool_calls if c.recovered]
@@ -107,6 +112,8 @@ def response(
         flags = {"recovered_calls": recovered, "original_content": reply.original_content}
     if model_info is not None:
         flags["model_info"] = model_info
+    if unexecuted_calls:
+        flags["unexecuted_calls"] = unexecuted_calls
     log.append(
         "model.response",
         {

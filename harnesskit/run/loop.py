@@ -3,8 +3,9 @@
 `run()` repeats `step()` until a finish reason is set. `step()` = check the limits → build the
 prompt → call the model (`_call`) → run the tool calls → check the limits on the response;
 events are appended as it goes (`_records`) and flushed in `finally`. A tripped brake ends the
-run with one tool-less request for the best answer, marked incomplete. Opening, resuming,
-restarting and forking runs happen around the loop (`lifecycle`). The loop renders nothing.
+run with one closing request for the best answer (same tools, `tool_choice="none"`), marked
+incomplete. Opening, resuming, restarting and forking runs happen around the loop
+(`lifecycle`). The loop renders nothing.
 """
 
 from __future__ import annotations
@@ -186,7 +187,9 @@ class Run:
             record.conflict(log, st, prompt.pause, prompt.conflicts)
             raise StopRun("paused", prompt.pause)
         self.transport.check(prompt.messages, step=st.step, branch_id=st.branch_id)  # R-A5
-        tools = () if final else self.tool_specs.current()
+        # the closing request keeps the same tools (a provider's prompt cache keys on them) and
+        # forbids calling them with tool_choice="none" (`call_model`)
+        tools = self.tool_specs.current()
         ctx_id = record_context(self.context, h, st, log, prompt, tools, self.tool_specs)
         return call_model(
             h, st, log, prompt, tools, final=final, context_event_id=ctx_id, specs=self.tool_specs

@@ -179,9 +179,11 @@ def test_default_excludes_stale_other_branch_restricted_and_says_why():
     assert prompt.selected == (1, 2, 3, 7, 15)
     assert prompt.messages[0].role == "system" and "SYSTEM-PROMPT" in prompt.messages[0].content
     assert '[TASK-1] task: {"task_id": "T1"}' in prompt.messages[0].content  # trusted contract
+    # the user's turns, then the context block last (it changes every step: a cached prefix)
     assert (
-        prompt.messages[1].content == "USER-TASK" and prompt.messages[-1].content == "USER-LATEST"
+        prompt.messages[1].content == "USER-TASK" and prompt.messages[-2].content == "USER-LATEST"
     )
+    assert prompt.messages[-1].content.startswith("# Context (policy default")
     # restricted content is withheld visibly: its label stays, its bytes do not
     assert "[HUMAN-9] data_class.restricted" in text
 

@@ -37,14 +37,18 @@ def test_step_by_step_then_stop():
         run.step()
 
 
-def test_max_steps_brake_sends_exactly_one_toolless_request():
+def test_max_steps_brake_sends_exactly_one_closing_request_that_forbids_tools():
     turns = [reply.tool_call("lookup", key=f"k{i}") for i in range(3)] + [reply.text("best guess")]
     h, model = make(turns, limits=hk.Limits(max_steps=3))
     run = h.start("loop forever").run()
     assert run.finish_reason == "max_steps" and run.state.incomplete
-    toolless = [r for r in model.requests if not r.tools]
-    assert len(toolless) == 1 and toolless[0] is model.requests[-1] and toolless[0].final
-    assert "max_steps" in toolless[0].messages[-1].content
+    closing = [r for r in model.requests if r.final]
+    assert len(closing) == 1 and closing[0] is model.requests[-1]
+    # the same tools as every step (the prompt cache keys on them), none of them callable
+    assert closing[0].tools == model.requests[0].tools != ()
+    assert closing[0].settings["tool_choice"] == "none"
+    assert all("tool_choice" not in r.settings for r in model.requests[:-1])
+    assert "max_steps" in closing[0].messages[-1].content
     assert len(model.requests) == 4
     final = run.log.last("model.response")
     assert final.payload["incomplete"] is True and run.final_text == "best guess"
