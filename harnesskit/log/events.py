@@ -213,12 +213,15 @@ class EventLog:
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
         line = encode(event)
-        if _json.clean_text(line, escape=False) is not line:  # a lone surrogate got this far
-            line = _json.clean_text(line, escape=False)
+        cleaned = _json.clean_text(line, escape=False)
+        if cleaned is not line:  # a lone surrogate got this far
+            line = cleaned
             event = Event.from_dict(json.loads(line))
         # R-S1: every event is scanned, model.request included (its line holds only what is new
-        # since the previous request: new messages, changed tools, settings), once
-        if self.redactor is not None and self.redactor.needs(line):
+        # since the previous request: new messages, changed tools, settings), once. The cheap
+        # pre-check reads the line from `summary` on (summary, payload): the fields before it
+        # are the log's own (ids, type, source, timestamp, hashes, status) and the branch name.
+        if self.redactor is not None and self.redactor.needs(line[line.find('"summary":') :]):
             exact = event
             line, counts = self.redactor.redact(line)
             personal = self.redactor.personal(line)
