@@ -664,11 +664,21 @@ def _json_default(value: Any) -> Any:
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
+    non_finite = False
     if isinstance(value, str):
         content = value = _json.clean_text(value)
     else:
         try:
-            content = json.dumps(value, ensure_ascii=False, default=_json_default)
+            try:  # strict RFC 8259 JSON: a provider refuses NaN / Infinity
+                content = json.dumps(
+                    value, ensure_ascii=False, default=_json_default, allow_nan=False
+                )
+            except ValueError as exc:
+                if "Out of range float" not in str(exc):
+                    raise
+                non_finite = True
+                value = _json.clean(value)[0]  # NaN / +-Infinity -> None
+                content = json.dumps(value, ensure_ascii=False, default=_json_default)
             if _json.clean_text(content) is not content:  # lone surrogates (os.listdir, ...)
                 value = _json.clean(value)[0]
                 content = _json.clean_text(
@@ -683,6 +693,8 @@ def _success(
             )
     limit = tool.max_result_chars or DEFAULT_MAX_RESULT_CHARS
     meta: dict[str, Any] = {"dry_run": True} if dry_run else {}
+    if non_finite:  # noted, so a reader knows a null was a NaN / Infinity the tool returned
+        meta["non_finite_floats"] = "sent as null"
     if len(content) > limit:
         meta.update(truncated=True, full_chars=len(content))
         content = content[:limit] + f"\n[truncated: {limit} of {len(content)} chars shown]"

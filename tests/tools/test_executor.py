@@ -247,3 +247,30 @@ def test_gate_rejects_unknown_decisions():
         hk.Gate(policy={"write": "maybe"})
     with pytest.raises(hk.UsageError, match="unknown risk"):
         hk.Gate(policy={"danger": "deny"})
+
+
+def _strict_loads(text):
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_floats_in_a_result_are_sent_as_strict_json_nulls_and_noted():
+    @hk.tool
+    def stats(series: str) -> dict:
+        """Summary statistics of a series."""
+        return {"mean": float("nan"), "bounds": [float("-inf"), 1.5, float("inf")], "n": 0}
+
+    ex = hk.tools.Executor(hk.ToolRegistry([stats]))
+    (r,) = _exec(ex, hk.ToolCall(id="c1", name="stats", arguments={"series": "s"}))
+
+    assert r.result.ok
+    assert _strict_loads(r.result.content) == {"mean": None, "bounds": [None, 1.5, None], "n": 0}
+    assert r.result.meta["non_finite_floats"] == "sent as null"
+
+
+def test_finite_results_carry_no_non_finite_note():
+    ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
+    (r,) = _exec(ex, hk.ToolCall(id="c1", name="get_user", arguments={"user_id": "u"}))
+    assert "non_finite_floats" not in r.result.meta
