@@ -136,15 +136,22 @@ _Hit = tuple[str, str, tuple[int, int] | None]  # (source ref, form, span)
 
 
 class _Source:
-    __slots__ = ("birth", "grams", "ref", "text")
+    __slots__ = ("birth", "grams", "order", "ref", "text")
 
-    def __init__(self, ref: str, text: str, birth: int = 0) -> None:
+    def __init__(self, ref: str, text: str, birth: int = 0, order: int = 0) -> None:
         self.ref, self.text = ref, text
         self.grams: dict[str, list[int]] | None = None
         # For inline results (`call:` refs): how many message texts had been seen when the
         # result was produced. A message seen before that cannot hold it, so it is not
         # rescanned for it; this keeps each step's check from growing with the history.
         self.birth = birth
+        self.order = order  # its index in the checker's source order
+
+
+#: From this many sources to try on one message on, candidates come from the ends index.
+INDEX_FROM = 16
+#: Length of the source ends the index is keyed by (chars; at most `min_source_chars`).
+_END_CHARS = 32
 
 
 class RepresentationChecker:
@@ -191,13 +198,33 @@ class RepresentationChecker:
         self._missing: set[str] = set()
         self._calls: set[str] = set()
         self._declared: dict[tuple[str, str], dict[str, Any] | None] = {}
+        # the ends index (tool / user / system messages): a source's first and last
+        # `_END_CHARS` chars -> the sources with them, and the sources too short to be keyed
+        self._heads: dict[str, list[_Source]] = {}
+        self._tails: dict[str, list[_Source]] = {}
+        self._short: list[_Source] = []
+        self._end_chars = max(1, min(_END_CHARS, min_source_chars))
+        self._grams: dict[str, list[_Source]] = {}  # sampled k-gram -> sources (restatements)
+        self._grams_upto = 0  # sources of `_order` in `_grams` so far
+        # the last checked prompt, to check only its new messages next time (see `check`)
+        self._last: tuple[Any, ...] = ()
+        self._last_sources = 0  # len(self._order) after it
+        self._last_seen = 0  # len(self._seen) after it
+        self._last_refs: dict[str, tuple[int, Piece, Piece | None]] = {}
 
     def add_source(self, ref: str, text: str) -> None:
         """Track a source (e.g. an artifact created in this run) by its exact text."""
         if ref not in self._sources and text:
-            src = _Source(ref, text, birth=len(self._seen) if ref.startswith("call:") else 0)
+            birth = len(self._seen) if ref.startswith("call:") else 0
+            src = _Source(ref, text, birth=birth, order=len(self._order))
             self._sources[ref] = src
             self._order.append(src)
+            k = self._end_chars
+            if len(text) < k:
+                self._short.append(src)
+            else:
+                self._heads.setdefault(text[:k], []).append(src)
+                self._tails.setdefault(text[-k:], []).append(src)
 
     def _ensure_artifact(self, ref: str) -> None:
         if ref in self._sources or ref in self._missing or self.load is None:
@@ -213,7 +240,12 @@ class RepresentationChecker:
 
     def pieces(self, messages: Sequence[Any]) -> list[Piece]:
         """Every piece of every tracked source in `messages` (Message objects or chat dicts)."""
-        parts = [_as_parts(m) for m in messages]
+        return [p for ps in self._pieces_of([_as_parts(m) for m in messages]) for p in ps]
+
+    def _pieces_of(
+        self, parts: Sequence[tuple[str, str, str | None]], start: int = 0
+    ) -> list[list[Piece]]:
+        """The pieces of each message of `parts`, message `i` numbered `start + i`."""
         declared: dict[int, dict[str, Any]] = {}
         for i, (role, content, call_id) in enumerate(parts):
             key = (role, content)
@@ -225,13 +257,17 @@ class RepresentationChecker:
                 self._ensure_artifact(data["artifact_ref"])
             elif role == "tool" and call_id and call_id not in self._calls:
                 self._calls.add(call_id)
+                ref = f"call:{call_id}"
                 # an inline result is a source of its own unless it is a form of a known one
-                ends = self._ends_of(content)
-                known = any(self._contained(content, ends, src) for src in self._order)
-                if len(content) >= self.min_source_chars and not known:
-                    self.add_source(f"call:{call_id}", content)
-        out: list[Piece] = []
+                # (already tracked under its own ref, adding it again would change nothing)
+                if len(content) >= self.min_source_chars and ref not in self._sources:
+                    ends = self._ends_of(content)
+                    known = any(self._contained(content, ends, src) for src in self._order)
+                    if not known:
+                        self.add_source(ref, content)
+        out: list[list[Piece]] = []
         for i, (role, content, _) in enumerate(parts):
+            at = start + i
             if i in declared:
                 d = declared[i]
                 span = (
@@ -240,44 +276,86 @@ class RepresentationChecker:
                     else None
                 )
                 out.append(
-                    Piece(
-                        ref=d["artifact_ref"], form=d["form"], message_index=i, role=role, span=span
-                    )
+                    [
+                        Piece(
+                            ref=d["artifact_ref"],
+                            form=d["form"],
+                            message_index=at,
+                            role=role,
+                            span=span,
+                        )
+                    ]
                 )
                 continue
-            for ref, form, span in self._scan(role, content):
-                out.append(Piece(ref=ref, form=form, message_index=i, role=role, span=span))
+            found = self._scan(role, content)
+            out.append(
+                [
+                    Piece(ref=ref, form=form, message_index=at, role=role, span=span)
+                    for ref, form, span in found
+                ]
+                if found
+                else []
+            )
         return out
 
     def check(self, messages: Sequence[Any]) -> list[RepresentationViolation]:
         """The violations in one assembled prompt: one per source found in two forms.
 
+        Incremental: when `messages` extends the last checked prompt (the same messages, or
+        equal ones, first) and no source that could be in those earlier messages was added
+        since, only the new messages are scanned and the verdict is carried on from the last
+        one; otherwise the whole prompt is checked (per-message results still cached).
+
         Returns:
             Violations in order of the source's first appearance; `[]` when the prompt is clean.
         """
-        by_ref: dict[str, list[Piece]] = {}
-        for p in self.pieces(messages):
-            if p.form != "excerpt":
-                by_ref.setdefault(p.ref, []).append(p)
-        out = []
-        for ref, ps in by_ref.items():
-            first = ps[0]
-            second = next((p for p in ps[1:] if p.key != first.key), None)
-            if second is not None:
-                out.append(RepresentationViolation(ref=ref, first=first, second=second))
-        return out
+        msgs = tuple(messages)
+        n = len(self._last)
+        refs: dict[str, tuple[int, Piece, Piece | None]] = {}
+        new: list[list[Piece]] | None = None
+        if n and len(msgs) >= n and msgs[:n] == self._last:
+            new = self._pieces_of([_as_parts(m) for m in msgs[n:]], n)
+            # a source the earlier messages may hold (an artifact, born 0) arrived since: those
+            # messages are scanned again for it, below (their results for the others are kept)
+            if all(s.birth >= self._last_seen for s in self._order[self._last_sources :]):
+                refs = dict(self._last_refs)
+            else:
+                new = None
+        if new is None:
+            new = self._pieces_of([_as_parts(m) for m in msgs])
+        for ps in new:
+            for p in ps:
+                if p.form == "excerpt":
+                    continue
+                had = refs.get(p.ref)
+                if had is None:
+                    refs[p.ref] = (len(refs), p, None)
+                elif had[2] is None and p.key != had[1].key:
+                    refs[p.ref] = (had[0], had[1], p)
+        self._last, self._last_refs = msgs, refs
+        self._last_sources, self._last_seen = len(self._order), len(self._seen)
+        bad = sorted((v for v in refs.values() if v[2] is not None), key=lambda v: v[0])
+        return [
+            RepresentationViolation(ref=first.ref, first=first, second=second)
+            for _, first, second in bad
+            if second is not None
+        ]
 
     def _scan(self, role: str, content: str) -> list[_Hit]:
         key = (role, content)
         done, found, view = self._cache.get(key, (0, [], None))
-        if done == len(self._order):
+        total = len(self._order)
+        if done == total:
             return found
         seen = self._seen.setdefault(key, len(self._seen))
+        if not content:  # an empty message holds no source
+            self._cache[key] = (total, found, view)
+            return found
         found = list(found)
-        if view is None and content:  # per message, once: its k-grams, or its cut-marker-free ends
+        if view is None:  # per message, once: its k-grams, or its cut-marker-free ends
             view = self._grams_of(content) if role == "assistant" else self._ends_of(content)
-        for src in self._order[done:]:
-            if not content or src.birth > seen:  # born after this text was seen: cannot be in it
+        for src in self._candidates(role, content, view, done):
+            if src.birth > seen:  # born after this text was seen: cannot be in it
                 continue
             hit = (
                 self._restated(content, view, src)
@@ -286,8 +364,57 @@ class RepresentationChecker:
             )
             if hit is not None:
                 found.append((src.ref, *hit))
-        self._cache[key] = (len(self._order), found, view)
+        self._cache[key] = (total, found, view)
         return found
+
+    def _candidates(self, role: str, content: str, view: Any, done: int) -> list[_Source]:
+        """The sources from `done` on that may be in `content`, in source order.
+
+        Few sources: all of them. Else an index narrows them down without changing the
+        result: a source in full holds its first `_END_CHARS` chars at some offset of
+        `content`, a prefix truncation starts like it, a suffix truncation ends like it; a
+        restatement shares one of the source's sampled k-grams with `content`.
+        """
+        rest = self._order[done:]
+        if len(rest) < INDEX_FROM or self.min_source_chars < 1:  # (an empty cut matches all)
+            return rest
+        if role == "assistant":
+            if self.restate_chars is None or len(content) < self.restate_chars:
+                return []
+            if view is None:  # a very long message: sampled searches, no gram set
+                return rest
+            self._index_grams()
+            grams, hit = self._grams, set()
+            for g in view:
+                srcs = grams.get(g)
+                if srcs is not None:
+                    hit.update(srcs)
+        else:
+            k = self._end_chars
+            heads, hit = self._heads, set(self._short)
+            for j in range(len(content) - k + 1):
+                srcs = heads.get(content[j : j + k])
+                if srcs is not None:
+                    hit.update(srcs)
+            # a prefix truncation starts like `content` (offset 0 above), a suffix one ends like it
+            hit.update(self._tails.get(content[-k:], ()))
+        return sorted((s for s in hit if s.order >= done), key=lambda s: s.order)
+
+    def _index_grams(self) -> None:
+        k, step = self._k()
+        for src in self._order[self._grams_upto :]:
+            self._sample(src, k, step)
+            for gram in src.grams or ():
+                self._grams.setdefault(gram, []).append(src)
+        self._grams_upto = len(self._order)
+
+    @staticmethod
+    def _sample(src: _Source, k: int, step: int) -> None:
+        if src.grams is None:
+            sampled: dict[str, list[int]] = {}
+            for p in range(0, len(src.text) - k + 1, step):
+                sampled.setdefault(src.text[p : p + k], []).append(p)
+            src.grams = sampled
 
     def _ends_of(self, content: str) -> tuple[str, str]:
         return _MARKERS_END.sub("", content[-200:]), _MARKERS_START.sub("", content[:200])
@@ -335,11 +462,8 @@ class RepresentationChecker:
         if n is None or len(content) < n:
             return None
         k, step = self._k()
-        if src.grams is None:
-            sampled: dict[str, list[int]] = {}
-            for p in range(0, len(src.text) - k + 1, step):
-                sampled.setdefault(src.text[p : p + k], []).append(p)
-            src.grams = sampled
+        self._sample(src, k, step)
+        assert src.grams is not None
         mine = grams_of_content
         items: Any = src.grams.items()
         if mine is None and len(content) > LONG_MESSAGE_CHARS:

@@ -243,3 +243,76 @@ def test_replay_reports_instead_of_refusing(tmp_path):
     h = hk.Harness([search_flights, book], hk.ScriptedModel(recorded),
                    transport=hk.TransportPolicy(on_violation="report"))  # fmt: skip
     assert h.run("again").finish_reason == "stop"
+
+
+def _turns(n):
+    """`n` clean tool turns: an assistant call (no text) and a distinct result of 300+ chars."""
+    out = [M("system", "You are an airline agent."), M("user", "Sort out my trip.")]
+    for i in range(n):
+        out.append(M("assistant", None))
+        rows = [{"flight": f"HAT{i:04d}-{j}", "price": 100 + i + j} for j in range(8)]
+        out.append(M("tool", json.dumps(rows), f"call_{i}"))
+    return out
+
+
+def _verdict(violations):
+    return [(v.ref, v.first.describe(), v.second.describe()) for v in violations]
+
+
+def test_a_violation_after_many_clean_turns_is_caught_by_the_step_check():
+    checker = hk.data.RepresentationChecker()
+    messages = _turns(0)
+    for i in range(120):  # each prompt extends the last: only its new messages are scanned
+        messages += _turns(i + 1)[-2:]
+        assert checker.check(tuple(messages)) == []
+    early = messages[5].content  # the result of call_1
+    cut = M("tool", early[:250] + "\n[truncated: 250 shown]", "call_x")
+    restated = M("assistant", "As I said: " + messages[9].content[20:260])
+    got = _verdict(checker.check((*messages, cut)))
+    assert got == [
+        ("call:call_1", "full (message 5, tool)", "truncation chars 0–249 (message 242, tool)")
+    ]
+    got = _verdict(checker.check((*messages, cut, restated)))
+    assert got == [
+        ("call:call_1", "full (message 5, tool)", "truncation chars 0–249 (message 242, tool)"),
+        (
+            "call:call_3",
+            "full (message 9, tool)",
+            "restatement chars 20–259 (message 243, assistant)",
+        ),
+    ]
+    # the same prompts checked whole by a fresh checker: the same verdicts
+    assert _verdict(hk.data.check_representation((*messages, cut, restated))) == got
+
+
+def test_an_artifact_registered_late_is_found_in_earlier_messages(art):
+    store, ref, text = art
+    checker = hk.data.RepresentationChecker(lambda i: store.read(i, include_archived=True))
+    messages = [*_turns(30), M("user", "Here is everything again: " + text)]
+    assert checker.check(tuple(messages)) == []  # not a tracked source yet
+    summary = M("tool", json.dumps(summarize(ref, reason="r")), "c1")
+    (v,) = checker.check((*messages, summary))  # the summary names it: the old copy counts
+    assert (v.ref, v.first.form, v.first.message_index, v.second.form) == (
+        ref.id, "full", 62, "summary"
+    )  # fmt: skip
+
+
+def test_step_checks_agree_with_whole_prompt_checks_when_prompts_change(art):
+    store, ref, text = art
+    checker = hk.data.RepresentationChecker()
+    base = _turns(40)
+    cut = M("system", base[3].content[:220] + "…")
+    prompts = [
+        base[:20],
+        base,  # extends
+        [*base[:10], *base[12:]],  # an earlier message dropped: not an extension
+        [*base, cut],
+        [*base[:3], *base[4:], cut],  # the source gone: the cut is a single form again
+    ]
+    for prompt in prompts:
+        assert _verdict(checker.check(tuple(prompt))) == _verdict(
+            hk.data.check_representation(prompt)
+        )
+    assert _verdict(checker.check(tuple(prompts[3]))) == [
+        ("call:call_0", "full (message 3, tool)", "truncation chars 0–218 (message 82, system)")
+    ]
