@@ -65,6 +65,8 @@ def _load_head(path: Path) -> tuple[Callable[[], Any], dict[str, Any]]:
     try:
         mod = importlib.import_module("bench_harnesskit")
         kind, run = mod.VARIANTS["harnesskit/disk"]()
+        if kind == "sync":
+            run()  # imports the head's lazily imported modules too, so its snapshot is whole
     finally:
         sys.path.remove(str(path))
         sys.path.remove(str(path / "benchmarks" / "peers"))
@@ -76,7 +78,9 @@ def _load_head(path: Path) -> tuple[Callable[[], Any], dict[str, Any]]:
 
 def _batch(run: Callable[[], Any], n: int, mods: dict[str, Any] | None) -> tuple[float, float]:
     """Wall and CPU seconds of `n` runs back to back (the head's modules installed first)."""
-    if mods is not None:
+    if mods is not None:  # exactly this head's modules: none of the other head's may linger
+        for name in [m for m in sys.modules if m.split(".")[0] == "harnesskit" and m not in mods]:
+            del sys.modules[name]
         sys.modules.update(mods)
     gc.collect()
     w0, c0 = time.perf_counter(), time.process_time()
