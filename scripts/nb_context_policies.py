@@ -235,15 +235,15 @@ from pathlib import Path
 from harnesskit.analysis import summary_line
 from harnesskit.domains import airline
 
+# all 200 runs in ../shared when it is beside the clone; else the first run, copied into datasets/
 RECORDED = Path("..").resolve().parent / "shared/datasets/sierra-research__tau-bench/historical_trajectories/gpt-4o-airline.json"
-if RECORDED.is_file():
-    first = airline.replay_run(airline.load_recorded_runs(RECORDED, limit=1)[0])
-    frame = hk.sufficiency(first, "default", shapes=airline.VALUE_SHAPES)
-    cols = ["step", "tool", "arg", "kind", "value", "source", "source_label", "held"]
-    print(frame[frame["tool"] == "book_reservation"][cols].head(8).to_string(index=False))
-    print(summary_line(frame))
-else:  # a clone without ../shared beside it
-    print("recorded runs not found at", RECORDED)""",
+if not RECORDED.is_file():
+    RECORDED = Path("../datasets/airline/gpt-4o-airline-first-run.json")
+first = airline.replay_run(airline.load_recorded_runs(RECORDED, limit=1)[0])
+frame = hk.sufficiency(first, "default", shapes=airline.VALUE_SHAPES)
+cols = ["step", "tool", "arg", "kind", "value", "source", "source_label", "held"]
+print(frame[frame["tool"] == "book_reservation"][cols].head(8).to_string(index=False))
+print(summary_line(frame))""",
     ),
     (
         "md",
