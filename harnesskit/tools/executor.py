@@ -32,7 +32,7 @@ from harnesskit.errors import EventLogError, StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.idempotency import IdempotencyLedger
-from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
+from harnesskit.tools.spec import FORMAT_EXAMPLES, Tool, ToolContext, ToolRegistry
 
 __all__ = ["CircuitBreaker", "Executed", "Executor", "schema_error_message"]
 
@@ -86,14 +86,6 @@ class Executed:
     """Events the tool asked to append (`ToolContext.emit`), in order."""
 
 
-#: What a JSON Schema string format looks like, for error messages.
-_FORMATS = {
-    "date": " (ISO 8601 YYYY-MM-DD, e.g. 2024-05-15)",
-    "date-time": " (ISO 8601 / RFC 3339, e.g. 2024-05-15T14:30:00Z)",
-    "time": " (ISO 8601 HH:MM[:SS], e.g. 14:30:00)",
-}
-
-
 def schema_error_message(error: Any) -> tuple[str, str]:
     """Turn a jsonschema `ValidationError` into `(message, hint)`.
 
@@ -107,7 +99,9 @@ def schema_error_message(error: Any) -> tuple[str, str]:
         "type": lambda v: f"type {v}",
         "enum": lambda v: f"one of {json.dumps(v)}",
         "required": lambda v: f"required properties {json.dumps(v)}",
-        "format": lambda v: f"format {v}" + _FORMATS.get(str(v), ""),
+        "format": lambda v: (
+            f"format {v}" + (f" ({FORMAT_EXAMPLES[v]})" if v in FORMAT_EXAMPLES else "")
+        ),
         "additionalProperties": lambda v: "no properties beyond the schema's",
         "minItems": lambda v: f"at least {v} items",
         "maxItems": lambda v: f"at most {v} items",

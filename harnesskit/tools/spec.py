@@ -28,6 +28,7 @@ from harnesskit import _repr
 from harnesskit.errors import ToolArgumentsError, UsageError
 
 __all__ = [
+    "FORMAT_EXAMPLES",
     "RISKS",
     "LintIssue",
     "Tool",
@@ -669,11 +670,17 @@ class _BadValue(Exception):
         self.expected = expected
 
 
+#: How each JSON Schema string format that converts is written, for error messages; the one
+#: table both the converters here and the executor's schema errors quote.
+FORMAT_EXAMPLES = {
+    "date": "ISO 8601 YYYY-MM-DD, e.g. 2024-05-15",
+    "date-time": "ISO 8601 / RFC 3339, e.g. 2024-05-15T14:30:00Z",
+    "time": "ISO 8601 HH:MM[:SS], e.g. 14:30:00",
+}
+
 _ISO = {
-    dt.date: "a date in ISO 8601 form YYYY-MM-DD (JSON Schema format: date)",
-    dt.datetime: "a date-time in ISO 8601 / RFC 3339 form, e.g. 2024-05-15T14:30:00Z "
-    "(JSON Schema format: date-time)",
-    dt.time: "a time in ISO 8601 form HH:MM[:SS] (JSON Schema format: time)",
+    kind: f"a {fmt} in {FORMAT_EXAMPLES[fmt]} (JSON Schema format: {fmt})"
+    for kind, fmt in ((dt.date, "date"), (dt.datetime, "date-time"), (dt.time, "time"))
 }
 
 
