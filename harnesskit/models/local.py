@@ -15,8 +15,9 @@ are the same as for any OpenAI-compatible server. The server runs with `--jinja`
 own chat template renders the tools and the server turns calls written in the template's
 format back into structured `tool_calls` (Qwen2.5-Coder 0.5B/1.5B write fenced JSON instead,
 which the client recovers from the text and marks `recovered`). It is stopped by `close()`,
-by leaving a `with` block, when the object is garbage-collected, and when the interpreter
-exits.
+by leaving a `with` block, when the object is garbage-collected, when the interpreter
+exits, and (on Linux) when the owning process dies by a signal: servers are forked from one
+long-lived thread with a parent-death signal, so no `llama-server` outlives its process.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ import contextlib
 import dataclasses
 import json
 import os
+import queue
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,6 +38,7 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +112,72 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child before exec
+    """Ask Linux to send SIGTERM to this child when the thread that forked it exits."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        return
+    if os.getppid() != _PARENT_PID:  # the parent died before prctl: go now
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+_PARENT_PID = os.getpid()
+
+
+class _Spawner:
+    """One daemon thread that starts every server of this process.
+
+    Linux's parent-death signal (`PR_SET_PDEATHSIG`) fires when the *thread* that forked a
+    child exits, so servers are forked from this thread, which lives as long as the process:
+    when the process ends in any way (SIGTERM, SIGKILL, a crash) the kernel sends each server
+    SIGTERM, where atexit handlers and finalizers never ran. A normal exit stops them earlier
+    through their finalizers. Elsewhere than Linux the servers are started directly.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[list[str], dict[str, Any], Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start `args` like `subprocess.Popen(args, **kwargs)`, from the spawner thread.
+
+        Raises:
+            OSError: the binary could not be executed (as `Popen` raises it).
+        """
+        if not sys.platform.startswith("linux"):
+            return subprocess.Popen(args, **kwargs)
+        global _PARENT_PID
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or os.getpid() != _PARENT_PID:
+                _PARENT_PID = os.getpid()  # a forked copy of this process needs its own thread
+                self._jobs = queue.SimpleQueue()
+                self._thread = threading.Thread(
+                    target=self._serve, args=(self._jobs,), name="hk-llama-spawner", daemon=True
+                )
+                self._thread.start()
+        done: Future[subprocess.Popen[bytes]] = Future()
+        self._jobs.put((args, kwargs, done))
+        return done.result()
+
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue[tuple[list[str], dict[str, Any], Future[Any]]]) -> None:
+        while True:
+            args, kwargs, done = jobs.get()
+            try:
+                done.set_result(subprocess.Popen(args, preexec_fn=_die_with_parent, **kwargs))
+            except BaseException as exc:  # handed to the caller's thread
+                done.set_exception(exc)
+
+
+_SPAWNER = _Spawner()
 
 
 def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, log: Path) -> None:
@@ -297,7 +368,7 @@ class LocalModel:
         self._log_path = Path(log_name)
         port = _free_port()
         with os.fdopen(fd, "wb") as log:
-            proc = subprocess.Popen(
+            proc = _SPAWNER.popen(
                 self._args(port),
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -172,3 +172,55 @@ def test_the_cli_timeout_flag_sets_the_per_attempt_timeout(cache):
         mp.setenv("HARNESSKIT_LLAMA_SERVER", str(cache["binary"]))
         model = cli._model(args)
     assert model.timeout_seconds == 600 and model.pid is None
+
+
+OWNER = """
+import sys, threading, time
+from harnesskit.models.local import LocalModel
+
+def start():
+    model = LocalModel(sys.argv[1], server=sys.argv[2]).start()
+    print(model.pid, flush=True)
+    return model
+
+if sys.argv[3] == "thread":  # started from a worker thread that then ends
+    box = []
+    worker = threading.Thread(target=lambda: box.append(start()))
+    worker.start(); worker.join()
+    print(box[0].pid, flush=True)
+else:
+    model = start()
+    print(model.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "where"), [(15, "main"), (9, "main"), (15, "thread")], ids=["term", "kill", "thread"]
+)
+def test_a_signalled_owner_process_leaves_no_server_behind(cache, tmp_path, signum, where):
+    """atexit and finalizers do not run on a signal: the kernel's parent-death signal stops it."""
+    import subprocess
+    import time
+
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    owner = subprocess.Popen(
+        [sys.executable, str(script), str(cache["gguf"]), str(cache["binary"]), where],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        pid = int(owner.stdout.readline())
+        assert int(owner.stdout.readline()) == pid  # alive after its starting thread ended
+        assert alive(pid)
+        owner.send_signal(signum)
+        owner.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid)
+    finally:
+        owner.kill()
+        owner.wait()
+        owner.stdout.close()
