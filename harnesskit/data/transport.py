@@ -173,9 +173,17 @@ class Transport:
         """
         return ToolRegistry([*tools, *self._tools])
 
-    def tool_specs(self, exclude: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
-        """The inspection tools' specs when the run holds artifacts, else `()`."""
-        if not self.holds_artifacts:
+    def tool_specs(
+        self, exclude: Iterable[str] = (), *, always: bool = False
+    ) -> tuple[dict[str, Any], ...]:
+        """The inspection tools' specs when the run holds artifacts (or `always`), else `()`.
+
+        Args:
+            exclude: tool names to leave out.
+            always: list them before any artifact exists (a stable tool list, for a provider's
+                prompt cache).
+        """
+        if not (always or self.holds_artifacts):
             return ()
         skip = set(exclude)
         return tuple(s for s in self._specs if s["function"]["name"] not in skip)

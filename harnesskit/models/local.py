@@ -198,6 +198,10 @@ class LocalModel:
     Implements the `Model` protocol: `request(ModelRequest) -> ModelResponse`.
     """
 
+    caches_prompt_prefix = True
+    """llama-server reuses the longest cached prefix of the previous prompt: a `Harness` keeps
+    the tool list stable for it (`Harness(stable_tools=None)`)."""
+
     def __init__(
         self,
         model: str,

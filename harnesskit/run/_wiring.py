@@ -43,21 +43,28 @@ class ToolSpecs:
         transport: Transport,
         estimator: TokenEstimator,
         groups: GroupSelector | None = None,
+        *,
+        stable: bool = False,
     ) -> None:
         self._registry, self._executor, self._transport = tools, executor, transport
-        self._estimator, self.groups = estimator, groups
+        self._estimator, self.groups, self.stable = estimator, groups, stable
         self._key: tuple[Any, ...] | None = None
         self._specs: tuple[dict[str, Any], ...] = ()
         self._tokens: tuple[Any, int] = ((), 0)
 
     def current(self) -> tuple[dict[str, Any], ...]:
-        """The specs of the tools not disabled by the circuit breaker, plus the data tools."""
-        off = tuple(sorted(self._executor.disabled))
+        """The specs of the tools not disabled by the circuit breaker, plus the data tools.
+
+        With `stable`, the same list on every request: disabled tools stay listed (the executor
+        still refuses their calls) and the data tools are listed from the first request, so a
+        provider's prompt cache, keyed on a prefix that holds the tool specs, is reused.
+        """
+        off = () if self.stable else tuple(sorted(self._executor.disabled))
         group = self.groups.open if self.groups is not None else None
-        key = (*off, self._transport.holds_artifacts, group)
+        key = (*off, self.stable or self._transport.holds_artifacts, group)
         if key != self._key:
             own = self.groups.specs(off) if self.groups else self._registry.specs(exclude=off)
-            specs = own + self._transport.tool_specs(off)
+            specs = own + self._transport.tool_specs(off, always=self.stable)
             self._key, self._specs = key, specs
         return self._specs
 
@@ -116,7 +123,14 @@ def wire(
         context,
         transport,
         executor,
-        ToolSpecs(harness.tools, executor, transport, harness.estimator, groups),
+        ToolSpecs(
+            harness.tools,
+            executor,
+            transport,
+            harness.estimator,
+            groups,
+            stable=harness.stable_tools,
+        ),
     )
 
 

@@ -104,6 +104,15 @@ class Harness:
         tracer: an OpenTelemetry `Tracer` (or `TracerProvider`) that receives live spans in
             the GenAI semantic conventions as the run goes: one per run, per model request
             (tokens), per tool call (`harnesskit.log.otel`, extra `[otel]`); `None` for none.
+        stable_tools: send the same tool list on every request of a run, so a provider's prompt
+            cache is reused (a chat template that renders the tools into the system message,
+            like Qwen's, puts them before everything else, and any change to the list makes the
+            server evaluate the whole prompt again): tools disabled by the circuit breaker stay
+            listed (their calls are still refused, R-E3) and the `artifact_*` inspection tools
+            are listed from the first request. `None` (default): on when the model says its
+            server caches prompt prefixes (`model.caches_prompt_prefix`, true for `local:`
+            models), else off (a disabled tool leaves the list; inspection tools join it with
+            the first artifact).
 
     Raises:
         UsageError: an argument of the wrong type, or a `log_dir` that is not a folder that can
@@ -134,6 +143,7 @@ class Harness:
         tool_groups: ToolGroups | None = None,
         on_delta: Callable[[StreamDelta], None] | None = None,
         tracer: Any = None,
+        stable_tools: bool | None = None,
     ) -> None:
         _check_arguments(log_dir, system_prompt, settings, progress)
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
@@ -184,6 +194,13 @@ class Harness:
         self.on_delta = on_delta
         get_tracer = getattr(tracer, "get_tracer", None)
         self.tracer = get_tracer("harnesskit") if callable(get_tracer) else tracer
+        if stable_tools is not None and not isinstance(stable_tools, bool):
+            raise UsageError(f"stable_tools must be True, False or None, got {stable_tools!r}")
+        self.stable_tools: bool = (
+            bool(getattr(self.model, "caches_prompt_prefix", False) is True)
+            if stable_tools is None
+            else stable_tools
+        )
 
     def revision(self) -> str | None:
         """The current workspace revision.
