@@ -24,7 +24,9 @@ from harnesskit.models import base
 from harnesskit.models.local import LocalModel
 
 
-def measure(model: LocalModel, policy: str, *, task: int, steps: int) -> dict:
+def measure(
+    model: LocalModel, policy: str, *, task: int, steps: int, stable_tools: bool = True
+) -> dict:
     """Run one demo task under `policy` and return its cache figures.
 
     Args:
@@ -32,6 +34,8 @@ def measure(model: LocalModel, policy: str, *, task: int, steps: int) -> dict:
         policy: a context policy name.
         task: index into `DEMO_TASKS`.
         steps: the `max_steps` brake.
+        stable_tools: `Harness(stable_tools=...)`; False shows the layout before it (a tool
+            list that changes when a circuit opens or the first artifact is stored).
 
     Returns:
         A dict: policy, steps, finish, prompt_tokens, cached_tokens, cache_from_step2 (0-1),
@@ -45,6 +49,7 @@ def measure(model: LocalModel, policy: str, *, task: int, steps: int) -> dict:
         policy=policy,
         limits=hk.Limits(max_steps=steps),
         settings={"temperature": 0, "seed": 42, "max_tokens": 256},
+        stable_tools=stable_tools,
     )
     run = h.run(demo.user_message)
     usages = [e.payload["usage"] for e in run.log.of_type("model.response")]
@@ -53,6 +58,7 @@ def measure(model: LocalModel, policy: str, *, task: int, steps: int) -> dict:
     later_p, later_c = sum(prompt[1:]), sum(cached[1:])
     return {
         "policy": policy,
+        "stable_tools": stable_tools,
         "task": demo.name,
         "steps": run.state.step,
         "finish": run.finish_reason,
@@ -71,27 +77,63 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--task", type=int, default=0)
+    ap.add_argument("--task", type=int, action="append", help="demo task index (repeatable)")
     ap.add_argument("--policy", action="append")
     ap.add_argument("--ctx-size", type=int, default=8192)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--stable-tools",
+        choices=["on", "off", "both"],
+        default="on",
+        help="the tool list kept stable (on, the default for local models), or not (before)",
+    )
     args = ap.parse_args()
     base.ALLOW_MODEL_REQUESTS = True
     rows = []
     with LocalModel(args.model, ctx_size=args.ctx_size) as model:
+        stable = {"on": [True], "off": [False], "both": [False, True]}[args.stable_tools]
         for policy in args.policy or ["full-history", "default", "window"]:
-            rows.append(measure(model, policy, task=args.task, steps=args.steps))
-            row = rows[-1]
-            if not args.json:
-                print(
-                    f"{row['policy']:<13} task={row['task']} steps={row['steps']} "
-                    f"finish={row['finish']} prompt={row['prompt_tokens']} "
-                    f"cached={row['cached_tokens']} from-step-2={row['cache_from_step2']} "
-                    f"per-request={row['per_request']} prompt/request={row['prompt_per_request']}",
-                    flush=True,
-                )
+            for keep in stable:
+                for task in args.task or [0]:
+                    rows.append(
+                        measure(model, policy, task=task, steps=args.steps, stable_tools=keep)
+                    )
+                    _print(rows[-1], args.json)
+                if len(args.task or [0]) > 1:
+                    _total(rows, policy, keep, args.json)
     if args.json:
         print(json.dumps(rows, indent=2))
+
+
+def _print(row: dict, quiet: bool) -> None:
+    if quiet:
+        return
+    keep = row["stable_tools"]
+    print(
+        f"{row['policy']:<13} stable_tools={keep!s:<5} task={row['task']} "
+        f"steps={row['steps']} "
+        f"finish={row['finish']} prompt={row['prompt_tokens']} "
+        f"cached={row['cached_tokens']} from-step-2={row['cache_from_step2']} "
+        f"per-request={row['per_request']} prompt/request={row['prompt_per_request']}",
+        flush=True,
+    )
+
+
+def _total(rows: list[dict], policy: str, keep: bool, quiet: bool) -> None:
+    """Print (and append) the policy's share from step 2 on over all its tasks."""
+    mine = [r for r in rows if r["policy"] == policy and r["stable_tools"] == keep]
+    prompt = sum(sum(r["prompt_per_request"][1:]) for r in mine)
+    cached = sum(
+        sum(round(c * p) for c, p in zip(r["per_request"][1:], r["prompt_per_request"][1:]))
+        for r in mine
+    )
+    if not quiet:
+        print(
+            f"{policy:<13} stable_tools={keep!s:<5} ALL tasks={len(mine)} "
+            f"from-step-2={cached / prompt if prompt else float('nan'):.3f} "
+            f"passed={sum(bool(r.get('passed')) for r in mine)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

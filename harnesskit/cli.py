@@ -22,7 +22,7 @@ __all__ = ["main"]
 def _cmd_demo(args: argparse.Namespace) -> int:
     from harnesskit.domains.airline.jobs import run_demo
 
-    report = run_demo(out_dir=args.out, model=_model(args))
+    report = run_demo(out_dir=args.out, model=_model(args), policy=args.policy)
     if report.interrupted:
         return 130
     return 1 if any(row.finish_reason == "error" for row in report.rows) else 0
@@ -224,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the embedded offline agent and print a table")
     demo.add_argument("--out", default="runs", help="folder for logs and charts (default: runs)")
+    demo.add_argument(
+        "--policy",
+        default="full-history",
+        help="context policy of every task: full-history (the default), default, window, "
+        "summary, or a policy file",
+    )
     add_model_options(demo)
     demo.set_defaults(func=_cmd_demo)
     replay = sub.add_parser(

@@ -1,5 +1,7 @@
 """The embedded offline agent and the demo job."""
 
+import json
+
 import harnesskit as hk
 from harnesskit import cli
 from harnesskit.domains import airline
@@ -121,3 +123,49 @@ def test_the_demo_labels_estimated_and_reported_tokens_and_shows_cache_reuse():
     real = DemoReport(rows=(row(estimated=False, cached_tokens=850),)).to_text()
     assert "prompt tokens: reported by the provider" in real
     assert "cached" in real.splitlines()[0] and " 85%" in real.splitlines()[1]
+
+
+def test_demo_runs_under_the_policy_it_is_given(tmp_path, capsys):
+    from harnesskit import cli
+
+    assert cli.main(["demo", "--out", str(tmp_path), "--policy", "window"]) == 0
+    out = capsys.readouterr().out
+    assert "context policy: window" in out
+    (log,) = list(tmp_path.rglob("demo-cancel-business.jsonl"))
+    contract = hk.EventLog.read(log).of_type("task.contract")[0]
+    assert "window" in json.dumps(contract.payload)
+    assert cli.main(["demo", "--out", str(tmp_path), "--policy", "nope"]) == 2
+    assert "unknown context policy 'nope'" in capsys.readouterr().err
+
+
+def test_demo_report_gives_the_cache_share_from_step_2():
+    from harnesskit.domains.airline.jobs import DemoReport, DemoRow
+
+    row = DemoRow(
+        task="t",
+        steps=3,
+        tool_calls=2,
+        prompt_tokens=3000,
+        finish_reason="stop",
+        passed=True,
+        tokens_per_step=(1000, 1000, 1000),
+        cached_per_step=(0, 900, 700),
+        cached_tokens=1600,
+        estimated=False,
+    )
+    assert row.cache_share_from_step_2 == 0.8
+    text = DemoReport(rows=(row,)).to_text()
+    assert "80.0% of prompt tokens served from the cache from step 2 on (53.3% with" in text
+    assert "reported by the provider" in text
+    assert (
+        DemoRow(
+            task="u",
+            steps=1,
+            tool_calls=0,
+            prompt_tokens=5,
+            finish_reason="stop",
+            passed=True,
+            tokens_per_step=(5,),
+        ).cache_share_from_step_2
+        is None
+    )

@@ -263,11 +263,26 @@ class DemoRow:
     """True when some request's tokens were estimated (the model reported no usage)."""
     cached_tokens: int = 0
     """Prompt tokens the provider reported as served from its prompt cache (tokens)."""
+    cached_per_step: tuple[int, ...] = ()
+    """Prompt tokens served from the provider's cache at each step, in step order."""
+    policy: str = "full-history"
+    """The context policy the run was built under (the `Harness` default)."""
 
     @property
     def cache_share(self) -> float | None:
         """Share of the prompt tokens served from cache (0-1), `None` when none was reported."""
         return self.cached_tokens / self.prompt_tokens if self.cached_tokens else None
+
+    @property
+    def cache_share_from_step_2(self) -> float | None:
+        """Share of the prompt tokens of steps 2 on served from cache (0-1).
+
+        The first request of a run is cold. `None` when the run had one step or no cache was
+        reported.
+        """
+        prompt = sum(self.tokens_per_step[1:])
+        cached = sum(self.cached_per_step[1:])
+        return cached / prompt if prompt and any(self.cached_per_step) else None
 
 
 def _tokens_label(rows: tuple[DemoRow, ...]) -> str:
@@ -315,6 +330,18 @@ class DemoReport:
             )
         if self.rows:
             lines.append(f"prompt tokens: {_tokens_label(self.rows)}")
+        policies = sorted({r.policy for r in self.rows})
+        if policies:
+            lines.append(f"context policy: {', '.join(policies)}")
+        if cache:
+            later = sum(sum(r.tokens_per_step[1:]) for r in self.rows)
+            cached = sum(sum(r.cached_per_step[1:]) for r in self.rows)
+            total = sum(r.prompt_tokens for r in self.rows)
+            lines.append(
+                f"prompt cache: {cached / later if later else 0:.1%} of prompt tokens served from "
+                f"the cache from step 2 on ({sum(r.cached_tokens for r in self.rows) / total:.1%}"
+                " with the first steps)"
+            )
         lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
         lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
         if self.interrupted:
@@ -369,7 +396,9 @@ class OneWritePerTurn:
         return not writes or writes[0] == request.tool_call_id
 
 
-def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRow:
+def _run_task(
+    task: DemoTask, log_dir: Path | None, model: Any | None, policy: str = "full-history"
+) -> DemoRow:
     db = load_database()
     registry = tools(db, mode="strict")
     one_write = OneWritePerTurn(registry)
@@ -377,6 +406,7 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
         tools=registry,
         model=model if model is not None else agent_model(),
         system_prompt=POLICY,
+        policy=policy,
         # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
         limits=hk.Limits(max_steps=20),
         log_dir=log_dir,
@@ -417,6 +447,8 @@ def _run_task(task: DemoTask, log_dir: Path | None, model: Any | None) -> DemoRo
         log_path=str(log.path) if log.path is not None else None,
         estimated=any(u.get("estimated") for u in usages) or not usages,
         cached_tokens=sum(int(u.get("cached_tokens") or 0) for u in usages),
+        cached_per_step=tuple(int(u.get("cached_tokens") or 0) for u in usages),
+        policy=policy,
     )
 
 
@@ -465,6 +497,7 @@ def run_demo(
     *,
     tasks: tuple[DemoTask, ...] = DEMO_TASKS,
     model: Any | None = None,
+    policy: str = "full-history",
     echo: Callable[[str], None] | None = print,
 ) -> DemoReport:
     """Run the embedded offline airline agent on the demo tasks (no network, no keys).
@@ -479,6 +512,8 @@ def run_demo(
         tasks: the tasks to run (default `DEMO_TASKS`).
         model: a model to run instead of the embedded offline agent (e.g. `get_model(
             "ollama:qwen2.5")`); `None` uses `agent_model()`.
+        policy: the context policy of every task's run (a built-in name: `full-history`,
+            the `Harness` default, `default`, `window`, `summary`).
         echo: where the table goes (`print` by default; `None` prints nothing).
         mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
             derived from the user's words, see `replay_run`; the report adds the derivations
@@ -494,7 +529,7 @@ def run_demo(
     interrupted = False
     try:
         for task in tasks:
-            rows.append(_run_task(task, root, model))
+            rows.append(_run_task(task, root, model, policy))
             if rows[-1].error is not None:  # a model that cannot answer will not answer the next
                 break
     except KeyboardInterrupt:  # Ctrl-C: report the tasks that finished (the run logged its end)
