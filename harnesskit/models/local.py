@@ -13,8 +13,13 @@ port of 127.0.0.1 on its first request (or on `start()` / `with`), waits for `/h
 sends every request through `OpenAICompatModel`, so retries, streaming and tolerant parsing
 are the same as for any OpenAI-compatible server. The server runs with `--jinja`: the model's
 own chat template renders the tools and the server turns calls written in the template's
-format back into structured `tool_calls` (Qwen2.5-Coder 0.5B/1.5B write fenced JSON instead,
-which the client recovers from the text and marks `recovered`). It is stopped by `close()`,
+format back into structured `tool_calls`. Qwen2.5-Coder 0.5B/1.5B never write their template's
+`<tool_call>` tags (measured: the tag's logit sits ~20 below the chosen token); they write the
+call as JSON, mostly in a ```` ```json ```` fence. With `call_format="fenced"` (the default
+where it applies) the server gets the model's own template with one change, earlier calls
+rendered as that fence, and derives its parser from it, so fenced calls come back as
+structured `tool_calls`; a bare JSON call is still recovered from the text by the client and
+marked `recovered`. It is stopped by `close()`,
 by leaving a `with` block, when the object is garbage-collected, when the interpreter
 exits, and (on Linux) when the owning process dies by a signal: servers are forked from one
 long-lived thread with a parent-death signal, so no `llama-server` outlives its process.
@@ -180,7 +185,31 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
-def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, log: Path) -> None:
+def _call_template(gguf: Path, call_format: str, jinja: bool) -> tuple[str, str | None]:
+    """Resolve `call_format` to `"fenced"` (with the derived template) or `"template"`."""
+    from harnesskit.models import _gguf
+
+    if call_format not in ("auto", "fenced", "template"):
+        raise UsageError(f"call_format must be 'auto', 'fenced' or 'template', got {call_format!r}")
+    if call_format == "template" or not jinja:
+        return "template", None
+    try:
+        own = _gguf.chat_template(gguf)
+    except UsageError:
+        if call_format == "fenced":
+            raise
+        own = None
+    fenced = _gguf.fenced_call_template(own) if own is not None else None
+    if fenced is None and call_format == "fenced":
+        found = "none found" if own is None else "it does not"
+        raise UsageError(
+            f"{gguf}: call_format='fenced' needs a chat template that renders tool calls in "
+            f"<tool_call> tags as Qwen2.5's does ({found}); use call_format='template'"
+        )
+    return ("fenced", fenced) if fenced is not None else ("template", None)
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, *files: Path) -> None:
     """Terminate the server process, reap it and remove its log (idempotent)."""
     if proc.poll() is None:
         proc.terminate()
@@ -189,7 +218,8 @@ def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, log: Path) -> Non
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    log.unlink(missing_ok=True)
+    for path in files:
+        path.unlink(missing_ok=True)
 
 
 class LocalModel:
@@ -211,6 +241,7 @@ class LocalModel:
         seed: int = 0,
         parallel: int = 1,
         jinja: bool = True,
+        call_format: str = "auto",
         repack: bool = True,
         temperature: float | None = 0.0,
         timeout_seconds: float = 300.0,
@@ -232,6 +263,12 @@ class LocalModel:
             jinja: render prompts with the model's own chat template and parse its tool calls
                 into structured `tool_calls` (`--jinja`); False falls back to the server's
                 built-in template, and tool calls arrive as text.
+            call_format: how the chat template renders earlier tool calls, which is also the
+                form the server parses into `tool_calls`: `"template"` the GGUF's template as
+                it is; `"fenced"` the same template with Qwen2.5's `<tool_call>` tags replaced
+                by a ```` ```json ```` fence (what Qwen2.5-Coder 0.5B/1.5B write; the tools'
+                description in the system block is unchanged); `"auto"` fenced when the
+                template renders calls as Qwen2.5's does, else the template as it is.
             repack: let the server repack weights for the CPU; False passes `--no-repack`.
             temperature: the sampling temperature sent with every request unless its settings
                 give one; 0 (greedy) makes runs repeatable, `None` leaves the server's default.
@@ -247,7 +284,9 @@ class LocalModel:
 
         Raises:
             UsageError: unknown catalogue key, a missing GGUF file or binary (the message says to
-                run `make local`), or a non-positive size or count.
+                run `make local`), a non-positive size or count, an unknown `call_format`, or
+                `call_format="fenced"` for a GGUF whose template does not render calls as
+                Qwen2.5's does.
             ModelError: a cached GGUF's sha256 differs from the upstream value.
         """
         for name, value in (("ctx_size", ctx_size), ("threads", threads), ("parallel", parallel)):
@@ -290,6 +329,7 @@ class LocalModel:
         self.seed = seed
         self.parallel = parallel
         self.jinja = jinja
+        self.call_format, self._template = _call_template(self.gguf, call_format, jinja)
         self.repack = repack
         self.temperature = temperature
         self.timeout_seconds = timeout_seconds
@@ -300,6 +340,7 @@ class LocalModel:
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._client: Any = None
         self._log_path: Path | None = None
+        self._template_path: Path | None = None
         self.port: int | None = None
         self.server_version: str | None = None
         self._lock = threading.RLock()  # one server even when threads share the model
@@ -324,7 +365,7 @@ class LocalModel:
             A JSON-ready dict: `model`, `gguf`, `sha256`, `server_version` (the server's
             `build_info`, `None` until started), `server`, `runtime_version` (the cache key of
             a `make local` build, else `None`), `args` (the server's flags), `port` and `pid`
-            (`None` when stopped), `timeout_seconds`.
+            (`None` when stopped), `timeout_seconds`, `call_format` (`fenced` or `template`).
         """
         return {
             "model": self.name,
@@ -339,6 +380,7 @@ class LocalModel:
             "port": self.port if self.pid else None,
             "pid": self.pid,
             "timeout_seconds": self.timeout_seconds,
+            "call_format": self.call_format,
         }
 
     def _args(self, port: int) -> list[str]:
@@ -347,6 +389,8 @@ class LocalModel:
         args += ["--threads", str(self.threads), "--threads-batch", str(self.threads)]
         args += ["--parallel", str(self.parallel), "--seed", str(self.seed), "--alias", self.key]
         args += ["--jinja" if self.jinja else "--no-jinja", "--no-webui"]
+        if self._template is not None:
+            args += ["--chat-template-file", str(self._template_path or "<fenced template>")]
         if not self.repack:
             args.append("--no-repack")
         return args + list(self.extra_args)
@@ -370,6 +414,11 @@ class LocalModel:
         self.close()
         fd, log_name = tempfile.mkstemp(prefix="hk-llama-server-", suffix=".log")
         self._log_path = Path(log_name)
+        if self._template is not None:  # the fenced variant, for the server's --chat-template-file
+            tfd, template_name = tempfile.mkstemp(prefix="hk-chat-template-", suffix=".jinja")
+            with os.fdopen(tfd, "w", encoding="utf-8") as out:
+                out.write(self._template)
+            self._template_path = Path(template_name)
         port = _free_port()
         with os.fdopen(fd, "wb") as log:
             proc = _SPAWNER.popen(
@@ -380,7 +429,8 @@ class LocalModel:
                 env={k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")},
             )
         self._proc = proc
-        self._finalizer = weakref.finalize(self, _stop, proc, 10.0, self._log_path)  # at exit too
+        files = [f for f in (self._log_path, self._template_path) if f is not None]
+        self._finalizer = weakref.finalize(self, _stop, proc, 10.0, *files)  # at exit too
         self.port = port
         try:
             self._wait_healthy(proc, port)
@@ -460,9 +510,10 @@ class LocalModel:
             self._finalizer()  # runs _stop once, and no longer at exit
             self._finalizer = None
         self._proc = None
-        if self._log_path is not None:
-            self._log_path.unlink(missing_ok=True)
-            self._log_path = None
+        for path in (self._log_path, self._template_path):
+            if path is not None:
+                path.unlink(missing_ok=True)
+        self._log_path = self._template_path = None
 
     def __enter__(self) -> LocalModel:
         return self.start()
