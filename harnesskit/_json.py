@@ -46,6 +46,8 @@ _CONTROL_TOKEN = re.compile(
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE = re.compile(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(```\s*)?\Z", re.S)
 _PY_LITERAL = re.compile(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a lone one needs cleaning
+_LONG_INT = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
 
 
 class _Refused(ValueError):
@@ -168,6 +170,13 @@ def loads(
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             return None, f"not valid UTF-8 (byte {exc.start})"
+    if strict and cleaned and _plain(text, max_depth):
+        # the common case, a well-formed object of plain values: the C decoder alone, no
+        # cleaning walk (nothing in `text` can be unclean, too deep, non-finite or too long)
+        try:
+            return _PLAIN.decode(text), None
+        except ValueError:  # any refusal: the slow path below says exactly why
+            pass
     try:
         if strict:
             value = json.loads(
@@ -184,6 +193,31 @@ def loads(
     except ValueError as exc:  # what else the decoder refuses (e.g. int conversion limits)
         return None, f"not valid JSON ({exc})"
     return clean(value, max_depth=max_depth) if cleaned else (value, None)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: the slow path cleans it to None
+        raise _Refused("a float out of range")
+    return value
+
+
+#: The fast path's decoder: refuses (so hands over to the slow path) anything it cannot read
+#: exactly as the strict, cleaned path would.
+_PLAIN = json.JSONDecoder(
+    parse_float=_finite, parse_constant=_constant, object_pairs_hook=_no_duplicates
+)
+
+
+def _plain(text: str, max_depth: int) -> bool:
+    """True when `text` can hold no string to clean, no refused integer and no deep nesting."""
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return False
+    if len(text) > MAX_INT_DIGITS and _LONG_INT.search(text):
+        return False
+    if text.count("{") + text.count("[") > max_depth:
+        return False
+    return text.isascii() or clean_text(text) is text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -305,6 +305,11 @@ class ContextBuilder:
         p = self.policy
         self._exclude = p.exclude
         self._limits = p.limits
+        self._linear = p.linear
+        self._require = p.require
+        self._data_classes = {
+            x.removeprefix("data_class.") for x in p.exclude if x.startswith("data_class.")
+        }
         self._include_all = "*" in p.include
         self._include = {s.removesuffix(".latest") for s in p.include}
         self._latest_only = {
@@ -333,7 +338,7 @@ class ContextBuilder:
         """
         view = self._view(log, branch_id)
         view.volatile, volatile = set(), view.volatile
-        if self.policy.linear:
+        if self._linear:
             prompt = self._build_linear(view, tuple(extra))
         else:
             prompt = self._build_structured(log, view, tuple(extra))
@@ -472,7 +477,7 @@ class ContextBuilder:
             view.turn_starts.append(len(view.seq) - 1)
         if e.type in CHAT_TYPES:
             view.last_chat = e.type
-        elif not self.policy.linear:
+        elif not self._linear:
             self._classify(view, e)  # not a chat message: goes to the block at once
 
     def _restatus(self, view: _View, target: int) -> None:
@@ -504,6 +509,8 @@ class ContextBuilder:
     def _exclusion(self, view: _View, e: Event) -> str | None:
         """Why stage 1 (task) or stage 2 excludes `e`: `"<selector>: <detail>"`, or `None`."""
         ex = self._exclude
+        if not ex and not self._require:  # (full-history) nothing is ever excluded
+            return None
         if "task.other" in ex and view.task_id is not None:
             tid = e.payload.get("task_id")
             if tid is not None and tid != view.task_id:
@@ -512,11 +519,11 @@ class ContextBuilder:
         if st is not None and f"status.{st[0]}" in ex:
             by = "as written" if st[1] == e.event_id else f"by EV-{st[1]}"
             return f"status.{st[0]}: {st[0]} {by}"
-        if f"data_class.{e.data_class}" in ex:
+        if e.data_class in self._data_classes:
             return f"data_class.{e.data_class}: above this policy's maximum data class"
         if e.type in ex:
             return f"{e.type}: this kind is excluded by the policy"
-        for req in self.policy.require:
+        for req in self._require:
             key = req.removeprefix("payload.")
             value = e.payload.get(key) if req.startswith("payload.") else getattr(e, req, None)
             if value is None or value == "":

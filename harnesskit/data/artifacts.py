@@ -261,13 +261,26 @@ def oversize_reason(text: str, value: Any, *, max_chars: int, max_items: int) ->
     reasons = []
     if len(text) > max_chars:
         reasons.append(f"its text is {len(text)} chars (inline limit {max_chars})")
-    if value is not None and not isinstance(value, str):
-        arrays = jt.largest_arrays(value, limit=1)
+    if value is not None and not isinstance(value, str) and _longest_array(value) > max_items:
+        arrays = jt.largest_arrays(value, limit=1)  # where it is, once it is known to matter
         if arrays and arrays[0][1] > max_items:
             ptr, n = arrays[0]
             where = ptr or "the top level"
             reasons.append(f"it holds an array of {n} items at {where} (inline limit {max_items})")
     return " and ".join(reasons) or None
+
+
+def _longest_array(value: Any) -> int:
+    """The length of the longest array anywhere in `value` (0 when it holds none)."""
+    longest, stack = 0, [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            longest = max(longest, len(v))
+            stack.extend(x for x in v if isinstance(x, list | dict))
+        elif isinstance(v, dict):
+            stack.extend(x for x in v.values() if isinstance(x, list | dict))
+    return longest
 
 
 def summarize(

@@ -81,7 +81,7 @@ class Binder:
                 what exists there).
             ToolNotFoundError: the artifact expired or was deleted (`not_found`, saying why).
         """
-        if "$bind" not in json.dumps(arguments, default=str):
+        if not _has_binding(arguments):
             return arguments
         out: dict[str, Any] = self._bind_value(arguments, "")
         return out
@@ -159,6 +159,20 @@ class Binder:
             e = events[int(m.group(1)) - 1]
             return e if isinstance(e, ToolResultEvent) else None
         return self._results.get(source)
+
+
+def _has_binding(value: Any) -> bool:
+    """True when an object with a `$bind` key is anywhere `_bind_value` looks (dicts, lists)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if "$bind" in v:
+                return True
+            stack.extend(x for x in v.values() if isinstance(x, dict | list))
+        elif isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, dict | list))
+    return False
 
 
 # --- R-A7: the transport audit -----------------------------------------------------------------

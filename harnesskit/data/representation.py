@@ -211,6 +211,7 @@ class RepresentationChecker:
         self._last_sources = 0  # len(self._order) after it
         self._last_seen = 0  # len(self._seen) after it
         self._last_refs: dict[str, tuple[int, Piece, Piece | None]] = {}
+        self._last_bad: list[str] = []  # refs of `_last_refs` found in two forms
 
     def add_source(self, ref: str, text: str) -> None:
         """Track a source (e.g. an artifact created in this run) by its exact text."""
@@ -312,13 +313,16 @@ class RepresentationChecker:
         msgs = tuple(messages)
         n = len(self._last)
         refs: dict[str, tuple[int, Piece, Piece | None]] = {}
+        bad: list[str] = []
         new: list[list[Piece]] | None = None
         if n and len(msgs) >= n and msgs[:n] == self._last:
             new = self._pieces_of([_as_parts(m) for m in msgs[n:]], n)
             # a source the earlier messages may hold (an artifact, born 0) arrived since: those
             # messages are scanned again for it, below (their results for the others are kept)
             if all(s.birth >= self._last_seen for s in self._order[self._last_sources :]):
-                refs = dict(self._last_refs)
+                # carried on in place: a later check either extends this prompt too or
+                # starts over, so the last verdict is never needed again (no copy per step)
+                refs, bad = self._last_refs, self._last_bad
             else:
                 new = None
         if new is None:
@@ -332,12 +336,13 @@ class RepresentationChecker:
                     refs[p.ref] = (len(refs), p, None)
                 elif had[2] is None and p.key != had[1].key:
                     refs[p.ref] = (had[0], had[1], p)
-        self._last, self._last_refs = msgs, refs
+                    bad.append(p.ref)
+        self._last, self._last_refs, self._last_bad = msgs, refs, bad
         self._last_sources, self._last_seen = len(self._order), len(self._seen)
-        bad = sorted((v for v in refs.values() if v[2] is not None), key=lambda v: v[0])
+        bad_refs = sorted((refs[r] for r in bad), key=lambda v: v[0])
         return [
             RepresentationViolation(ref=first.ref, first=first, second=second)
-            for _, first, second in bad
+            for _, first, second in bad_refs
             if second is not None
         ]
 

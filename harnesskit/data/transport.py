@@ -202,19 +202,23 @@ class Transport:
         r = executed.result
         if r.name in INSPECTION_TOOLS:
             return r
-        text = r.content
+        p = self.policy
+        shown = self._redact(r.content)  # as the log (and so the prompt) holds it
+        text = shown
         if r.meta.get("truncated"):  # the executor cut the content: store the whole value
             v = r.value
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-        text = self._redact(text)  # R-S1: secrets never reach artifacts in clear
-        value, _ = _decode(text)
-        p = self.policy
-        reason = oversize_reason(
+            text = self._redact(text)  # R-S1: secrets never reach artifacts in clear
+        # an array of n items needs n - 1 commas: with fewer than max_inline_items commas in
+        # all, no array is over the limit, and a short text needs no decoding to be kept
+        small = len(text) <= p.max_inline_chars and text.count(",") < p.max_inline_items
+        value = None if small else _decode(text)[0]
+        reason = None if small else oversize_reason(
             text, value, max_chars=p.max_inline_chars, max_items=p.max_inline_items
-        )
+        )  # fmt: skip
         if reason is None:
             if len(r.content) >= p.min_source_chars:  # R-A5 knows the whole, to spot cuts of it
-                self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
+                self.checker.add_source(f"call:{r.tool_call_id}", shown)
             return r
         ids = [v for _, v in tool_values(text)] if value is not None and p.id_index else None
         pays = p.max_summary_share
@@ -225,7 +229,7 @@ class Transport:
             trial = summarize(probe, reason=reason, max_chars=bound, ids=ids)
             if len(json.dumps(trial, ensure_ascii=False)) > bound:
                 if len(r.content) >= p.min_source_chars:
-                    self.checker.add_source(f"call:{r.tool_call_id}", self._redact(r.content))
+                    self.checker.add_source(f"call:{r.tool_call_id}", shown)
                 why = f"{reason}, but a summary would not fit in {pays:.0%}"
                 meta = {**r.meta, "inline": f"not externalized: {why} of its {len(text)} chars"}
                 return dataclasses.replace(r, meta=meta)

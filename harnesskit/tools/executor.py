@@ -655,6 +655,11 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-serializable")
 
 
+#: `json.dumps(value, ensure_ascii=False, default=_json_default, allow_nan=False)`, built once
+#: (`json.dumps` with options builds a new encoder per call).
+_STRICT_JSON = json.JSONEncoder(ensure_ascii=False, default=_json_default, allow_nan=False)
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
@@ -664,9 +669,7 @@ def _success(
     else:
         try:
             try:  # strict RFC 8259 JSON: a provider refuses NaN / Infinity
-                content = json.dumps(
-                    value, ensure_ascii=False, default=_json_default, allow_nan=False
-                )
+                content = _STRICT_JSON.encode(value)
             except ValueError as exc:
                 if "Out of range float" not in str(exc):
                     raise
