@@ -20,7 +20,15 @@ from typing import Any
 from harnesskit.errors import SchemaVersionError
 from harnesskit.log._types import SCHEMA_VERSION, AnyEvent, Event
 
-__all__ = ["MIGRATIONS", "decode", "encode", "hash_json", "iter_jsonl", "migrate_line"]
+__all__ = [
+    "MIGRATIONS",
+    "decode",
+    "encode",
+    "hash_json",
+    "iter_jsonl",
+    "message_of",
+    "migrate_line",
+]
 
 
 def hash_json(value: Any) -> str:
@@ -122,6 +130,27 @@ def encode(e: Event) -> str:
     return json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def message_of(event: Event) -> dict[str, Any] | None:
+    """The chat message that a reference to `event` in a request's `new_messages` stands for.
+
+    Schema v3 writes a message of a `model.request` that is already in the log as the id of
+    its event: an assistant message as its `model.response` logged it (`message`), a tool
+    message as `{"role": "tool", "content", "tool_call_id"}` of its `tool.result`.
+
+    Args:
+        event: the referenced event.
+
+    Returns:
+        The message dict, or `None` when events of this type hold no message.
+    """
+    p = event.payload
+    if event.type == "model.response":
+        return p.get("message")
+    if event.type == "tool.result":
+        return {"role": "tool", "content": p.get("content"), "tool_call_id": p.get("tool_call_id")}
+    return None
+
+
 #: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
@@ -141,6 +170,20 @@ def _migrate_v1(line: dict[str, Any]) -> dict[str, Any]:
 
 
 MIGRATIONS[1] = _migrate_v1
+
+
+def _migrate_v2(line: dict[str, Any]) -> dict[str, Any]:
+    """v2 → v3: the version number only; a v2 line reads unchanged.
+
+    v3 lines may hold references where v2 repeated content: a `context.injected` `selected`
+    list as a delta against the previous record, `model.request` messages as event ids.
+    """
+    out = dict(line)
+    out["v"] = 3
+    return out
+
+
+MIGRATIONS[2] = _migrate_v2
 
 
 def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
