@@ -33,7 +33,7 @@ __all__ = [
 
 def hash_json(value: Any) -> str:
     """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
-    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    blob = _encode_sorted(value)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -67,22 +67,33 @@ _quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with en
 class _PayloadEncoder:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
 
-    It reuses one C encoder, where `json.dumps` builds a new one per call.
+    It reuses one C encoder, where `json.dumps` builds a new one per call. `sort_keys` and
+    `separators` are those of `json.dumps`.
     """
 
-    __slots__ = ("_encode",)
+    __slots__ = ("_encode", "_separators", "_sort_keys")
     _encode: Callable[[Any], str]
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, sort_keys: bool = False, separators: tuple[str, str] = (",", ":")
+    ) -> None:
+        self._sort_keys = sort_keys
+        self._separators = separators
         self._reset()
 
     def _reset(self) -> None:
         make = getattr(json.encoder, "c_make_encoder", None)
+        item, key = self._separators
         if make is None:  # no C accelerator: fall back to the pure-Python encoder
-            encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+            encoder = json.JSONEncoder(
+                ensure_ascii=False,
+                separators=self._separators,
+                default=str,
+                sort_keys=self._sort_keys,
+            )
             self._encode = encoder.encode
             return
-        c_encode = make({}, str, _quote, None, ":", ",", False, False, True)
+        c_encode = make({}, str, _quote, None, key, item, self._sort_keys, False, True)
         self._encode = lambda value: "".join(c_encode(value, 0))
 
     def __call__(self, value: Any) -> str:
@@ -96,6 +107,9 @@ class _PayloadEncoder:
 
 
 _encode_json = _PayloadEncoder()
+_encode_sorted = _PayloadEncoder(sort_keys=True)
+#: `json.dumps(value, ensure_ascii=False, default=str)` (spaces after `,` and `:`), faster.
+json_text = _PayloadEncoder(separators=(", ", ": "))
 
 
 def encode(e: Event) -> str:
