@@ -321,6 +321,7 @@ def counterfactual(
     """
     import pandas as pd
 
+    from harnesskit.context._record import selected_ids
     from harnesskit.context.builder import ContextBuilder
 
     recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
@@ -333,7 +334,7 @@ def counterfactual(
         if isinstance(e, ContextInjectedEvent) and e.branch_id == branch_id:
             injected = e
         if isinstance(e, ModelRequestEvent) and e.branch_id == branch_id:
-            rec_ids = tuple(injected.selected or ()) if injected else ()
+            rec_ids = selected_ids(recorded_log, injected) if injected else ()
             try:
                 prompt = builder.build(view, branch_id=branch_id)
             except ContextError as exc:  # report the step the policy cannot build, go on

@@ -1,7 +1,9 @@
 """The injection record read back from a log (R-C5).
 
 Private: import `InjectionRecord` and `injection_records` from `harnesskit.context.builder`. The
-record is written by `ContextBuilder.record`; its excluded map may be a delta (`delta_of`).
+record is written by `ContextBuilder.record`; its excluded map may be a delta (`delta_of`), and
+its selected list (schema v3) a delta against the branch's previous record (`selected_of`,
+`selected_cut`, `selected_new`), so a record's size stays flat as the history grows.
 """
 
 from __future__ import annotations
@@ -109,6 +111,71 @@ class InjectionRecord:
         return _repr.html(self)
 
 
+def selected_fields(
+    log: EventLog, prev_id: int | None, prev: tuple[int, ...], selected: tuple[int, ...]
+) -> dict[str, Any]:
+    """The payload keys that write `selected`: in full, or as a delta against a record.
+
+    A delta applies when `selected` is `prev` (the list the record `prev_id` of this log
+    resolves to) with `selected_cut` ids dropped from its front and `selected_new` appended
+    (a growing or sliding history); any other change is written in full.
+
+    Args:
+        log: the log about to get the record.
+        prev_id: the branch's previous `context.injected` id in `log`, or `None`.
+        prev: that record's selected ids, resolved.
+        selected: the new record's selected ids, in order.
+
+    Returns:
+        `{"selected": [...]}` or `{"selected_of", "selected_cut", "selected_new"}`.
+    """
+    if prev_id is not None and prev and selected and 1 <= prev_id <= len(log):
+        base = log.events[prev_id - 1]
+        n = len(prev)
+        if isinstance(base, ContextInjectedEvent) and base.n_selected == n:
+            cut = 0 if selected[:n] == prev else -1
+            if cut < 0 and selected[0] in prev:
+                cut = prev.index(selected[0])
+                if selected[: n - cut] != prev[cut:]:
+                    cut = -1
+            if cut >= 0:
+                return {
+                    "selected_of": prev_id,
+                    "selected_cut": cut,
+                    "selected_new": list(selected[n - cut :]),
+                }
+    return {"selected": list(selected)}
+
+
+def selected_ids(log: EventLog, event: ContextInjectedEvent) -> tuple[int, ...]:
+    """The ids a `context.injected` record selected, in order (following `selected_of` links).
+
+    Args:
+        log: the log holding `event`.
+        event: a `context.injected` event of `log`.
+
+    Returns:
+        The selected event ids, as `ContextBuilder` chose them.
+
+    Raises:
+        UsageError: a `selected_of` link names an event that is not a `context.injected`.
+    """
+    cuts = 0
+    parts: list[list[int]] = []
+    e = event
+    while e.selected is None and e.selected_of is not None:
+        parts.append(e.selected_new or [])
+        cuts += e.selected_cut or 0
+        link = log[e.selected_of]
+        if not isinstance(link, ContextInjectedEvent) or link.event_id >= e.event_id:
+            raise UsageError(f"EV-{event.event_id}'s selected_of names a {link.type}")
+        e = link
+    ids = list(e.selected or ())
+    for part in reversed(parts):
+        ids += part
+    return tuple(ids[cuts:])
+
+
 def _resolve_ids(
     log: EventLog, event: ContextInjectedEvent
 ) -> tuple[tuple[int, ...], dict[int, str]]:
@@ -124,7 +191,7 @@ def _resolve_ids(
         for k in link.excluded_gone or ():
             excluded.pop(int(k), None)
         excluded.update({int(k): v for k, v in (link.excluded_new or {}).items()})
-    return tuple(event.selected or ()), excluded
+    return selected_ids(log, event), excluded
 
 
 def injection_records(log: EventLog, *, branch_id: str | None = None) -> list[InjectionRecord]:

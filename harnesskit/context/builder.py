@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit.context._policy import BUILTIN_POLICIES, POLICY_DIR, ContextPolicy, policy_problems
-from harnesskit.context._record import InjectionRecord, injection_records
+from harnesskit.context._record import InjectionRecord, injection_records, selected_fields
 from harnesskit.context._rules import (
     CHAT_TYPES,
     CONTENT_TYPES,
@@ -359,7 +359,8 @@ class ContextBuilder:
         excluded map (which grows with the history) is written as a delta against this
         branch's previous record (`delta_of`, `excluded_new`, `excluded_gone`) when that is
         shorter, in full at least every `RECORD_FULL_EVERY` records; `InjectionRecord.from_log`
-        rebuilds it. `selected` is always written in full.
+        rebuilds it. `selected` is written as a delta against that record when it only grew
+        or slid (`selected_of`, `selected_cut`, `selected_new`; see `_record.selected_fields`).
 
         Args:
             log: the log to append to.
@@ -392,8 +393,11 @@ class ContextBuilder:
                 payload["excluded_gone"] = sorted(gone)
         if "delta_of" not in payload:
             payload["excluded"] = {str(k): v for k, v in prompt.excluded.items()}
+        if prev is None:
+            payload["selected"] = list(prompt.selected)
+        else:  # a delta against the previous record when it is a growing or sliding window
+            payload.update(selected_fields(log, prev[0], prev[1].selected, prompt.selected))
         payload.update(
-            selected=list(prompt.selected),
             summarized=list(prompt.summarized),
             summary_hash=prompt.summary_hash,
             conflicts=list(prompt.conflicts),

@@ -20,12 +20,20 @@ from typing import Any
 from harnesskit.errors import SchemaVersionError
 from harnesskit.log._types import SCHEMA_VERSION, AnyEvent, Event
 
-__all__ = ["MIGRATIONS", "decode", "encode", "hash_json", "iter_jsonl", "migrate_line"]
+__all__ = [
+    "MIGRATIONS",
+    "decode",
+    "encode",
+    "hash_json",
+    "iter_jsonl",
+    "message_of",
+    "migrate_line",
+]
 
 
 def hash_json(value: Any) -> str:
     """sha256 (first 16 hex) of `value`'s canonical JSON (sorted keys, no spaces)."""
-    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    blob = _encode_sorted(value)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -59,22 +67,33 @@ _quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with en
 class _PayloadEncoder:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
 
-    It reuses one C encoder, where `json.dumps` builds a new one per call.
+    It reuses one C encoder, where `json.dumps` builds a new one per call. `sort_keys` and
+    `separators` are those of `json.dumps`.
     """
 
-    __slots__ = ("_encode",)
+    __slots__ = ("_encode", "_separators", "_sort_keys")
     _encode: Callable[[Any], str]
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, sort_keys: bool = False, separators: tuple[str, str] = (",", ":")
+    ) -> None:
+        self._sort_keys = sort_keys
+        self._separators = separators
         self._reset()
 
     def _reset(self) -> None:
         make = getattr(json.encoder, "c_make_encoder", None)
+        item, key = self._separators
         if make is None:  # no C accelerator: fall back to the pure-Python encoder
-            encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+            encoder = json.JSONEncoder(
+                ensure_ascii=False,
+                separators=self._separators,
+                default=str,
+                sort_keys=self._sort_keys,
+            )
             self._encode = encoder.encode
             return
-        c_encode = make({}, str, _quote, None, ":", ",", False, False, True)
+        c_encode = make({}, str, _quote, None, key, item, self._sort_keys, False, True)
         self._encode = lambda value: "".join(c_encode(value, 0))
 
     def __call__(self, value: Any) -> str:
@@ -88,6 +107,9 @@ class _PayloadEncoder:
 
 
 _encode_json = _PayloadEncoder()
+_encode_sorted = _PayloadEncoder(sort_keys=True)
+#: `json.dumps(value, ensure_ascii=False, default=str)` (spaces after `,` and `:`), faster.
+json_text = _PayloadEncoder(separators=(", ", ": "))
 
 
 def encode(e: Event) -> str:
@@ -122,6 +144,27 @@ def encode(e: Event) -> str:
     return json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def message_of(event: Event) -> dict[str, Any] | None:
+    """The chat message that a reference to `event` in a request's `new_messages` stands for.
+
+    Schema v3 writes a message of a `model.request` that is already in the log as the id of
+    its event: an assistant message as its `model.response` logged it (`message`), a tool
+    message as `{"role": "tool", "content", "tool_call_id"}` of its `tool.result`.
+
+    Args:
+        event: the referenced event.
+
+    Returns:
+        The message dict, or `None` when events of this type hold no message.
+    """
+    p = event.payload
+    if event.type == "model.response":
+        return p.get("message")
+    if event.type == "tool.result":
+        return {"role": "tool", "content": p.get("content"), "tool_call_id": p.get("tool_call_id")}
+    return None
+
+
 #: Migrations from older schema versions: `{old_version: fn(line_dict) -> line_dict of old+1}`.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
@@ -141,6 +184,20 @@ def _migrate_v1(line: dict[str, Any]) -> dict[str, Any]:
 
 
 MIGRATIONS[1] = _migrate_v1
+
+
+def _migrate_v2(line: dict[str, Any]) -> dict[str, Any]:
+    """v2 → v3: the version number only; a v2 line reads unchanged.
+
+    v3 lines may hold references where v2 repeated content: a `context.injected` `selected`
+    list as a delta against the previous record, `model.request` messages as event ids.
+    """
+    out = dict(line)
+    out["v"] = 3
+    return out
+
+
+MIGRATIONS[2] = _migrate_v2
 
 
 def migrate_line(line: dict[str, Any]) -> dict[str, Any]:

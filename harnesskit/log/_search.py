@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from harnesskit.log._codec import message_of
 from harnesskit.log.events import Event
 
 
@@ -56,7 +57,7 @@ class SearchIndex:
             new = events
             self.texts = []
         if self.texts is not None:
-            self.texts.extend(f"{e.summary}\n{e.payload!r}".lower() for e in new)
+            self.texts.extend(_text(e, events).lower() for e in new)
 
     def query(
         self,
@@ -125,3 +126,13 @@ class SearchIndex:
 
             return np.array([], dtype=np.int64 if name == "ids" else object)
         return self._arrays[name]
+
+
+def _text(e: Event, events: list[Event]) -> str:
+    """An event's searchable text: summary and payload, with a request's referenced messages."""
+    text = f"{e.summary}\n{e.payload!r}"
+    if e.type == "model.request":
+        for m in e.payload.get("new_messages") or ():
+            if isinstance(m, int) and 1 <= m <= len(events):
+                text += f"\n{message_of(events[m - 1])!r}"
+    return text

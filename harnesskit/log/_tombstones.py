@@ -97,7 +97,9 @@ def redact_copies(event: Event, revoked: set[str]) -> Event:
     payload = dict(p)
     for key in ("messages", "new_messages"):
         if key in p:
-            new = [_redact_message(m, revoked, marker) for m in p[key]]
+            new = [  # an event id (a reference) is redacted where its event is
+                m if isinstance(m, int) else _redact_message(m, revoked, marker) for m in p[key]
+            ]
             if new != p[key]:
                 payload[key], changed = new, True
     if isinstance(p.get("message"), dict):

@@ -36,7 +36,7 @@ __all__ = [
 ]  # the event classes are appended below
 
 #: Version written on every line; older versions are read through `MIGRATIONS` (`_codec`).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Envelope fields, in the order they are written on a line (`type` and `payload` go between).
 ENVELOPE = (
     "event_id", "parent_id", "branch_id", "source", "created_at", "workspace_revision",
@@ -280,8 +280,9 @@ class ModelRequestEvent(Event):
     """The earlier request whose messages this one extends."""
     prefix_len: int | None = None
     """How many of that request's messages are kept."""
-    new_messages: list[dict[str, Any]] | None = None
-    """The messages added after the prefix."""
+    new_messages: list[dict[str, Any] | int] | None = None
+    """The messages added after the prefix; from schema v3 a message already in the log is
+    the id of its event (`EventLog.request_messages` rebuilds it)."""
     n_messages: int | None = None
     """Number of messages sent."""
     tools: list[dict[str, Any]] | None = None
@@ -440,7 +441,14 @@ class ContextInjectedEvent(Event):
     excluded_gone: list[int] | None = None
     """Exclusions lifted since `delta_of`."""
     selected: list[int] | None = None
-    """Ids whose content was sent, in order."""
+    """Ids whose content was sent, in order, when written in full."""
+    selected_of: int | None = None
+    """The record whose selected ids this one's extend (schema v3): they are that list with
+    `selected_cut` ids dropped from its front and `selected_new` appended."""
+    selected_cut: int | None = None
+    """How many of `selected_of`'s ids were dropped from the front."""
+    selected_new: list[int] | None = None
+    """Ids appended to `selected_of`'s list."""
     summarized: list[int] | None = None
     """Ids only named in the summary."""
     summary_hash: str | None = None

@@ -28,6 +28,7 @@ from harnesskit.log._codec import (
     encode,
     hash_json,
     iter_jsonl,
+    message_of,
     migrate_line,
 )
 from harnesskit.log._tombstones import (
@@ -304,7 +305,9 @@ class EventLog:
         """Append a `model.request` holding exactly `messages` (`Message`s) and `tools`.
 
         When the previous request of the branch is a prefix of `messages` (the same objects),
-        only the new messages are written (`prefix_of`, `prefix_len`, `new_messages`); the tool
+        only the new messages are written (`prefix_of`, `prefix_len`, `new_messages`), each one
+        already in the log since that request (the model's reply, a tool's result, unchanged)
+        as the id of its event (schema v3), not repeated; the tool
         list is written only when it changed (`tools_sha`, else `tools_from`). This keeps the
         cost per step flat as history grows; `request_messages()` rebuilds the full list.
 
@@ -324,7 +327,8 @@ class EventLog:
         ):
             payload["prefix_of"] = prev[0]
             payload["prefix_len"] = len(prev[1])
-            payload["new_messages"] = [m.to_openai() for m in messages[len(prev[1]) :]]
+            new = [m.to_openai() for m in messages[len(prev[1]) :]]
+            payload["new_messages"] = self._as_refs(new, prev[0])
         else:
             payload["messages"] = [m.to_openai() for m in messages]
         payload["n_messages"] = len(messages)
@@ -573,6 +577,29 @@ class EventLog:
             raise UsageError(f"event {event_id} is a {event.type}, not a model.request")
         return event
 
+    def _as_refs(self, new: list[dict[str, Any]], since: int) -> list[dict[str, Any] | int]:
+        """`new` with each message already in the log since event `since` as that event's id.
+
+        A message is a reference only when it equals what `message_of` rebuilds from the
+        event (the assistant message as its `model.response` logged it, a tool message from its
+        `tool.result`), so `request_messages` gives back exactly what was sent; anything else
+        (a cut or redacted result, a stub, a rewritten call) is written in full.
+        """
+        events = self.events
+        out: list[dict[str, Any] | int] = []
+        for d in new:
+            ref = None
+            role = d.get("role")
+            if role == "tool" or role == "assistant":
+                want = "tool.result" if role == "tool" else "model.response"
+                for i in range(len(events) - 1, since - 1, -1):
+                    e = events[i]
+                    if e.type == want and message_of(e) == d:
+                        ref = e.event_id
+                        break
+            out.append(d if ref is None else ref)
+        return out
+
     def request_messages(self, event_id: int) -> list[dict[str, Any]]:
         """The exact chat-completions messages sent by the `model.request` event `event_id`.
 
@@ -597,8 +624,22 @@ class EventLog:
             event = self._request(event.prefix_of)
         messages: list[dict[str, Any]] = list(chain[-1].messages or [])
         for ev in reversed(chain[:-1]):
-            messages = messages[: ev.prefix_len] + list(ev.new_messages or [])
+            messages = messages[: ev.prefix_len] + [
+                m if isinstance(m, dict) else self._referenced(m, ev.event_id)
+                for m in ev.new_messages or ()
+            ]
         return messages
+
+    def _referenced(self, ref: Any, request_id: int) -> dict[str, Any]:
+        """The message an event id in a request's `new_messages` stands for."""
+        message = None
+        if isinstance(ref, int) and 1 <= ref < request_id:
+            message = message_of(self.events[ref - 1])
+        if message is None:
+            raise CorruptLogError(
+                f"model.request EV-{request_id} refers to {ref!r}, which holds no message"
+            )
+        return message
 
     def request_tools(self, event_id: int) -> list[dict[str, Any]]:
         """The exact tool list sent by the `model.request` event `event_id`.

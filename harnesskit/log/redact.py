@@ -71,6 +71,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "url_credentials": ("://",),
     "email": ("@",),
 }  # fmt: skip
+#: Heads shared by several triggers: `Redactor.needs` looks for the rest only after a head.
+_HEADS = ("pass", "private")
+
 #: Credentials: rewritten to `[REDACTED:<kind>]` before anything is written (R-S1).
 DEFAULT_KINDS: tuple[str, ...] = (
     "api_key",
@@ -102,6 +105,9 @@ class Redactor:
     literals: tuple[str, ...] = ()
     _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
+    _singles: tuple[str, ...] = field(init=False, repr=False)
+    _grouped: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False)
+    _token_next: frozenset[str] = field(init=False, repr=False)
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
 
@@ -115,6 +121,14 @@ class Redactor:
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
         self._compiled = [(k, re.compile(p), _TRIGGERS.get(k, ())) for k, p in patterns.items()]
         self._triggers = tuple(sorted({t for k in patterns for t in _TRIGGERS.get(k, ())}))
+        # `needs` checks the triggers in three ways that find the same ones, with fewer scans
+        token = {t for t in self._triggers if t.startswith("token") and len(t) == 6}
+        heads = {h: tuple(t for t in self._triggers if t.startswith(h)) for h in _HEADS}
+        heads = {h: ts for h, ts in heads.items() if ts}
+        grouped = {t for ts in heads.values() for t in ts}
+        self._token_next = frozenset(t[5] for t in token)
+        self._singles = tuple(t for t in self._triggers if t not in token and t not in grouped)
+        self._grouped = tuple(heads.items())
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
         self._personal = [(k, re.compile(_PATTERNS[k]), _TRIGGERS[k]) for k in personal]
@@ -124,9 +138,20 @@ class Redactor:
         if self.extra or self.literals:
             return True
         low = text.lower()
-        for trigger in self._triggers:  # noqa: SIM110 - a plain loop is ~2x faster than any()
+        for trigger in self._singles:  # a plain loop is ~2x faster than any()
             if trigger in low:
                 return True
+        for head, rest in self._grouped:  # triggers sharing a head: one scan when it is absent
+            if head in low:
+                for trigger in rest:
+                    if trigger in low:
+                        return True
+        if self._token_next:  # `token` followed by a quote, separator or space
+            i = low.find("token")
+            while i >= 0:
+                if low[i + 5 : i + 6] in self._token_next:
+                    return True
+                i = low.find("token", i + 5)
         return False
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:

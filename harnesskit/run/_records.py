@@ -6,10 +6,10 @@ file is the one that changes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harnesskit.log._codec import json_text
 from harnesskit.log.events import hash_json
 from harnesskit.messages import Usage
 
@@ -267,8 +267,7 @@ def finished(log: EventLog, st: RunState, seconds: float, extra: dict[str, Any])
     )
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+_json = json_text  # json.dumps(value, ensure_ascii=False, default=str), one reused encoder
 
 
 #: Emitted events that become chat messages of their own: logged after the turn's tool block,

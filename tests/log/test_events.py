@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 import harnesskit as hk
+from harnesskit.context.builder import InjectionRecord
 from harnesskit.testing import reply
 
 
@@ -31,6 +32,9 @@ def test_log_reads_back_equal_and_records_exact_requests(tmp_path):
         assert back.request_tools(ev.event_id) == list(sent.tools)
     # later requests are stored as a delta: size per request stays flat
     assert "prefix_of" in requests[-1].payload and "tools_from" in requests[-1].payload
+    # the reply and the result it adds are already logged: referenced by id, not repeated
+    refs = requests[-1].payload["new_messages"]
+    assert [back[i].type for i in refs] == ["model.response", "tool.result"]
     types = [e.type for e in back]
     assert types[:5] == [
         "task.contract",
@@ -50,7 +54,7 @@ def test_every_request_has_one_injection_record_matching_what_was_sent():
         inj = log[req.event_id - 1]
         assert inj.type == "context.injected"
         sent = log.request_messages(req.event_id)
-        contents = [log[i] for i in inj.payload["selected"]]
+        contents = [log[i] for i in InjectionRecord.from_log(log, inj.event_id).selected]
         assert len(contents) == len(sent)
 
 
@@ -204,3 +208,39 @@ def test_redactor_leaves_ordinary_text_alone():
 
     text = json.dumps({"t": "reservation 4WQ150, flight HAT136 on 2024-05-20, gift_card_7219486"})
     assert Redactor().redact(text) == (text, {})
+
+
+@pytest.mark.parametrize(
+    "lists",
+    [
+        [(1, 2), (1, 2, 5, 7), (1, 2, 5, 7, 10, 12)],  # a growing history
+        [(1, 2, 5), (2, 5, 7), (5, 7, 10, 12), (12,), (12, 14)],  # a sliding window
+        [(1, 2, 5), (1, 5), (7, 1), (), (3,)],  # anything else is written in full
+    ],
+)
+def test_selected_ids_are_written_as_deltas_and_read_back_exactly(lists):
+    from harnesskit.context._record import selected_fields, selected_ids
+
+    log = hk.EventLog(None)
+    prev_id, prev = None, ()
+    for ids in lists:
+        fields = selected_fields(log, prev_id, prev, ids)
+        e = log.append("context.injected", {"n_selected": len(ids), **fields})
+        assert selected_ids(log, e) == ids
+        assert InjectionRecord.from_log(log, e.event_id).selected == ids
+        prev_id, prev = e.event_id, ids
+    if lists[0] == (1, 2):
+        assert all("selected" not in e.payload for e in log.events[1:])
+
+
+def test_a_long_run_writes_context_records_of_flat_size(tmp_path):
+    model = hk.ScriptedModel([reply.tool_call("echo", text=str(i)) for i in range(40)])
+    run = hk.Harness([echo], model, log_dir=tmp_path).start("go").run()
+    lines = [json.loads(x) for x in run.log.path.read_text(encoding="utf-8").splitlines()]
+    records = [x for x in lines if x["type"] == "context.injected"]
+    assert len(records) > 30 and all("selected" not in x["payload"] for x in records[1:])
+    back = hk.EventLog.read(run.log.path)
+    for x in records:
+        rec = InjectionRecord.from_log(back, x["event_id"])
+        assert len(rec.selected) == x["payload"]["n_selected"]
+        assert [back[i].type for i in rec.selected][:2] == ["task.contract", "user.message"]

@@ -26,3 +26,18 @@ def test_a_key_named_with_a_prefix_keeps_its_name_and_loses_its_value():
     out, counts = redact.Redactor().redact(line)
     assert out == '{"aws_secret_access_key": "[REDACTED:password]", "prompt_tokens": 12}'
     assert counts == {"password": 1}
+
+
+TRIGGER_PIECES = [
+    "token", "TOKEN", "pass", "Passw", "passcode", "private", "private key", "private_key",
+    "sk", "-", "_", "gh", "o", "p", "api", "key", ":", "=", '"', "'", "\\", " ", "\t", "\n",
+    "@", "://", "x", "é", "tokens", "prompt_tokens",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TRIGGER_PIECES), max_size=20).map("".join))
+def test_the_pre_check_wakes_exactly_when_a_trigger_is_in_the_text(text):
+    for kinds in (redact.DEFAULT_KINDS, ("password",), (*redact.DEFAULT_KINDS, "email")):
+        r = redact.Redactor(kinds=kinds)
+        assert r.needs(text) == any(t in text.lower() for t in r._triggers)
