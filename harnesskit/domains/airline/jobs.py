@@ -221,7 +221,7 @@ def _replay_in_pool(
         # Forked workers share what this process built before the fork (copy-on-write): the
         # imports, the database snapshot with its hash index, the tools' compiled templates.
         context = multiprocessing.get_context("fork")
-        tools(load_database(), mode=mode).get("get_user_details")
+        tools(load_database(), mode=mode).get("get_user_details")  # type: ignore[arg-type]
         load_database().state_hash()
         gc.freeze()  # the children's collections then skip (and do not copy) those objects
     try:
