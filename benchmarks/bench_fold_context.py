@@ -144,7 +144,15 @@ def run(path: Path, data: bytes, repeat: int) -> list[dict[str, Any]]:
         def build(policy: str = policy, prompt: list[Any] = prompt) -> None:
             prompt[:] = [hk.context.ContextBuilder(policy).build(log)]
 
-        build_s = _common.measure(build, repeat)
+        try:
+            build_s = _common.measure(build, repeat)
+        except hk.HarnessError as exc:  # e.g. 'summary' refusing a core past its token limit
+            rows.append(
+                _common.skipped(
+                    "fold+context", f"context build '{policy}'", f"{type(exc).__name__}: {exc}"
+                )
+            )
+            continue
         total = fold_s + build_s
         rows.append(
             _common.row(
@@ -177,7 +185,10 @@ def incremental(live: hk.EventLog, repeat: int) -> list[dict[str, Any]]:
             builder = hk.context.ContextBuilder(policy)
         except hk.UsageError:
             continue
-        builder.build(live)
+        try:
+            builder.build(live)
+        except hk.HarnessError:  # reported by `run` above
+            continue
         times = []
         for _ in range(max(repeat, 5)):
             for type_, payload, kw in step:

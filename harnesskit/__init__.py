@@ -15,22 +15,13 @@ classes a user rarely builds (`Executor`, `ContextBuilder`, `Transport`, `RunSta
 imported from their subpackage (`harnesskit.tools`, `harnesskit.context`, ...).
 
 Importing harnesskit has no side effects and loads neither pandas, matplotlib nor httpx. It
-imports the notebook layer, which installs the HTML renderers behind every `_repr_html_`.
+imports the notebook layer's display module, which installs the HTML renderers behind every
+`_repr_html_`; the analysis layer (evals, probes, replay, audit) and the notebook charts, frames
+and widgets load on first use of one of their names.
 """
 
-from harnesskit.analysis.audit import audit
-from harnesskit.analysis.evals import (
-    CheckResult,
-    Domain,
-    Experiment,
-    ExperimentResult,
-    load_cases,
-    pass_hat_k,
-    register_domain,
-)
-from harnesskit.analysis.probes import compare_policies, run_probes
-from harnesskit.analysis.replay import counterfactual, replay
-from harnesskit.analysis.sufficiency import sufficiency
+import typing as _typing
+
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.bindings import transport_audit
@@ -58,20 +49,84 @@ from harnesskit.models import (
     ScriptedModel,
     get_model,
 )
-from harnesskit.notebook.charts import (
-    plot_budget,
-    plot_comparison,
-    plot_composition,
-    plot_policy_tokens,
-    plot_probes,
-)
 from harnesskit.notebook.display import set_display
-from harnesskit.notebook.frames import frame
-from harnesskit.notebook.widgets import ApprovalPrompt, StepControls, TraceExplorer
 from harnesskit.run import Harness, Limits, Run
 from harnesskit.run.progress import TqdmProgress
 from harnesskit.tools.gate import Gate, allow_all, deny_all
 from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry, lint, tool
+
+if (
+    _typing.TYPE_CHECKING
+):  # imported on first use (`__getattr__`), so `import harnesskit` stays fast
+    from harnesskit.analysis.audit import audit
+    from harnesskit.analysis.evals import (
+        CheckResult,
+        Domain,
+        Experiment,
+        ExperimentResult,
+        load_cases,
+        pass_hat_k,
+        register_domain,
+    )
+    from harnesskit.analysis.probes import compare_policies, run_probes
+    from harnesskit.analysis.replay import counterfactual, replay
+    from harnesskit.analysis.sufficiency import sufficiency
+    from harnesskit.notebook.charts import (
+        plot_budget,
+        plot_comparison,
+        plot_composition,
+        plot_policy_tokens,
+        plot_probes,
+    )
+    from harnesskit.notebook.frames import frame
+    from harnesskit.notebook.widgets import ApprovalPrompt, StepControls, TraceExplorer
+
+#: Top-level names whose modules load on first use: the analysis and notebook layers.
+_LAZY = {
+    "audit": "harnesskit.analysis.audit",
+    **dict.fromkeys(
+        (
+            "CheckResult",
+            "Domain",
+            "Experiment",
+            "ExperimentResult",
+            "load_cases",
+            "pass_hat_k",
+            "register_domain",
+        ),
+        "harnesskit.analysis.evals",
+    ),
+    "compare_policies": "harnesskit.analysis.probes",
+    "run_probes": "harnesskit.analysis.probes",
+    "counterfactual": "harnesskit.analysis.replay",
+    "replay": "harnesskit.analysis.replay",
+    "sufficiency": "harnesskit.analysis.sufficiency",
+    **dict.fromkeys(
+        ("plot_budget", "plot_comparison", "plot_composition", "plot_policy_tokens", "plot_probes"),
+        "harnesskit.notebook.charts",
+    ),
+    "frame": "harnesskit.notebook.frames",
+    **dict.fromkeys(
+        ("ApprovalPrompt", "StepControls", "TraceExplorer"), "harnesskit.notebook.widgets"
+    ),
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Load a lazily exported name (`_LAZY`) on first use and keep it (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harnesskit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

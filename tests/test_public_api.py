@@ -74,7 +74,7 @@ EXPORTED = [
 def test_the_top_level_exports_exactly_the_pinned_names():
     assert hk.__all__ == EXPORTED
     assert sorted(EXPORTED) == EXPORTED and len(EXPORTED) <= 60
-    public = {n for n in vars(hk) if not n.startswith("_")}
+    public = {n for n in dir(hk) if not n.startswith("_")}  # dir: lazy names too (PEP 562)
     subpackages = {n for n in public if inspect.ismodule(getattr(hk, n))}
     assert public - subpackages == set(EXPORTED)
 

@@ -3,39 +3,81 @@
 The notebook layer: display and renderers, frames, charts and widgets. Reads logs and results.
 """
 
-from harnesskit.log.otel import export_otlp, otlp_json, spans_of
+import typing as _typing
+
 from harnesskit.notebook import renderers  # noqa: F401  (registers the report renderers)
-from harnesskit.notebook.charts import (
-    plot_budget,
-    plot_comparison,
-    plot_composition,
-    plot_policy_tokens,
-    plot_probes,
-)
 from harnesskit.notebook.display import (
     get_display,
     set_display,
 )
-from harnesskit.notebook.frames import (
-    BUDGET_COLUMNS,
-    COMPOSITION_CATEGORIES,
-    FRAME_KINDS,
-    frame,
-)
-from harnesskit.notebook.live import LiveStream, live_stream
-from harnesskit.notebook.parquet import (
-    PARQUET_TABLES,
-    export_parquet,
-    read_parquet,
-    typed_frame,
-)
-from harnesskit.notebook.widgets import (
-    ApprovalDecision,
-    ApprovalPrompt,
-    Snapshot,
-    StepControls,
-    TraceExplorer,
-)
+
+if _typing.TYPE_CHECKING:  # imported on first use (`__getattr__`): `import harnesskit` stays fast
+    from harnesskit.log.otel import export_otlp, otlp_json, spans_of
+    from harnesskit.notebook.charts import (
+        plot_budget,
+        plot_comparison,
+        plot_composition,
+        plot_policy_tokens,
+        plot_probes,
+    )
+    from harnesskit.notebook.frames import (
+        BUDGET_COLUMNS,
+        COMPOSITION_CATEGORIES,
+        FRAME_KINDS,
+        frame,
+    )
+    from harnesskit.notebook.live import LiveStream, live_stream
+    from harnesskit.notebook.parquet import (
+        PARQUET_TABLES,
+        export_parquet,
+        read_parquet,
+        typed_frame,
+    )
+    from harnesskit.notebook.widgets import (
+        ApprovalDecision,
+        ApprovalPrompt,
+        Snapshot,
+        StepControls,
+        TraceExplorer,
+    )
+
+_LAZY = {
+    **dict.fromkeys(("export_otlp", "otlp_json", "spans_of"), "harnesskit.log.otel"),
+    **dict.fromkeys(
+        ("plot_budget", "plot_comparison", "plot_composition", "plot_policy_tokens", "plot_probes"),
+        "harnesskit.notebook.charts",
+    ),
+    **dict.fromkeys(
+        ("BUDGET_COLUMNS", "COMPOSITION_CATEGORIES", "FRAME_KINDS", "frame"),
+        "harnesskit.notebook.frames",
+    ),
+    **dict.fromkeys(("LiveStream", "live_stream"), "harnesskit.notebook.live"),
+    **dict.fromkeys(
+        ("PARQUET_TABLES", "export_parquet", "read_parquet", "typed_frame"),
+        "harnesskit.notebook.parquet",
+    ),
+    **dict.fromkeys(
+        ("ApprovalDecision", "ApprovalPrompt", "Snapshot", "StepControls", "TraceExplorer"),
+        "harnesskit.notebook.widgets",
+    ),
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Load a lazily exported name (`_LAZY`) on first use and keep it (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harnesskit.notebook' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ApprovalDecision",

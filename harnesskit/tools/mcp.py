@@ -19,19 +19,20 @@ become `tool_error` results the model reads, and the run goes on.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import re
 import shlex
-import tempfile
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from harnesskit.errors import ToolError, ToolServerError, UsageError
 from harnesskit.tools.spec import RISKS, Risk, Tool
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["MCPConnection", "mcp_tools", "risk_from_annotations"]
 
@@ -101,6 +102,9 @@ class MCPConnection:
         self.server = str(server) if self._is_url else shlex.join(argv)
         """How the server is addressed: its URL or its command line."""
         self._argv, self._env, self._cwd = argv, dict(env or {}), cwd
+        import asyncio  # here, not at module level: `import harnesskit` stays fast
+        import tempfile
+
         self._stderr: IO[str] | None = None if self._is_url else tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -127,6 +131,8 @@ class MCPConnection:
         _LIVE.add(self)
 
     def _serve(self) -> None:
+        import asyncio
+
         asyncio.set_event_loop(self._loop)
         try:
             self._task = self._loop.create_task(self._main())
@@ -135,6 +141,8 @@ class MCPConnection:
             self._loop.close()
 
     async def _main(self) -> None:
+        import asyncio
+
         mcp = self._mcp
         self._stop = asyncio.Event()
         try:
@@ -255,6 +263,8 @@ class MCPConnection:
                 hint="this server's tools are unavailable for the rest of the run; use others",
             )
         coro = self._client.call_tool(name, dict(arguments), read_timeout_seconds=timeout_seconds)
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             result = future.result()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import enum
 import hashlib
 import inspect
@@ -900,6 +899,8 @@ class ToolRegistry:
 
     def closest(self, name: str, n: int = 5) -> list[str]:
         """Valid names ordered by similarity to `name` (closest first), then the rest."""
+        import difflib
+
         near = difflib.get_close_matches(name, self.names, n=len(self._tools), cutoff=0.0)
         return near[:n]
 

@@ -131,3 +131,29 @@ def test_shipped_files_unchanged_after_runs():
     ops.dispatch(db, "send_certificate", {"user_id": "mia_li_3668", "amount": 100})
     ops.dispatch(db, "cancel_reservation", {"reservation_id": "NO6JO3"})
     assert airline.shipped_files_digest() == before
+
+
+def test_incremental_hash_matches_full_after_edits_anywhere():
+    # the hash resumes from a saved state before the first change: edits at the start, the
+    # end, in the middle, additions before/after every key and deletions must all agree
+    import random
+
+    rng = random.Random(7)
+    for trial in range(12):
+        db = airline.load_database()
+        for _ in range(rng.randint(1, 4)):
+            name = rng.choice(["flights", "reservations", "users"])
+            section = getattr(db, name)
+            keys = sorted(section)
+            op = rng.choice(["edit", "add", "delete", "edit-first", "edit-last"])
+            if op == "add":
+                key = rng.choice(["", "0", "ZZZZZZ", keys[rng.randrange(len(keys))] + "x"])
+                section[key] = {"added": trial}
+            elif op == "delete":
+                key = rng.choice([keys[0], keys[-1], keys[rng.randrange(len(keys))]])
+                del section[key]
+            else:
+                key = {"edit-first": keys[0], "edit-last": keys[-1]}.get(op) or rng.choice(keys)
+                section[key] = {"edited": trial, "was": len(str(section[key]))}
+            db.mark_changed(name, key)
+            assert db.state_hash() == db.state_hash(full=True), (trial, name, op, key)

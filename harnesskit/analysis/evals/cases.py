@@ -9,7 +9,6 @@ plus the argument operators, with errors naming the file, line, case and JSON pa
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -466,6 +465,8 @@ def _schema_message(error: Any) -> str:
         extra = sorted(set(error.instance) - set(allowed))
         hints = []
         for name in extra:
+            import difflib
+
             close = difflib.get_close_matches(name, allowed, n=1)
             hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         return f"{where}: unknown field {', '.join(hints)}; allowed: {', '.join(allowed)}"
@@ -485,6 +486,8 @@ def _operator_problems(constraint: Any) -> list[str]:
     out = []
     for op, value in constraint.items():
         if op not in OPERATORS:
+            import difflib
+
             close = difflib.get_close_matches(op, OPERATORS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             out.append(f"unknown operator {op!r}{hint}; use one of {', '.join(OPERATORS)}")

@@ -27,12 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import hashlib
 import importlib
 import json
 import os
-import pkgutil
 import re
 import threading
 import uuid
@@ -147,6 +145,8 @@ def default_model(cases: Sequence[Case], domains: Mapping[str, Domain] | None = 
 def _shipped_domains() -> list[str]:
     """Names of the modules in `DOMAIN_PACKAGE` (found by name; core never imports a domain)."""
     package = importlib.import_module(DOMAIN_PACKAGE)
+    import pkgutil
+
     return sorted(m.name for m in pkgutil.iter_modules(package.__path__))
 
 
@@ -632,6 +632,8 @@ class Experiment:
                 named += list(case.forbid_tools)
                 for tool in named:
                     if tool not in known:
+                        import difflib
+
                         near = difflib.get_close_matches(tool, sorted(known), n=1)
                         hint = f"; did you mean {near[0]!r}?" if near else ""
                         raise UsageError(

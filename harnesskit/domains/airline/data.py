@@ -255,33 +255,25 @@ class AirlineDB:
         """
         if full or self._pristine is None:
             return state_hash(self.data)
-        sections = []
-        changed = {name for name, _ in self._changed}
-        for name in sorted(self.data):
-            section = self.data[name]
-            known = self._pristine.texts.get(name, {})
-            whole = self._pristine.joined.get(name)
-            if whole is not None and name not in changed and section.keys() == known.keys():
-                sections.append(whole)
-                continue
-            # values are fetched only for changed or new entries (a fetch copies on access)
-            parts = [
-                text
-                if (text := known.get(key)) is not None and (name, key) not in self._changed
-                else _entry_text(key, section[key])
-                for key in sorted(section)
-            ]
-            sections.append(f"({name!r}, {_join_tuple_text(parts)})")
-            if name not in changed and section.keys() == known.keys():
-                self._pristine.joined[name] = sections[-1]
-        text = _join_tuple_text(sections)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = self._pristine.index().digest(self.data, self._changed)
+        return digest if digest is not None else state_hash(self.data)
 
     def __repr__(self) -> str:
         return (
             f"AirlineDB(flights={len(self.flights)}, reservations={len(self.reservations)}, "
             f"users={len(self.users)}, changed={len(self._changed)})"
         )
+
+
+def _same_keys(section: Mapping[str, Any], loaded: dict[str, int]) -> bool:
+    """True when `section` has exactly the keys `loaded` has (as loaded)."""
+    if isinstance(section, _CowSection):  # keys change only by deletions and additions
+        return (
+            not section._deleted
+            and len(section._blobs) == len(loaded)
+            and all(k in section._blobs for k in section._own)
+        )
+    return len(section) == len(loaded) and section.keys() == loaded.keys()
 
 
 class _CowSection(MutableMapping[str, Any]):
@@ -379,8 +371,155 @@ class _PristineTexts:
     """Canonical text of every entry of one freshly loaded database, by section and key."""
 
     texts: dict[str, dict[str, str]]
-    joined: dict[str, str] = field(default_factory=dict)
-    """The text of each whole section as loaded, filled on first use."""
+    built: list[_HashIndex] = field(default_factory=list)
+    """The `_HashIndex` of these texts, built on first use (at most one element)."""
+
+    def index(self) -> _HashIndex:
+        """The hash index of the loaded state (built once per snapshot, then shared)."""
+        if not self.built:
+            self.built.append(_HashIndex(self.texts))
+        return self.built[0]
+
+
+#: A saved sha256 state every this many entries of a section (`_HashIndex`).
+_CHECKPOINT_EVERY = 32
+
+
+class _HashIndex:
+    """Hash a database that differs from its load in a few entries without re-reading the rest.
+
+    The canonical text is `(S1, S2, S3)` with each section `('name', (E1, E2, ...))`, entries
+    in key order. sha256 is fed front to back, so everything before the first changed entry is
+    the loaded text: the index keeps the hash state at every `_CHECKPOINT_EVERY`-th entry and
+    starts from the one before the first change. After it, unchanged entries are fed as slices
+    of the loaded section's bytes (no joining, no re-encoding) and changed ones as fresh text.
+    Sections of exactly one entry print as `(E,)`; `digest` returns None for those (and for
+    section names other than the loaded ones) and the caller hashes the full text.
+    """
+
+    def __init__(self, texts: dict[str, dict[str, str]]) -> None:
+        self.names = sorted(texts)
+        self.keys: dict[str, list[str]] = {}
+        self.pos: dict[str, dict[str, int]] = {}
+        self.whole: dict[str, bytes] = {}
+        self.offsets: dict[str, list[int]] = {}
+        self.checkpoints: dict[str, list[Any]] = {}
+        h = hashlib.sha256(b"(")
+        for n, name in enumerate(self.names):
+            keys = sorted(texts[name])
+            self.keys[name] = keys
+            self.pos[name] = {k: i for i, k in enumerate(keys)}
+            head = f"({name!r}, (".encode()
+            pieces = [head]
+            offsets = []
+            at = len(head)
+            for i, key in enumerate(keys):  # piece i: `, E_i` (just `E_0` for the first)
+                piece = (", " + texts[name][key] if i else texts[name][key]).encode()
+                offsets.append(at)
+                pieces.append(piece)
+                at += len(piece)
+            offsets.append(at)
+            pieces.append(b"))")
+            whole = b"".join(pieces)
+            self.whole[name] = whole
+            self.offsets[name] = offsets
+            if n:
+                h.update(b", ")
+            view = memoryview(whole)
+            h.update(view[: offsets[0]])
+            marks = []
+            for i in range(0, len(keys), _CHECKPOINT_EVERY):
+                marks.append(h.copy())  # the state before piece i
+                h.update(view[offsets[i] : offsets[min(i + _CHECKPOINT_EVERY, len(keys))]])
+            h.update(view[offsets[len(keys)] :])
+            self.checkpoints[name] = marks
+        h.update(b")")
+        self.loaded = h.hexdigest()
+        self.usable = len(self.names) > 1 and all(len(k) != 1 for k in self.keys.values())
+
+    def digest(self, data: Mapping[str, Any], changed: set[tuple[str, str]]) -> str | None:
+        """The state hash of `data`, whose entries differ from the load only in `changed`.
+
+        Returns:
+            64 hex characters, or None when this index cannot say (the caller hashes it all).
+        """
+        if not self.usable or sorted(data) != self.names:
+            return None
+        touched: dict[str, set[str]] = {}
+        for name, key in changed:
+            touched.setdefault(name, set()).add(key)
+        h: Any = None
+        for name in self.names:
+            section = data[name]
+            marked = touched.get(name, set())
+            loaded = self.keys[name]
+            same_keys = _same_keys(section, self.pos[name])
+            if same_keys and not marked:
+                if h is not None:
+                    h.update(b", ")
+                    h.update(self.whole[name])
+                continue
+            keys = loaded if same_keys else sorted(section)
+            if len(keys) == 1:
+                return None
+            start = 0
+            if h is None:  # the first section that differs: resume from a saved state
+                if not loaded:
+                    return None
+                if same_keys:
+                    pos = self.pos[name]
+                    start = min((pos[k] for k in marked if k in pos), default=len(loaded))
+                else:
+                    limit = min(len(keys), len(loaded))
+                    while start < limit and keys[start] == loaded[start]:
+                        if keys[start] in marked:
+                            break
+                        start += 1
+                start = min(start, len(loaded) - 1)
+                start -= start % _CHECKPOINT_EVERY
+                h = self.checkpoints[name][start // _CHECKPOINT_EVERY].copy()
+            else:
+                h.update(b", ")
+                h.update(self.whole[name][: self.offsets[name][0]])
+            self._feed(h, name, section, keys, start, marked)
+            h.update(b"))")
+        if h is None:
+            return self.loaded
+        h.update(b")")
+        return str(h.hexdigest())
+
+    def _feed(
+        self,
+        h: Any,
+        name: str,
+        section: Mapping[str, Any],
+        keys: list[str],
+        start: int,
+        marked: set[str],
+    ) -> None:
+        """Feed entries `keys[start:]` (with their separators) to `h`."""
+        view = memoryview(self.whole[name])
+        offsets = self.offsets[name]
+        pos = self.pos[name]
+        run_from = run_to = -1  # a run of loaded pieces [run_from, run_to) still to feed
+        for i in range(start, len(keys)):
+            key = keys[i]
+            p = pos.get(key, -1) if key not in marked else -1
+            if p >= 0 and (p > 0) == (i > 0):  # the loaded piece, separator included
+                if p == run_to:
+                    run_to += 1
+                    continue
+                if run_from >= 0:
+                    h.update(view[offsets[run_from] : offsets[run_to]])
+                run_from, run_to = p, p + 1
+                continue
+            if run_from >= 0:
+                h.update(view[offsets[run_from] : offsets[run_to]])
+                run_from = run_to = -1
+            text = _entry_text(key, section[key])
+            h.update((", " + text if i else text).encode())
+        if run_from >= 0:
+            h.update(view[offsets[run_from] : offsets[run_to]])
 
 
 @dataclass(frozen=True, slots=True)

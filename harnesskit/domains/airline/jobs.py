@@ -7,6 +7,8 @@ is one of the few places allowed to print) and return the report objects for not
 from __future__ import annotations
 
 import dataclasses
+import gc
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -214,20 +216,30 @@ def _replay_in_pool(
     """Replay `runs` in `workers` processes; the results come back in file order."""
     scratch = None if log_dir is not None else Path(tempfile.mkdtemp(prefix="hk-replay-"))
     folder = str(log_dir if log_dir is not None else scratch)
+    context = None
+    if "fork" in multiprocessing.get_all_start_methods():
+        # Forked workers share what this process built before the fork (copy-on-write): the
+        # imports, the database snapshot with its hash index, the tools' compiled templates.
+        context = multiprocessing.get_context("fork")
+        tools(load_database(), mode=mode).get("get_user_details")  # type: ignore[arg-type]
+        load_database().state_hash()
+        gc.freeze()  # the children's collections then skip (and do not copy) those objects
     try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             chunk = max(1, len(runs) // (workers * 8))
-            done = list(
-                pool.map(_replay_one, [(run, folder, mode) for run in runs], chunksize=chunk)
-            )
-        results = []
-        for fields, path in done:
-            log = hk.EventLog.read(path)
-            if scratch is not None:  # the caller asked for in-memory logs
-                log.path = None
-            results.append(ReplayResult(log=log, **fields))
+            results = []
+            # each log is read back while the workers replay the next runs
+            for fields, path in pool.map(
+                _replay_one, [(run, folder, mode) for run in runs], chunksize=chunk
+            ):
+                log = hk.EventLog.read(path)
+                if scratch is not None:  # the caller asked for in-memory logs
+                    log.path = None
+                results.append(ReplayResult(log=log, **fields))
         return tuple(results)
     finally:
+        if context is not None:
+            gc.unfreeze()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 

@@ -37,7 +37,6 @@ calls in one turn cannot interleave their writes.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import datetime as dt
 import threading
 from collections.abc import Callable
@@ -220,7 +219,11 @@ def tools(
         template = _templates.get(key)
         if template is None:
             template = _templates[key] = _finished_tool(hk.tool(fn, **options), relax=not strict)
-        return dataclasses.replace(template, fn=fn)
+        # a copy with this registry's function: the validator and everything else derived
+        # from the schema and the signature is the template's (`replace` rebuilt it per run)
+        twin = copy.copy(template)
+        object.__setattr__(twin, "fn", fn)
+        return twin
 
     def args_of(values: dict[str, Any]) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, dt.date) else v) for k, v in values.items()}
