@@ -66,6 +66,7 @@ bench: $(STAMP)
 # and assembles the verified Qwen2.5-Coder GGUFs into ~/.cache/harnesskit (see README).
 LOCAL_MODELS ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b
 REAL_MODEL ?= local:qwen2.5-coder-1.5b
+REAL_POLICY ?= default
 
 local: $(STAMP)
 	$(BIN)/python -m harnesskit.models._local_install $(foreach m,$(LOCAL_MODELS),--model $(m))
@@ -79,7 +80,8 @@ test-local: $(STAMP)
 		notebooks/08_local_model.ipynb
 
 real-demo: local
-	$(BIN)/harnesskit demo --model $(REAL_MODEL) --out runs/real-demo; status=$$?; \
+	$(BIN)/harnesskit demo --model $(REAL_MODEL) --policy $(REAL_POLICY) --out runs/real-demo; \
+	status=$$?; \
 	$(BIN)/python scripts/local_demo_report.py runs/real-demo; exit $$status
 
 clean:

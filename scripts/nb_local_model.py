@@ -19,8 +19,9 @@ loopback port (built and verified by `make local`; no keys, no network at run ti
 at the end. Two questions, each answered the same way — same cases, one thing changed:
 
 1. **Two descriptions of one tool**, on the same two requests: which one gets called right?
-2. **Two context policies**, on the same airline task: pass or not, prompt tokens, and how much
-   of each prompt the server served from its prompt cache (`cached_tokens`).
+2. **Two context policies**, on the same airline tasks: pass rate (the demo's scorer), prompt
+   tokens, and how much of each prompt the server served from its prompt cache
+   (`cached_tokens`).
 
 It is kept small (a few steps, temperature 0, fixed seed) so it runs in minutes on 2 cores;
 the figures are one machine's, one seed's: a start for a study, not a result.""",
@@ -122,88 +123,86 @@ else:
     ),
     (
         "md",
-        """## 2. Two context policies on the same airline task
+        """## 2. Two context policies on the same airline tasks
 
-The demo's first airline task (strict tools, the τ-bench policy as system prompt), under
-`full-history` and `default`, with a 3-step brake. `cached_tokens` is the server's own count of
-prompt tokens it did not evaluate again; the first request of a run is cold, so the share is
-read from request 2 on.""",
+Two of the demo's airline tasks (strict tools, the τ-bench policy as system prompt), each run
+under `full-history` and under `default` with a 6-step brake, scored as `harnesskit demo`
+scores them: the final database against the expected one, the required outputs said, the
+expected `alert.mismatch` count. One server serves every run, so its prompt cache carries
+over; `cached_tokens` is the server's own count of prompt tokens it did not evaluate again.
+The first request of a run is cold, so the cache share is read from step 2 on.""",
     ),
     (
         "code",
-        """from harnesskit.domains.airline import DEMO_TASKS
-from harnesskit.domains.airline.data import load_database
-from harnesskit.domains.airline.tools import POLICY, tools
+        """import tempfile
 
-TASK = DEMO_TASKS[0]
-policy_runs = {}
+from harnesskit.domains.airline import DEMO_TASKS, run_demo
 
-
-def run_policy(policy):
+OUT = tempfile.mkdtemp(prefix="nb08-")  # the run logs
+TASKS = DEMO_TASKS[1:3]  # cancel-business, cancel-within-24h: short tasks
+POLICIES = ("full-history", "default")
+reports = {}
+if READY:
     # ctx 8192: the airline tool specs and policy alone are ~4,400 tokens
     with LocalModel(MODEL, ctx_size=8192) as model:
-        h = hk.Harness(
-            tools=tools(load_database(), mode="strict"),
-            model=model,
-            system_prompt=POLICY,
-            policy=policy,
-            limits=hk.Limits(max_steps=3),
-            settings=SETTINGS,
-        )
-        policy_runs[policy] = h.run(TASK.user_message, run_id=f"airline-{policy}")
-        print(policy, policy_runs[policy].finish_reason)
-
-
-if READY:
-    run_policy("full-history")
+        for policy in POLICIES:
+            reports[policy] = run_demo(
+                OUT, tasks=TASKS, model=model, policy=policy, max_steps=6, echo=None
+            )
+            print(policy, [(r.task, r.finish_reason, r.passed) for r in reports[policy].rows])
 else:
     print("skipped: needs the local model (make local)")""",
     ),
     (
         "code",
         """if READY:
-    run_policy("default")""",
-    ),
-    (
-        "code",
-        """if READY:
     import pandas as pd
 
-    rows = []
-    for policy, run in policy_runs.items():
-        b = hk.frame(run, kind="budget")
-        later = b.iloc[1:]
-        failed = [e for e in run.log.of_type(ToolResultEvent) if not e.ok]
-        rows.append(
-            {
-                "policy": policy,
-                "requests": len(b),
-                "finish_reason": run.finish_reason,
-                "passed": run.finish_reason == "stop" and not failed,
-                "prompt_tokens": int(b["prompt_tokens"].sum()),
-                "cached_tokens": int(b["cached_tokens"].sum()),
-                "cache_from_request_2": round(
-                    later["cached_tokens"].sum() / max(1, later["prompt_tokens"].sum()), 3
-                ),
-            }
-        )
-    display(pd.DataFrame(rows).set_index("policy"))""",
+    rows = [
+        {
+            "policy": policy,
+            "task": r.task,
+            "steps": r.steps,
+            "tool_calls": r.tool_calls,
+            "finish_reason": r.finish_reason,
+            "passed": r.passed,
+            "prompt_tokens": r.prompt_tokens,
+            "cached_tokens": r.cached_tokens,
+            "cache_from_step_2": r.cache_share_from_step_2,
+        }
+        for policy, report in reports.items()
+        for r in report.rows
+    ]
+    per_run = pd.DataFrame(rows).set_index(["policy", "task"])
+    display(per_run)
+    by_policy = per_run.groupby(level="policy").agg(
+        pass_rate=("passed", "mean"),
+        prompt_tokens=("prompt_tokens", "sum"),
+        cached_tokens=("cached_tokens", "sum"),
+    )
+    later = {
+        p: sum(sum(r.cached_per_step[1:]) for r in rep.rows)
+        / max(1, sum(sum(r.tokens_per_step[1:]) for r in rep.rows))
+        for p, rep in reports.items()
+    }
+    by_policy["cache_from_step_2"] = pd.Series(later).round(3)
+    display(by_policy)""",
     ),
     (
         "md",
-        """`passed` here is a rough stand-in (the run answered and no tool call failed); the demo's
-scorer (`harnesskit demo`) compares the database state with the expected one. Per request, the
-prompt and the part served from the cache:""",
+        """Per request, the size of each prompt under each policy, and for one run the part of each
+prompt served from the cache (drawn lighter):""",
     ),
     (
         "code",
         """if READY:
-    for policy, run in policy_runs.items():
-        print(policy)
-        cols = ["request", "prompt_tokens", "cached_tokens", "seconds"]
-        display(hk.frame(run, kind="budget")[cols])
-    hk.plot_comparison(policy_runs)
-    hk.plot_budget(policy_runs["default"])""",
+    logs = {
+        f"{policy} {r.task}": hk.EventLog.read(r.log_path)
+        for policy, report in reports.items()
+        for r in report.rows
+    }
+    hk.plot_comparison(logs)
+    hk.plot_budget(logs[f"default {TASKS[0].name}"])""",
     ),
     (
         "md",

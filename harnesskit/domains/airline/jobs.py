@@ -409,7 +409,11 @@ class OneWritePerTurn:
 
 
 def _run_task(
-    task: DemoTask, log_dir: Path | None, model: Any | None, policy: str = "full-history"
+    task: DemoTask,
+    log_dir: Path | None,
+    model: Any | None,
+    policy: str = "full-history",
+    max_steps: int = 20,
 ) -> DemoRow:
     db = load_database()
     registry = tools(db, mode="strict")
@@ -420,7 +424,7 @@ def _run_task(
         system_prompt=POLICY,
         policy=policy,
         # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
-        limits=hk.Limits(max_steps=20),
+        limits=hk.Limits(max_steps=max_steps),
         log_dir=log_dir,
         # the customer's opening message already says yes (a notebook would ask a human
         # here), to one write per turn as the policy says
@@ -510,6 +514,7 @@ def run_demo(
     tasks: tuple[DemoTask, ...] = DEMO_TASKS,
     model: Any | None = None,
     policy: str = "full-history",
+    max_steps: int = 20,
     echo: Callable[[str], None] | None = print,
 ) -> DemoReport:
     """Run the embedded offline airline agent on the demo tasks (no network, no keys).
@@ -526,6 +531,8 @@ def run_demo(
             "ollama:qwen2.5")`); `None` uses `agent_model()`.
         policy: the context policy of every task's run (a built-in name: `full-history`,
             the `Harness` default, `default`, `window`, `summary`).
+        max_steps: the step brake of every task (20 lets the offline agent page through a
+            large search result).
         echo: where the table goes (`print` by default; `None` prints nothing).
         mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
             derived from the user's words, see `replay_run`; the report adds the derivations
@@ -541,7 +548,7 @@ def run_demo(
     interrupted = False
     try:
         for task in tasks:
-            rows.append(_run_task(task, root, model, policy))
+            rows.append(_run_task(task, root, model, policy, max_steps))
             if rows[-1].error is not None:  # a model that cannot answer will not answer the next
                 break
     except KeyboardInterrupt:  # Ctrl-C: report the tasks that finished (the run logged its end)
