@@ -239,6 +239,22 @@ class ArgumentsRead:
 _ONE_OBJECT = "send the arguments as one bare JSON object matching the tool's schema"
 
 
+#: The last argument text read to an object of scalars only, and that object: a call's text
+#: is read twice a step (the provider adapter, then the context builder rendering the
+#: logged reply), and a copy of a flat object is the same object a second read would give.
+_LAST_FLAT: tuple[str | None, dict[str, Any]] = (None, {})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _remember_flat(text: str, value: dict[str, Any]) -> None:
+    global _LAST_FLAT
+    scalars = _SCALARS
+    for v in value.values():
+        if type(v) not in scalars:
+            return
+    _LAST_FLAT = (text, dict(value))
+
+
 def read_arguments(
     text: str, *, cut_off: bool = False, max_tokens: int | None = None
 ) -> ArgumentsRead:
@@ -260,6 +276,9 @@ def read_arguments(
     """
     if not text.strip():
         return ArgumentsRead(arguments={})
+    last = _LAST_FLAT
+    if last[0] == text:  # read again (the adapter, then the context builder): a fresh dict
+        return ArgumentsRead(arguments=dict(last[1]))
     value, err = loads(text, strict=True)
     if err is not None and _TWICE in err:  # never guess which of the two values was meant
         return ArgumentsRead(
@@ -270,6 +289,7 @@ def read_arguments(
         )
     if err is None:
         if isinstance(value, dict):
+            _remember_flat(text, value)
             return ArgumentsRead(arguments=value)
         if isinstance(value, str):  # double-encoded: a JSON string holding the object's text
             inner, inner_err = loads(value, strict=True)
