@@ -120,11 +120,16 @@ def _free_port() -> int:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child before exec
-    """Ask Linux to send SIGTERM to this child when the thread that forked it exits."""
+    """Ask Linux to SIGKILL this child when the thread that forked it exits.
+
+    SIGKILL, not SIGTERM: llama-server catches SIGTERM for a graceful shutdown, which took
+    up to 16 s here and once left a busy server running (still alive 40 s after its owner
+    died); with the owner gone nothing needs the grace.
+    """
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         return
     if os.getppid() != _PARENT_PID:  # the parent died before prctl: go now
         os._exit(1)
@@ -140,7 +145,7 @@ class _Spawner:
     Linux's parent-death signal (`PR_SET_PDEATHSIG`) fires when the *thread* that forked a
     child exits, so servers are forked from this thread, which lives as long as the process:
     when the process ends in any way (SIGTERM, SIGKILL, a crash) the kernel sends each server
-    SIGTERM, where atexit handlers and finalizers never ran. A normal exit stops them earlier
+    SIGKILL, where atexit handlers and finalizers never ran. A normal exit stops them earlier
     through their finalizers. Elsewhere than Linux the servers are started directly.
     """
 

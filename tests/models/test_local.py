@@ -237,3 +237,48 @@ def test_a_server_killed_mid_run_ends_the_run_with_an_error_and_a_finished_log(t
     assert not alive(pid)
     reread = hk.EventLog.read(run.log.path)
     assert [e.type for e in reread][-1] == "run.finished"
+
+
+OWNER = """
+import sys, threading, time
+from harnesskit.models import base
+from harnesskit.models.local import LocalModel
+from harnesskit.messages import Message
+from harnesskit.models.base import ModelRequest
+
+base.ALLOW_MODEL_REQUESTS = True
+model = LocalModel(sys.argv[1], ctx_size=4096).start()
+print(model.pid, flush=True)
+numbers = " ".join(str(n) for n in range(1200))  # a prompt of ~3,000 tokens: ~30 s to evaluate
+long = ModelRequest(
+    messages=(Message(role="user", content=f"Sum these numbers: {numbers}"),),
+    settings={"temperature": 0, "max_tokens": 200},
+)
+threading.Thread(target=model.request, args=(long,), daemon=True).start()
+time.sleep(600)
+"""
+
+
+def test_a_terminated_owner_leaves_no_server_even_mid_generation(tmp_path):
+    """llama-server catches SIGTERM and did not stop while busy: its owner's death kills it."""
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    with subprocess.Popen(
+        [sys.executable, str(script), KEY], stdout=subprocess.PIPE, text=True
+    ) as owner:
+        try:
+            pid = int(owner.stdout.readline())
+            time.sleep(4)  # the server is evaluating the long prompt
+            assert alive(pid)
+            owner.terminate()
+            owner.wait(timeout=30)
+            deadline = time.monotonic() + 15
+            while alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not alive(pid)
+        finally:
+            owner.kill()
