@@ -140,18 +140,28 @@ from harnesskit.domains.airline import DEMO_TASKS, run_demo
 
 OUT = tempfile.mkdtemp(prefix="nb08-")  # the run logs
 TASKS = DEMO_TASKS[1:3]  # cancel-business, cancel-within-24h: short tasks
-POLICIES = ("full-history", "default")
 reports = {}
+# one server for every run (ctx 8192: the airline tool specs and policy alone are ~4,400 tokens)
+model = LocalModel(MODEL, ctx_size=8192)
+
+
+def run_policy(policy):
+    reports[policy] = run_demo(
+        OUT, tasks=TASKS, model=model, policy=policy, max_steps=6, echo=None
+    )
+    print(policy, [(r.task, r.finish_reason, r.passed) for r in reports[policy].rows])
+
+
 if READY:
-    # ctx 8192: the airline tool specs and policy alone are ~4,400 tokens
-    with LocalModel(MODEL, ctx_size=8192) as model:
-        for policy in POLICIES:
-            reports[policy] = run_demo(
-                OUT, tasks=TASKS, model=model, policy=policy, max_steps=6, echo=None
-            )
-            print(policy, [(r.task, r.finish_reason, r.passed) for r in reports[policy].rows])
+    run_policy("full-history")
 else:
     print("skipped: needs the local model (make local)")""",
+    ),
+    (
+        "code",
+        """if READY:
+    run_policy("default")
+model.close()  # stops the server""",
     ),
     (
         "code",

@@ -169,3 +169,23 @@ def test_demo_report_gives_the_cache_share_from_step_2():
         ).cache_share_from_step_2
         is None
     )
+
+
+def test_demo_goes_on_after_a_brake_whose_closing_request_failed(tmp_path):
+    """A braked run is a result (the row says why), not a model that cannot answer."""
+    from harnesskit.domains.airline import DEMO_TASKS, run_demo
+
+    def policy(messages, info):
+        if info.final:
+            raise hk.ModelError("timeout after 30.00s", model="slow")
+        return hk.testing.reply.tool_call("get_user_details", user_id="nobody_1")
+
+    model = hk.FunctionModel(policy, name="slow")
+    model.timeout_seconds = 300.0  # what a local CPU model declares per attempt
+    report = run_demo(tmp_path, tasks=DEMO_TASKS[1:3], model=model, max_steps=2, echo=None)
+
+    assert [r.task for r in report.rows] == [t.name for t in DEMO_TASKS[1:3]]
+    assert all(r.finish_reason == "max_steps" and "timeout" in r.error for r in report.rows)
+    assert report.skipped == ()
+    contract = hk.EventLog.read(report.rows[0].log_path).of_type("task.contract")[0]
+    assert "300" in json.dumps(contract.payload)  # the closing request's allowance

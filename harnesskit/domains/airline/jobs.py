@@ -408,6 +408,12 @@ class OneWritePerTurn:
         return not writes or writes[0] == request.tool_call_id
 
 
+def _closing_seconds(model: Any | None) -> float:
+    """Seconds for the closing request: the model's per-attempt timeout, at least 30."""
+    timeout = getattr(model, "timeout_seconds", None)
+    return max(30.0, float(timeout)) if isinstance(timeout, int | float) else 30.0
+
+
 def _run_task(
     task: DemoTask,
     log_dir: Path | None,
@@ -424,7 +430,9 @@ def _run_task(
         system_prompt=POLICY,
         policy=policy,
         # 20: a large search result is read back page by page with artifact_slice (R-A1, R-A4)
-        limits=hk.Limits(max_steps=max_steps),
+        # the closing request after a brake may take as long as one attempt of the model (a
+        # CPU model's answer can take over a minute; the 30 s default suits hosted models)
+        limits=hk.Limits(max_steps=max_steps, closing_seconds=_closing_seconds(model)),
         log_dir=log_dir,
         # the customer's opening message already says yes (a notebook would ask a human
         # here), to one write per turn as the policy says
@@ -522,7 +530,9 @@ def run_demo(
     Each task gets a fresh database and a strict-mode harness. Every invocation writes into
     a new folder `<out_dir>/demo-<YYYYmmdd-HHMMSS>/` (logs are append-only, never reused):
     one `<run_id>.jsonl` per task and `tokens_per_step.png`. A run that ends with a model
-    error (e.g. an unreachable server) stops the demo; the remaining tasks are listed as not run.
+    error (finish_reason `error`, e.g. an unreachable server) stops the demo; the remaining tasks
+    are listed as not run. A run that a brake ended goes on to the next task, also when its
+    closing request failed (the row's `error` says how).
 
     Args:
         out_dir: folder for logs and the chart (created if missing).
@@ -549,7 +559,9 @@ def run_demo(
     try:
         for task in tasks:
             rows.append(_run_task(task, root, model, policy, max_steps))
-            if rows[-1].error is not None:  # a model that cannot answer will not answer the next
+            if (
+                rows[-1].finish_reason == "error"
+            ):  # a model that cannot answer won't answer the next
                 break
     except KeyboardInterrupt:  # Ctrl-C: report the tasks that finished (the run logged its end)
         interrupted = True
