@@ -51,6 +51,7 @@ from harnesskit.log._types import (
     TaskContractEvent,
     TombstoneEvent,
     event_class,
+    payloads_of,
 )
 from harnesskit.log.redact import Redactor
 
@@ -684,32 +685,11 @@ class EventLog:
         """
         import pandas as pd
 
-        events = self.events
-        payloads = [e.payload for e in events]
-        usages = [p.get("usage") or {} for p in payloads]
-        columns = {  # built column by column: faster for pandas than one tuple per row
-            "event_id": [e.event_id for e in events],
-            "parent_id": [e.parent_id for e in events],
-            "branch_id": [e.branch_id for e in events],
-            "type": [e.type for e in events],
-            "source": [e.source for e in events],
-            "created_at": [e.created_at for e in events],
-            "step": [e.step for e in events],
-            "status": [e.status for e in events],
-            "summary": [e.summary for e in events],
-            "data_class": [e.data_class for e in events],
-            "tool": [p.get("tool") for p in payloads],
-            "tool_call_id": [p.get("tool_call_id") for p in payloads],
-            "ok": [p.get("ok") for p in payloads],
-            "error_type": [p.get("error_type") for p in payloads],
-            "prompt_tokens": [u.get("prompt_tokens") for u in usages],
-            "completion_tokens": [u.get("completion_tokens") for u in usages],
-            "payload": payloads,
-        }
-        if events:
-            df = pd.DataFrame(columns, columns=list(columns))
+        columns = _frame_columns(self.events)
+        if self.events:
+            df = pd.DataFrame(columns, columns=FRAME_COLUMNS)
         else:  # no rows: object columns, as from_records gives
-            df = pd.DataFrame.from_records([], columns=list(columns))
+            df = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
         ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
         return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
@@ -719,6 +699,47 @@ class EventLog:
 
     def _repr_html_(self) -> str | None:
         return _repr.html(self)
+
+
+#: The columns of `EventLog.frame()`, in order.
+FRAME_COLUMNS = [
+    "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step", "status",
+    "summary", "data_class", "tool", "tool_call_id", "ok", "error_type", "prompt_tokens",
+    "completion_tokens", "payload",
+]  # fmt: skip
+
+
+def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
+    """The columns of `EventLog.frame()` for `events`, each a list (faster for pandas than rows).
+
+    Payload keys (`step` too) are read from the payload dicts, so no typed field is decoded,
+    and nothing is allocated per event (no per-row tuple or empty dict: allocating 100k
+    tracked objects sets off garbage collections that walk the whole log).
+    """
+    payloads = payloads_of(events)
+    usages = [u if (u := p.get("usage")) else _NO_USAGE for p in payloads]
+    return {
+        "event_id": [e.event_id for e in events],
+        "parent_id": [e.parent_id for e in events],
+        "branch_id": [e.branch_id for e in events],
+        "type": [e.type for e in events],
+        "source": [e.source for e in events],
+        "created_at": [e.created_at for e in events],
+        "step": [p.get("step") for p in payloads],
+        "status": [e.status for e in events],
+        "summary": [e.summary for e in events],
+        "data_class": [e.data_class for e in events],
+        "tool": [p.get("tool") for p in payloads],
+        "tool_call_id": [p.get("tool_call_id") for p in payloads],
+        "ok": [p.get("ok") for p in payloads],
+        "error_type": [p.get("error_type") for p in payloads],
+        "prompt_tokens": [u.get("prompt_tokens") for u in usages],
+        "completion_tokens": [u.get("completion_tokens") for u in usages],
+        "payload": payloads,
+    }
+
+
+_NO_USAGE: dict[str, Any] = {}
 
 
 def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:

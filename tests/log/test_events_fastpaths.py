@@ -210,3 +210,15 @@ def test_frame_equals_the_row_by_row_frame(tmp_path):
         got, want = log.frame(), _reference_frame(log)
         assert got.equals(want) and got.dtypes.to_dict() == want.dtypes.to_dict()
         assert list(got.columns) == list(want.columns)
+
+
+def test_payloads_of_builds_the_payload_of_events_made_from_fields():
+    from harnesskit.log._types import ToolResultEvent, make_event, payloads_of
+
+    built = ToolResultEvent(event_id=1, tool="t", ok=False, step=2)
+    read = make_event("tool.result", {"tool": "u", "step": 3}, event_id=2)
+    assert payloads_of([built, read]) == [
+        {"step": 2, "tool": "t", "ok": False},
+        {"tool": "u", "step": 3},
+    ]
+    assert payloads_of([]) == []
