@@ -132,6 +132,7 @@ class EventLog:
         """`{schema_version: lines}` as read from disk, before migration (R-V9)."""
         self.tombstones = 0
         """How many tombstones have been applied (readers rebuild caches when it changes)."""
+        self._frame_cache: tuple[list[Event], int, Event, int, Any] | None = None
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
         self.write_error: EventLogError | None = None
@@ -677,21 +678,40 @@ class EventLog:
         return json.dumps(body, ensure_ascii=False)
 
     def frame(self) -> Any:
-        """A pandas DataFrame, one row per event.
+        """A pandas DataFrame, one row per event (a new frame on every call: yours to change).
 
         Columns: event_id, parent_id, branch_id, type, source, created_at, step, status,
         summary, data_class, tool, tool_call_id, ok, error_type, prompt_tokens,
         completion_tokens, payload (the dict).
+
+        The log keeps the last frame it built: a later call copies it, and after more events
+        builds rows for the new events only and appends them (when their column types agree;
+        otherwise, and after a tombstone, it builds the whole frame again).
         """
         import pandas as pd
 
-        columns = _frame_columns(self.events)
-        if self.events:
-            df = pd.DataFrame(columns, columns=FRAME_COLUMNS)
-        else:  # no rows: object columns, as from_records gives
-            df = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
-        ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
-        return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
+        events = self.events
+        n = len(events)
+        cache = self._frame_cache
+        if (
+            cache is not None
+            and cache[0] is events
+            and 0 < cache[1] <= n
+            and events[cache[1] - 1] is cache[2]
+            and cache[3] == self.tombstones
+        ):
+            df = cache[4]
+            if cache[1] < n:
+                tail = _build_frame(pd, events[cache[1] :])
+                if not tail.dtypes.equals(df.dtypes):  # a type appears: infer over every row
+                    df = _build_frame(pd, events)
+                else:
+                    df = pd.concat([df, tail], ignore_index=True)
+        else:
+            df = _build_frame(pd, events)
+        if n:
+            self._frame_cache = (events, n, events[-1], self.tombstones, df)
+        return df.copy()
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"
@@ -740,6 +760,16 @@ def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
 
 
 _NO_USAGE: dict[str, Any] = {}
+
+
+def _build_frame(pd: Any, events: list[Event]) -> Any:
+    """The frame of `events` built from scratch (`EventLog.frame` keeps and extends it)."""
+    if events:
+        df = pd.DataFrame(_frame_columns(events), columns=FRAME_COLUMNS)
+    else:  # no rows: object columns, as from_records gives
+        df = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
+    ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
+    return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
 
 def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
