@@ -702,15 +702,15 @@ class EventLog:
         ):
             df = cache[4]
             if cache[1] < n:
-                tail = _build_frame(pd, events[cache[1] :])
+                tail = _build_frame(pd, events[cache[1] : n])
                 if not tail.dtypes.equals(df.dtypes):  # a type appears: infer over every row
-                    df = _build_frame(pd, events)
+                    df = _build_frame(pd, events[:n])
                 else:
                     df = pd.concat([df, tail], ignore_index=True)
-        else:
-            df = _build_frame(pd, events)
+        else:  # the first `n` events, even if another thread appends meanwhile
+            df = _build_frame(pd, events[:n])
         if n:
-            self._frame_cache = (events, n, events[-1], self.tombstones, df)
+            self._frame_cache = (events, n, events[n - 1], self.tombstones, df)
         return df.copy()
 
     def __repr__(self) -> str:
