@@ -7,6 +7,7 @@ summary (R-C3). Statuses (R-V2) and branch visibility (R-V5) are the log's own
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -43,26 +44,34 @@ UNTRUSTED_SOURCES = frozenset({"tool", "web", "file"})
 #: Conflict resolution order (R-C6): a higher rank wins.
 SOURCE_RANK = {"human": 3, "tool": 2, "user": 1, "model": 0}
 
-# A heuristic, not a guarantee: the usual shapes of prompt injection in English and Chinese.
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|the)\b"
-    r"[^.\n]{0,20}\b(?:rules?|instructions?|prompts?|directions?|guidelines?)\b"
-    r"|\byou are now\b|\bnew (?:system )?(?:instructions?|rules?|task)\b|\bsystem prompt\b"
-    r"|\boverride (?:the |your |all )?(?:rules?|polic(?:y|ies)|permissions?|instructions?)\b"
-    r"|\bact as (?:an? )?(?:admin|administrator|root|developer)\b"
-    r"|\b(?:reveal|print|send|leak)\b[^.\n]{0,30}\b(?:secrets?|passwords?|api keys?|credentials)\b"
-    r"|<information>|\bimportant message from (?:me, )?the user\b"
-    r"|\b(?:todo|note|message) (?:for|to) the (?:assistant|ai|agent|model|llm)\b"
-    r"|\bdisregard (?:the|your|this|my) (?:task|request|instructions?|above)\b"
-    r"|\b(?:has|have) authori[sz]ed you to\b|\bwithout (?:mentioning|telling|informing)\b"
-    r"|\bimportant!{2,}|\bas the (?:account owner|user|admin\w*),? i (?:ask|want|need|instruct)"
-    r"|\byour (?:job|task) (?:now is|is now)\b"
-    r"|\bbefore (?:you (?:can )?(?:solve|answer|reply|respond|continue)|replying|answering)\b"
-    r"|忽略.{0,8}(?:之前|以上|先前|所有).{0,8}(?:规则|指令|说明|提示)|你现在是|新的?(?:系统)?指令",
-    re.IGNORECASE,
-)
 
-# Each alternative of `_INSTRUCTION` starts with one of these words (or with CJK text, which
+@functools.cache
+def _instruction() -> re.Pattern[str]:
+    """A heuristic, not a guarantee: the usual shapes of prompt injection in English and Chinese.
+
+    Compiled on first use (7 ms that `import harnesskit` need not pay).
+    """
+    return re.compile(
+        r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|the)\b"
+        r"[^.\n]{0,20}\b(?:rules?|instructions?|prompts?|directions?|guidelines?)\b"
+        r"|\byou are now\b|\bnew (?:system )?(?:instructions?|rules?|task)\b|\bsystem prompt\b"
+        r"|\boverride (?:the |your |all )?(?:rules?|polic(?:y|ies)|permissions?|instructions?)\b"
+        r"|\bact as (?:an? )?(?:admin|administrator|root|developer)\b"
+        r"|\b(?:reveal|print|send|leak)\b[^.\n]{0,30}"
+        r"\b(?:secrets?|passwords?|api keys?|credentials)\b"
+        r"|<information>|\bimportant message from (?:me, )?the user\b"
+        r"|\b(?:todo|note|message) (?:for|to) the (?:assistant|ai|agent|model|llm)\b"
+        r"|\bdisregard (?:the|your|this|my) (?:task|request|instructions?|above)\b"
+        r"|\b(?:has|have) authori[sz]ed you to\b|\bwithout (?:mentioning|telling|informing)\b"
+        r"|\bimportant!{2,}|\bas the (?:account owner|user|admin\w*),? i (?:ask|want|need|instruct)"
+        r"|\byour (?:job|task) (?:now is|is now)\b"
+        r"|\bbefore (?:you (?:can )?(?:solve|answer|reply|respond|continue)|replying|answering)\b"
+        r"|忽略.{0,8}(?:之前|以上|先前|所有).{0,8}(?:规则|指令|说明|提示)|你现在是|新的?(?:系统)?指令",
+        re.IGNORECASE,
+    )
+
+
+# Each alternative of `_instruction()` starts with one of these words (or with CJK text, which
 # ASCII text cannot hold); for ASCII text, IGNORECASE matching is plain lower-casing, so text
 # holding none of them cannot match and skips the regex (~15-50x faster on tool output).
 _INSTRUCTION_WORDS = (
@@ -101,7 +110,7 @@ def looks_like_instruction(text: str) -> bool:
                 break
         else:
             return False
-    return bool(_INSTRUCTION.search(text))
+    return bool(_instruction().search(text))
 
 
 def event_text(event: Event) -> str:

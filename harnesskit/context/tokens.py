@@ -6,6 +6,7 @@ token. `TokenEstimator.calibrate` fits both rates from recorded (text, reported 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -16,8 +17,14 @@ from harnesskit.errors import UsageError
 
 __all__ = ["TokenEstimator", "estimate_tokens"]
 
-# CJK unified ideographs (+ext A), kana, hangul, CJK punctuation and full-width forms.
-_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    """CJK unified ideographs (+ext A), kana, hangul, CJK punctuation and full-width forms.
+
+    Compiled on first use (non-ASCII text only; 3 ms that `import harnesskit` need not pay).
+    """
+    return re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +44,7 @@ class TokenEstimator:
             return 0
         if text.isascii():
             return max(1, round(len(text) / self.chars_per_token))
-        cjk = len(_CJK.findall(text))
+        cjk = len(_cjk().findall(text))
         return max(1, round(cjk * self.tokens_per_cjk + (len(text) - cjk) / self.chars_per_token))
 
     def count_message(self, message: Any) -> int:
@@ -68,7 +75,7 @@ class TokenEstimator:
         Raises:
             UsageError: fewer than two samples, or no sample with non-CJK text.
         """
-        rows = [(len(_CJK.findall(t)), len(t), n) for t, n in samples if t]
+        rows = [(len(_cjk().findall(t)), len(t), n) for t, n in samples if t]
         if len(rows) < 2:
             raise UsageError("calibrate needs at least two (text, tokens) samples with text")
         # Model: tokens = a * cjk + b * other, solved by the 2x2 normal equations.

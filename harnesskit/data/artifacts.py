@@ -28,13 +28,11 @@ import collections
 import contextlib
 import dataclasses
 import datetime as dt
-import gzip
 import hashlib
 import json
 import os
 import pathlib
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -641,6 +639,8 @@ class ArtifactStore(InspectionMixin):
         with self._lock:
             meta = self._require_meta(ref_id)
             text = self.read(ref_id)
+            import gzip  # archives are rare: `import harnesskit` does not pay for gzip
+
             blob = gzip.compress(text.encode(), mtime=0)
             if self.root is None:
                 self._archived[meta["sha256"]] = blob
@@ -745,14 +745,17 @@ class ArtifactStore(InspectionMixin):
 
     def _read_blob(self, sha: str, *, archived: bool = False) -> str:
         try:
-            if self.root is None:
-                return (
-                    gzip.decompress(self._archived[sha]).decode() if archived else self._blobs[sha]
-                )
             if archived:
-                return gzip.decompress(
-                    (self.root / "archive" / f"{sha}.txt.gz").read_bytes()
-                ).decode()
+                import gzip  # archives are rare: `import harnesskit` does not pay for gzip
+
+                blob = (
+                    self._archived[sha]
+                    if self.root is None
+                    else (self.root / "archive" / f"{sha}.txt.gz").read_bytes()
+                )
+                return gzip.decompress(blob).decode()
+            if self.root is None:
+                return self._blobs[sha]
             return (self.root / "objects" / sha[:2] / f"{sha}.txt").read_text(encoding="utf-8")
         except (KeyError, FileNotFoundError):
             raise ArtifactIntegrityError(
@@ -809,6 +812,8 @@ def atomic_write(path: pathlib.Path, data: bytes) -> None:
     Raises:
         ArtifactError: the write failed (disk full, ...); no temporary file is left behind.
     """
+    import tempfile  # 4 ms that `import harnesskit` need not pay
+
     tmp = ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import operator
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -807,6 +808,23 @@ for _cls in _ALL:
     _cls._ATTR_KEYS = {a: k for k, a in _cls._KEYS}
     _cls._KEYSET = frozenset(k for k, _ in _cls._KEYS)
 _MAKERS: dict[str, Callable[..., AnyEvent]] = {t: _maker(c) for t, c in EVENT_CLASSES.items()}
+
+
+_PAYLOAD_SLOT = operator.attrgetter("_payload")
+
+
+def payloads_of(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """Each event's `payload`, in order, reading the stored dicts in one C-level pass.
+
+    Events read from a log or appended from a dict hold their payload already; the few built
+    from fields and never read build theirs here, as `Event.payload` does.
+    """
+    payloads: list[dict[str, Any]] = list(map(_PAYLOAD_SLOT, events))
+    if None in payloads:
+        payloads = [
+            p if p is not None else e.payload for p, e in zip(payloads, events, strict=True)
+        ]
+    return payloads
 
 
 def event_class(type: str | type[Event]) -> type[Event]:

@@ -51,6 +51,7 @@ from harnesskit.log._types import (
     TaskContractEvent,
     TombstoneEvent,
     event_class,
+    payloads_of,
 )
 from harnesskit.log.redact import Redactor
 
@@ -131,6 +132,7 @@ class EventLog:
         """`{schema_version: lines}` as read from disk, before migration (R-V9)."""
         self.tombstones = 0
         """How many tombstones have been applied (readers rebuild caches when it changes)."""
+        self._frame_cache: tuple[list[Event], int, Event, int, Any] | None = None
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
         self.write_error: EventLogError | None = None
@@ -676,42 +678,40 @@ class EventLog:
         return json.dumps(body, ensure_ascii=False)
 
     def frame(self) -> Any:
-        """A pandas DataFrame, one row per event.
+        """A pandas DataFrame, one row per event (a new frame on every call: yours to change).
 
         Columns: event_id, parent_id, branch_id, type, source, created_at, step, status,
         summary, data_class, tool, tool_call_id, ok, error_type, prompt_tokens,
         completion_tokens, payload (the dict).
+
+        The log keeps the last frame it built: a later call copies it, and after more events
+        builds rows for the new events only and appends them (when their column types agree;
+        otherwise, and after a tombstone, it builds the whole frame again).
         """
         import pandas as pd
 
         events = self.events
-        payloads = [e.payload for e in events]
-        usages = [p.get("usage") or {} for p in payloads]
-        columns = {  # built column by column: faster for pandas than one tuple per row
-            "event_id": [e.event_id for e in events],
-            "parent_id": [e.parent_id for e in events],
-            "branch_id": [e.branch_id for e in events],
-            "type": [e.type for e in events],
-            "source": [e.source for e in events],
-            "created_at": [e.created_at for e in events],
-            "step": [e.step for e in events],
-            "status": [e.status for e in events],
-            "summary": [e.summary for e in events],
-            "data_class": [e.data_class for e in events],
-            "tool": [p.get("tool") for p in payloads],
-            "tool_call_id": [p.get("tool_call_id") for p in payloads],
-            "ok": [p.get("ok") for p in payloads],
-            "error_type": [p.get("error_type") for p in payloads],
-            "prompt_tokens": [u.get("prompt_tokens") for u in usages],
-            "completion_tokens": [u.get("completion_tokens") for u in usages],
-            "payload": payloads,
-        }
-        if events:
-            df = pd.DataFrame(columns, columns=list(columns))
-        else:  # no rows: object columns, as from_records gives
-            df = pd.DataFrame.from_records([], columns=list(columns))
-        ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
-        return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
+        n = len(events)
+        cache = self._frame_cache
+        if (
+            cache is not None
+            and cache[0] is events
+            and 0 < cache[1] <= n
+            and events[cache[1] - 1] is cache[2]
+            and cache[3] == self.tombstones
+        ):
+            df = cache[4]
+            if cache[1] < n:
+                tail = _build_frame(pd, events[cache[1] : n])
+                if not tail.dtypes.equals(df.dtypes):  # a type appears: infer over every row
+                    df = _build_frame(pd, events[:n])
+                else:
+                    df = pd.concat([df, tail], ignore_index=True)
+        else:  # the first `n` events, even if another thread appends meanwhile
+            df = _build_frame(pd, events[:n])
+        if n:
+            self._frame_cache = (events, n, events[n - 1], self.tombstones, df)
+        return df.copy()
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"
@@ -719,6 +719,57 @@ class EventLog:
 
     def _repr_html_(self) -> str | None:
         return _repr.html(self)
+
+
+#: The columns of `EventLog.frame()`, in order.
+FRAME_COLUMNS = [
+    "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step", "status",
+    "summary", "data_class", "tool", "tool_call_id", "ok", "error_type", "prompt_tokens",
+    "completion_tokens", "payload",
+]  # fmt: skip
+
+
+def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
+    """The columns of `EventLog.frame()` for `events`, each a list (faster for pandas than rows).
+
+    Payload keys (`step` too) are read from the payload dicts, so no typed field is decoded,
+    and nothing is allocated per event (no per-row tuple or empty dict: allocating 100k
+    tracked objects sets off garbage collections that walk the whole log).
+    """
+    payloads = payloads_of(events)
+    usages = [u if (u := p.get("usage")) else _NO_USAGE for p in payloads]
+    return {
+        "event_id": [e.event_id for e in events],
+        "parent_id": [e.parent_id for e in events],
+        "branch_id": [e.branch_id for e in events],
+        "type": [e.type for e in events],
+        "source": [e.source for e in events],
+        "created_at": [e.created_at for e in events],
+        "step": [p.get("step") for p in payloads],
+        "status": [e.status for e in events],
+        "summary": [e.summary for e in events],
+        "data_class": [e.data_class for e in events],
+        "tool": [p.get("tool") for p in payloads],
+        "tool_call_id": [p.get("tool_call_id") for p in payloads],
+        "ok": [p.get("ok") for p in payloads],
+        "error_type": [p.get("error_type") for p in payloads],
+        "prompt_tokens": [u.get("prompt_tokens") for u in usages],
+        "completion_tokens": [u.get("completion_tokens") for u in usages],
+        "payload": payloads,
+    }
+
+
+_NO_USAGE: dict[str, Any] = {}
+
+
+def _build_frame(pd: Any, events: list[Event]) -> Any:
+    """The frame of `events` built from scratch (`EventLog.frame` keeps and extends it)."""
+    if events:
+        df = pd.DataFrame(_frame_columns(events), columns=FRAME_COLUMNS)
+    else:  # no rows: object columns, as from_records gives
+        df = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
+    ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
+    return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
 
 def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:

@@ -7,7 +7,6 @@ lifecycle itself lives in `run.lifecycle`, around the loop.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -246,7 +245,11 @@ class Harness:
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
         from harnesskit.run import lifecycle
 
-        return lifecycle.open_run(self, run_id or f"run-{uuid.uuid4().hex[:12]}", turns, task or {})
+        if not run_id:
+            import uuid  # loaded here: `import harnesskit` need not pay for it
+
+            run_id = f"run-{uuid.uuid4().hex[:12]}"
+        return lifecycle.open_run(self, run_id, turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.

@@ -8,24 +8,20 @@ lives in `gate.py`; this module only asks it.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
 import datetime as dt
-import decimal
 import enum
 import functools
 import inspect
 import json
-import logging
 import os
 import pathlib
 import threading
 import time
 import traceback
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harnesskit import _json
 from harnesskit.errors import EventLogError, StopRun, ToolError
@@ -33,6 +29,9 @@ from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.idempotency import IdempotencyLedger
 from harnesskit.tools.spec import FORMAT_EXAMPLES, Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:  # imported where used: `import harnesskit` need not pay ~10 ms for them
+    import concurrent.futures as cf
 
 __all__ = ["CircuitBreaker", "Executed", "Executor", "schema_error_message"]
 
@@ -188,6 +187,8 @@ class Executor:
     def _get_pool(self) -> cf.ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
+                import concurrent.futures as cf
+
                 self._pool = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="hk-tool")
             return self._pool
 
@@ -424,7 +425,7 @@ class Executor:
                 remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
                 try:
                     value, seconds = self._wait(future, remaining, deadline)
-                except cf.TimeoutError:
+                except TimeoutError:  # cf.TimeoutError is TimeoutError
                     if ctx.idempotency_key is not None and self.idempotency is not None:
                         key, ledger = ctx.idempotency_key, self.idempotency
                         future.add_done_callback(lambda f: ledger.late(key, f))
@@ -475,11 +476,11 @@ class Executor:
                 break
             try:
                 return future.result(timeout=min(left or _POLL_SECONDS, _POLL_SECONDS))
-            except cf.TimeoutError:
+            except TimeoutError:  # cf.TimeoutError is TimeoutError
                 continue
         if future.done():
             return future.result()
-        raise cf.TimeoutError
+        raise TimeoutError
 
     def _timed_out(
         self,
@@ -592,6 +593,8 @@ def _settle_late(
 ) -> None:
     if on_late is None:
         return
+    import concurrent.futures as cf
+
     future: cf.Future[Any] = cf.Future()
     ok, value = outcome
     if ok:
@@ -601,6 +604,8 @@ def _settle_late(
     try:
         on_late(future)
     except Exception:  # as for a Future's done callback: log it, never raise into the thread
+        import logging
+
         logging.getLogger(__name__).exception("settling a timed-out call's late outcome failed")
 
 
@@ -646,6 +651,9 @@ def _json_default(value: Any) -> Any:
         return sorted(value, key=repr)
     if isinstance(value, dt.date | dt.datetime | dt.time):
         return value.isoformat()
+    import decimal  # a value can only be one of these once its module is loaded
+    import uuid
+
     if isinstance(value, pathlib.PurePath | uuid.UUID | decimal.Decimal):
         return str(value)
     if isinstance(value, enum.Enum):

@@ -210,3 +210,41 @@ def test_frame_equals_the_row_by_row_frame(tmp_path):
         got, want = log.frame(), _reference_frame(log)
         assert got.equals(want) and got.dtypes.to_dict() == want.dtypes.to_dict()
         assert list(got.columns) == list(want.columns)
+
+
+def test_payloads_of_builds_the_payload_of_events_made_from_fields():
+    from harnesskit.log._types import ToolResultEvent, make_event, payloads_of
+
+    built = ToolResultEvent(event_id=1, tool="t", ok=False, step=2)
+    read = make_event("tool.result", {"tool": "u", "step": 3}, event_id=2)
+    assert payloads_of([built, read]) == [
+        {"step": 2, "tool": "t", "ok": False},
+        {"tool": "u", "step": 3},
+    ]
+    assert payloads_of([]) == []
+
+
+def test_frame_after_more_events_equals_a_fresh_frame():
+    log = hk.EventLog(None)
+    log.append("user.message", {"content": "hi"}, source="user")
+
+    def same() -> None:
+        got, want = log.frame(), _reference_frame(log)
+        assert got.equals(want) and got.dtypes.to_dict() == want.dtypes.to_dict()
+        assert type(got.index) is type(want.index)
+
+    same()
+    for step in range(3):  # rows appended to the kept frame: the column types agree
+        log.append("tool.result", {"tool": "t", "ok": True, "step": step}, source="tool")
+        same()
+    log.append("tool.result", {"tool": "t", "ok": False, "error_type": "boom", "step": 4})
+    same()  # error_type was all None: the new string makes the frame build again
+    log.append("model.response", {"usage": {"prompt_tokens": 5, "completion_tokens": 2}, "step": 5})
+    same()
+    changed = log.frame()
+    changed.loc[0, "type"] = "changed"
+    changed["extra"] = 1
+    same()  # the frame returned is a copy: changing it leaves the log's frame alone
+    log.append("tombstone", {"target": 2, "reason": "revoked"})
+    same()
+    assert "[tombstoned" in str(log.frame().loc[1, "payload"])
