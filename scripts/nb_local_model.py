@@ -142,7 +142,7 @@ OUT = tempfile.mkdtemp(prefix="nb08-")  # the run logs
 TASKS = DEMO_TASKS[1:3]  # cancel-business, cancel-within-24h: short tasks
 reports = {}
 # one server for every run (ctx 8192: the airline tool specs and policy alone are ~4,400 tokens)
-model = LocalModel(MODEL, ctx_size=8192)
+model = LocalModel(MODEL, ctx_size=8192) if READY else None
 
 
 def run_policy(policy):
@@ -161,7 +161,7 @@ else:
         "code",
         """if READY:
     run_policy("default")
-model.close()  # stops the server""",
+    model.close()  # stops the server""",
     ),
     (
         "code",
