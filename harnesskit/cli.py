@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -85,17 +86,32 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _model(args: argparse.Namespace) -> object | None:
-    """The model named by `add_model_options`' flags, or None for the command's default."""
+    """The model named by `add_model_options`' flags, or None for the command's default.
+
+    Raises:
+        UsageError: `--timeout` that is not a finite number of seconds > 0, or model flags
+            without `--model`.
+    """
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise UsageError(f"--timeout must be a finite number of seconds > 0, got {timeout:g}")
     if not args.model:
+        given = [f for f, v in (("--timeout", timeout), ("--base-url", args.base_url)) if v]
+        if given:
+            raise UsageError(
+                f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to a real "
+                "model: add --model (e.g. --model local:qwen2.5-coder-0.5b); the offline model "
+                "has no server and no timeout"
+            )
         return None
     from harnesskit.models import get_model
 
     options = {
         "base_url": args.base_url,
         "api_key_env": args.api_key_env,
-        "timeout_seconds": getattr(args, "timeout", None),
+        "timeout_seconds": timeout,
     }
-    return get_model(args.model, **{k: v for k, v in options.items() if v})
+    return get_model(args.model, **{k: v for k, v in options.items() if v is not None})
 
 
 def _cli_model(spec: str, options: tuple[tuple[str, str], ...], trial: Any) -> Any:

@@ -616,6 +616,8 @@ class EventLog:
 
         Raises:
             UsageError: the event is not a `model.request`.
+            CorruptLogError: a link of the stored delta (`prefix_of`, `prefix_len`, an event id
+                in `new_messages`) does not hold; the file was edited or damaged.
         """
         chain: list[ModelRequestEvent] = []
         event = self._request(event_id)
@@ -623,10 +625,16 @@ class EventLog:
             chain.append(event)
             if event.prefix_of is None:
                 break
-            event = self._request(event.prefix_of)
+            event = self._linked(event, "prefix_of", event.prefix_of)
         messages: list[dict[str, Any]] = list(chain[-1].messages or [])
         for ev in reversed(chain[:-1]):
-            messages = messages[: ev.prefix_len] + [
+            n = ev.prefix_len
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(messages):
+                raise CorruptLogError(
+                    f"model.request EV-{ev.event_id} keeps prefix_len={n!r} messages of a "
+                    f"request that had {len(messages)}; the log was edited or damaged"
+                )
+            messages = messages[:n] + [
                 m if isinstance(m, dict) else self._referenced(m, ev.event_id)
                 for m in ev.new_messages or ()
             ]
@@ -654,13 +662,32 @@ class EventLog:
 
         Raises:
             UsageError: the event is not a `model.request`.
+            CorruptLogError: `tools_from` does not name an earlier `model.request`.
         """
         event = self._request(event_id)
         while event.tools is None:
             if event.tools_from is None:
                 return []
-            event = self._request(event.tools_from)
+            event = self._linked(event, "tools_from", event.tools_from)
         return list(event.tools)
+
+    def _linked(self, event: ModelRequestEvent, field: str, ref: Any) -> ModelRequestEvent:
+        """The earlier `model.request` a request's `prefix_of` / `tools_from` names.
+
+        Raises:
+            CorruptLogError: the link does not name an earlier `model.request` of this log
+                (a loop, a later event, another type, a missing id): the file was damaged.
+        """
+        target = None
+        if isinstance(ref, int) and not isinstance(ref, bool) and 1 <= ref < event.event_id:
+            found = self.events[ref - 1]
+            target = found if isinstance(found, ModelRequestEvent) else None
+        if target is None:
+            raise CorruptLogError(
+                f"model.request EV-{event.event_id} has {field}={ref!r}, which is not an earlier "
+                "model.request of this log; the log was edited or damaged"
+            )
+        return target
 
     def request_text(self, event_id: int) -> str:
         """The JSON text of the messages and tools sent by a request (for byte searches).

@@ -69,8 +69,14 @@ def _read(buf: mmap.mmap) -> str | None:
     return None
 
 
-def _skip(buf: mmap.mmap, pos: int, kind: int) -> int:
+#: Arrays of arrays deeper than this are refused (real files nest at most one level).
+_MAX_DEPTH = 8
+
+
+def _skip(buf: mmap.mmap, pos: int, kind: int, depth: int = 0) -> int:
     """Return the position after one value of type `kind` starting at `pos`."""
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"arrays nested deeper than {_MAX_DEPTH} at byte {pos}")
     if kind in _FIXED:
         return pos + _FIXED[kind]
     if kind == _STRING:
@@ -82,7 +88,7 @@ def _skip(buf: mmap.mmap, pos: int, kind: int) -> int:
         if item in _FIXED:
             return pos + n * _FIXED[item]
         for _ in range(n):
-            pos = _skip(buf, pos, item)
+            pos = _skip(buf, pos, item, depth + 1)
         return pos
     raise ValueError(f"unknown GGUF value type {kind} at byte {pos}")
 

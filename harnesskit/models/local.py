@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import json
+import math
 import os
 import queue
 import signal
@@ -46,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from harnesskit.errors import ModelError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse, Usage
@@ -214,8 +216,63 @@ def _call_template(gguf: Path, call_format: str, jinja: bool) -> tuple[str, str 
     return ("fenced", fenced) if fenced is not None else ("template", None)
 
 
-def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, *files: Path) -> None:
-    """Terminate the server process, reap it and remove its log (idempotent)."""
+#: Seconds a stopped server gets to exit after SIGTERM before SIGKILL (a busy llama-server
+#: takes up to 16 s for its graceful shutdown here; nothing of it needs keeping).
+_GRACE_SECONDS = 3.0
+
+
+def _check_options(given: Mapping[str, Any]) -> None:
+    """Refuse wrong types and values of `LocalModel`'s options before anything starts.
+
+    Raises:
+        UsageError: naming the option, what it must be and what came.
+    """
+    model = given["model"]
+    if not isinstance(model, str | os.PathLike):
+        raise UsageError(f"model must be a catalogue key or a path to a .gguf file, got {model!r}")
+    for name in ("ctx_size", "threads", "parallel"):
+        value = given[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"{name} must be an int of at least 1, got {value!r}")
+    seed = given["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise UsageError(f"seed must be an int, got {seed!r}")
+    for name in ("timeout_seconds", "startup_timeout_seconds"):
+        value = given[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise UsageError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    temperature = given["temperature"]
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not math.isfinite(temperature)
+        or temperature < 0
+    ):
+        raise UsageError(f"temperature must be None or a number >= 0, got {temperature!r}")
+    from harnesskit.models.openai_compat import OpenAICompatModel
+
+    options = given["client_options"]
+    try:  # the client is built when the server starts: refuse a bad option now, not then
+        inspect.signature(OpenAICompatModel).bind("model", **options)
+    except TypeError as exc:
+        raise UsageError(
+            f"LocalModel got an option neither it nor OpenAICompatModel takes ({exc}); "
+            "see help(LocalModel)"
+        ) from None
+    for name in ("provider", "base_url"):
+        if name in options:
+            raise UsageError(f"LocalModel sets {name} itself (the server it starts); drop {name}=")
+
+
+def _stop(
+    proc: subprocess.Popen[bytes], grace_seconds: float, log: IO[bytes] | None, *files: Path
+) -> None:
+    """Terminate the server process, reap it, close its log and remove `files` (idempotent)."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -223,6 +280,8 @@ def _stop(proc: subprocess.Popen[bytes], grace_seconds: float, *files: Path) -> 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    if log is not None:
+        log.close()
     for path in files:
         path.unlink(missing_ok=True)
 
@@ -239,7 +298,7 @@ class LocalModel:
 
     def __init__(
         self,
-        model: str,
+        model: str | os.PathLike[str],
         *,
         ctx_size: int = 8192,
         threads: int = 2,
@@ -260,7 +319,7 @@ class LocalModel:
 
         Args:
             model: a catalogue key (`"qwen2.5-coder-0.5b"`, `"qwen2.5-coder-1.5b"`), or a
-                path to any `.gguf` file.
+                path (text or `Path`) to any `.gguf` file.
             ctx_size: the server's context window (tokens), shared by all slots.
             threads: CPU threads for generation and prompt evaluation.
             seed: the server's sampling seed (requests may still send their own `seed`).
@@ -289,16 +348,15 @@ class LocalModel:
 
         Raises:
             UsageError: unknown catalogue key, a missing GGUF file or binary (the message says to
-                run `make local`), a non-positive size or count, an unknown `call_format`, or
+                run `make local`), an option of the wrong type or value (sizes and counts are
+                ints >= 1, seconds finite and > 0, a client option `OpenAICompatModel` does
+                not take), an unknown `call_format`, or
                 `call_format="fenced"` for a GGUF whose template does not render calls as
                 Qwen2.5's does.
             ModelError: a cached GGUF's sha256 differs from the upstream value.
         """
-        for name, value in (("ctx_size", ctx_size), ("threads", threads), ("parallel", parallel)):
-            if value < 1:
-                raise UsageError(f"{name} must be at least 1, got {value}")
-        if timeout_seconds <= 0 or startup_timeout_seconds <= 0:
-            raise UsageError("timeout_seconds and startup_timeout_seconds must be positive")
+        _check_options(locals())
+        model = os.fspath(model) if isinstance(model, os.PathLike) else model
         if not model:
             raise UsageError(
                 "give a local model after the prefix, e.g. get_model('local:qwen2.5-coder-1.5b') "
@@ -344,7 +402,7 @@ class LocalModel:
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._client: Any = None
-        self._log_path: Path | None = None
+        self._log: IO[bytes] | None = None
         self._template_path: Path | None = None
         self.port: int | None = None
         self.server_version: str | None = None
@@ -417,33 +475,45 @@ class LocalModel:
 
     def _start(self) -> None:
         self.close()
-        fd, log_name = tempfile.mkstemp(prefix="hk-llama-server-", suffix=".log")
-        self._log_path = Path(log_name)
-        if self._template is not None:  # the fenced variant, for the server's --chat-template-file
+        # The server's log is a file without a name: nothing is left on disk when this process
+        # dies by a signal; the server writes to its copy of the descriptor, `log_tail` reads ours.
+        self._log = tempfile.TemporaryFile(prefix="hk-llama-server-", suffix=".log")  # noqa: SIM115  (closed by close())
+        if self._template is not None:  # the fenced variant, for --chat-template-file
             tfd, template_name = tempfile.mkstemp(prefix="hk-chat-template-", suffix=".jinja")
             with os.fdopen(tfd, "w", encoding="utf-8") as out:
                 out.write(self._template)
             self._template_path = Path(template_name)
         port = _free_port()
-        with os.fdopen(fd, "wb") as log:
-            proc = _SPAWNER.popen(
-                self._args(port),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")},
-            )
+        proc = _SPAWNER.popen(
+            self._args(port),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")},
+        )
         self._proc = proc
-        files = [f for f in (self._log_path, self._template_path) if f is not None]
-        self._finalizer = weakref.finalize(self, _stop, proc, 10.0, *files)  # at exit too
+        files = [self._template_path] if self._template_path is not None else []
+        self._finalizer = weakref.finalize(  # also at exit
+            self, _stop, proc, _GRACE_SECONDS, self._log, *files
+        )
         self.port = port
         try:
             self._wait_healthy(proc, port)
+            if self._template_path is not None:  # read at start-up; no file outlives us
+                self._template_path.unlink(missing_ok=True)
+            self._client = self._make_client()
         except BaseException:
             self.close()
             raise
+
+    def _make_client(self) -> Any:
         from harnesskit.models.openai_compat import OpenAICompatModel
 
+        return OpenAICompatModel(
+            self.key, provider="openai-compat", base_url=self.base_url, **self._options()
+        )
+
+    def _options(self) -> dict[str, Any]:
         options: dict[str, Any] = {"api_key": "", "timeout_seconds": self.timeout_seconds}
         options.update(self._client_options)
         if self.temperature is not None:
@@ -451,9 +521,7 @@ class LocalModel:
                 "temperature": self.temperature,
                 **(options.get("extra_body") or {}),
             }
-        self._client = OpenAICompatModel(
-            self.key, provider="openai-compat", base_url=self.base_url, **options
-        )
+        return options
 
     def _wait_healthy(self, proc: subprocess.Popen[bytes], port: int) -> None:
         deadline = time.monotonic() + self.startup_timeout_seconds
@@ -494,13 +562,15 @@ class LocalModel:
         Returns:
             The text, or `""` when the server was never started.
         """
-        if self._log_path is None or not self._log_path.is_file():
+        log = self._log
+        if log is None or log.closed:
             return ""
-        data = self._log_path.read_bytes()[-max_bytes:]
-        return data.decode("utf-8", "replace")
+        size = os.fstat(log.fileno()).st_size
+        start = max(0, size - max_bytes)
+        return os.pread(log.fileno(), size - start, start).decode("utf-8", "replace")
 
     def close(self) -> None:
-        """Stop the server (terminate, then kill after 10 s) and close the HTTP client.
+        """Stop the server (terminate, then kill after 3 s) and close the HTTP client.
 
         Safe to call more than once; the model starts a new server on its next request.
         """
@@ -515,10 +585,11 @@ class LocalModel:
             self._finalizer()  # runs _stop once, and no longer at exit
             self._finalizer = None
         self._proc = None
-        for path in (self._log_path, self._template_path):
-            if path is not None:
-                path.unlink(missing_ok=True)
-        self._log_path = self._template_path = None
+        if self._template_path is not None:
+            self._template_path.unlink(missing_ok=True)
+        if self._log is not None:
+            self._log.close()
+        self._log, self._template_path = None, None
 
     def __enter__(self) -> LocalModel:
         return self.start()

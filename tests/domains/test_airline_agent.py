@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import harnesskit as hk
 from harnesskit import cli
 from harnesskit.domains import airline
@@ -189,3 +191,25 @@ def test_demo_goes_on_after_a_brake_whose_closing_request_failed(tmp_path):
     assert report.skipped == ()
     contract = hk.EventLog.read(report.rows[0].log_path).of_type("task.contract")[0]
     assert "300" in json.dumps(contract.payload)  # the closing request's allowance
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tasks": None}, "tasks must be a non-empty tuple"),
+        ({"tasks": ()}, "tasks must be a non-empty tuple"),
+        ({"tasks": ["cancel-business"]}, "tasks must be DemoTask objects"),
+        ({"out_dir": None}, "out_dir must be a folder path"),
+        ({"echo": "yes"}, "echo must be a function"),
+        ({"policy": "nope"}, "unknown context policy 'nope'"),
+        ({"max_steps": 0}, "max_steps must be an int >= 1"),
+        ({"model": "local:x"}, "model must be a Model"),
+    ],
+)
+def test_run_demo_refuses_bad_arguments_before_making_a_folder(tmp_path, kwargs, message):
+    from harnesskit.domains.airline import run_demo
+
+    kwargs.setdefault("out_dir", tmp_path / "out")
+    with pytest.raises(hk.UsageError, match=message):
+        run_demo(**kwargs)
+    assert not (tmp_path / "out").exists()

@@ -62,6 +62,8 @@ def test_no_template_is_none_and_a_bad_file_is_a_usage_error_naming_it(tmp_path)
         "cut.gguf": gguf([("tokenizer.ggml.tokens", 9, tokens(50))])[:-30],
         "odd.gguf": gguf([("k", 99, b"")]),
         "empty.gguf": b"",
+        # an array of arrays nested 5,000 deep
+        "deep.gguf": gguf([("k", 9, struct.pack("<IQ", 9, 1) * 5000 + struct.pack("<IQ", 4, 0))]),
     }.items():
         bad = tmp_path / name
         bad.write_bytes(data)

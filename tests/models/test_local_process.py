@@ -103,12 +103,11 @@ def test_a_with_block_stops_the_server_even_when_it_raises(cache):
 def test_a_dropped_model_does_not_leave_its_server_behind(cache):
     model = LocalModel(str(cache["gguf"]), server=cache["binary"]).start()
     pid = model.pid
-    log = model._log_path
     del model
     import gc
 
     gc.collect()
-    assert not alive(pid) and not log.exists()
+    assert not alive(pid)
 
 
 def test_a_killed_server_is_a_model_error_with_its_exit_code(cache):
@@ -139,7 +138,7 @@ def test_missing_weights_or_runtime_say_how_to_install(cache, tmp_path):
         LocalModel(str(cache["gguf"]), server=tmp_path / "nope")
     with pytest.raises(UsageError, match="known: qwen2.5-coder-0.5b"):
         hk.get_model("local:qwen9")
-    with pytest.raises(UsageError, match="threads must be at least 1"):
+    with pytest.raises(UsageError, match="threads must be an int of at least 1"):
         LocalModel(str(cache["gguf"]), server=cache["binary"], threads=0)
 
 
@@ -205,6 +204,7 @@ def test_a_signalled_owner_process_leaves_no_server_behind(cache, tmp_path, sign
 
     script = tmp_path / "owner.py"
     script.write_text(OWNER)
+    before = temp_files()
     owner = subprocess.Popen(
         [sys.executable, str(script), str(cache["gguf"]), str(cache["binary"]), where],
         stdout=subprocess.PIPE,
@@ -220,7 +220,55 @@ def test_a_signalled_owner_process_leaves_no_server_behind(cache, tmp_path, sign
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(pid)
+        assert temp_files() == before  # the server's log and template left nothing on disk
     finally:
         owner.kill()
         owner.wait()
         owner.stdout.close()
+
+
+def temp_files() -> set[str]:
+    import tempfile
+
+    root = Path(tempfile.gettempdir())
+    return {p.name for p in root.glob("hk-llama-server-*")} | {
+        p.name for p in root.glob("hk-chat-template-*")
+    }
+
+
+def test_the_server_log_is_read_from_a_file_without_a_name(cache):
+    model = LocalModel(str(cache["gguf"]), server=cache["binary"]).start()
+    try:
+        target = os.readlink(f"/proc/self/fd/{model._log.fileno()}")
+        assert not Path(target).exists()  # unlinked (or O_TMPFILE): nothing to leak on a signal
+    finally:
+        model.close()
+    assert model.log_tail() == ""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"bogus_option": 1}, "option neither it nor OpenAICompatModel takes"),
+        ({"base_url": "http://x"}, "sets base_url itself"),
+        ({"ctx_size": "8192"}, "ctx_size must be an int of at least 1, got '8192'"),
+        ({"ctx_size": 1.5}, "ctx_size must be an int"),
+        ({"threads": True}, "threads must be an int"),
+        ({"seed": None}, "seed must be an int"),
+        ({"timeout_seconds": float("inf")}, "timeout_seconds must be a finite number"),
+        ({"timeout_seconds": float("nan")}, "timeout_seconds must be a finite number"),
+        ({"timeout_seconds": "10"}, "timeout_seconds must be a finite number"),
+        ({"startup_timeout_seconds": 0}, "startup_timeout_seconds must be a finite number"),
+        ({"temperature": "hot"}, "temperature must be None or a number"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_starts(cache, kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        LocalModel(str(cache["gguf"]), server=cache["binary"], **kwargs)
+    with pytest.raises(UsageError, match="model must be a catalogue key"):
+        LocalModel(42, server=cache["binary"])
+
+
+def test_a_path_object_names_a_gguf(cache):
+    model = LocalModel(cache["gguf"], server=cache["binary"])
+    assert model.gguf == cache["gguf"].resolve() and model.pid is None

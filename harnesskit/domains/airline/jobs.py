@@ -408,6 +408,37 @@ class OneWritePerTurn:
         return not writes or writes[0] == request.tool_call_id
 
 
+def _check_demo_args(
+    out_dir: Any, tasks: Any, model: Any, policy: Any, max_steps: Any, echo: Any
+) -> None:
+    """Refuse bad `run_demo` arguments before a folder is made or a task runs.
+
+    Raises:
+        UsageError: naming the argument, what it must be and what came.
+    """
+    if not isinstance(out_dir, str | os.PathLike):
+        raise hk.UsageError(f"out_dir must be a folder path, got {out_dir!r}")
+    if not isinstance(tasks, tuple | list) or not tasks:
+        raise hk.UsageError(
+            f"tasks must be a non-empty tuple of DemoTask (e.g. DEMO_TASKS[:2]), got {tasks!r:.80}"
+        )
+    bad = [t for t in tasks if not isinstance(t, DemoTask)]
+    if bad:
+        names = ", ".join(t.name for t in DEMO_TASKS)
+        raise hk.UsageError(
+            f"tasks must be DemoTask objects, got {bad[0]!r:.60}; pick from DEMO_TASKS ({names})"
+        )
+    if model is not None and not callable(getattr(model, "request", None)):
+        raise hk.UsageError(f"model must be a Model (with .request) or None, got {model!r:.60}")
+    hk.ContextPolicy.resolve(policy)  # UsageError naming the unknown policy
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise hk.UsageError(f"max_steps must be an int >= 1, got {max_steps!r}")
+    if echo is not None and not callable(echo):
+        raise hk.UsageError(
+            f"echo must be a function taking the table's text, or None, got {echo!r}"
+        )
+
+
 def _closing_seconds(model: Any | None) -> float:
     """Seconds for the closing request: the model's per-attempt timeout, at least 30."""
     timeout = getattr(model, "timeout_seconds", None)
@@ -544,14 +575,17 @@ def run_demo(
         max_steps: the step brake of every task (20 lets the offline agent page through a
             large search result).
         echo: where the table goes (`print` by default; `None` prints nothing).
-        mode: `tau_bench` (as recorded) or `strict` (the strict tools; a missing `reason` is
-            derived from the user's words, see `replay_run`; the report adds the derivations
-            and a per-rule table of allowed and refused cancellations).
 
     Returns:
         The `DemoReport` (rows: task, steps, tool calls, prompt tokens, finish_reason, pass).
         After Ctrl-C it holds the tasks finished so far and `interrupted=True`.
+
+    Raises:
+        UsageError: a bad argument (checked before any folder is made): `out_dir` not a path,
+            `tasks` empty or not `DemoTask`s, a `model` without `request`, an unknown `policy`,
+            `max_steps` not an int >= 1, `echo` not callable.
     """
+    _check_demo_args(out_dir, tasks, model, policy, max_steps, echo)
     started = time.perf_counter()
     root = _fresh_dir(Path(out_dir), "demo")
     rows: list[DemoRow] = []
