@@ -67,6 +67,7 @@ bench: $(STAMP)
 LOCAL_MODELS ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b
 REAL_MODEL ?= local:qwen2.5-coder-1.5b
 REAL_POLICY ?= default
+REAL_STEPS ?= 10
 
 local: $(STAMP)
 	$(BIN)/python -m harnesskit.models._local_install $(foreach m,$(LOCAL_MODELS),--model $(m))
@@ -80,7 +81,8 @@ test-local: $(STAMP)
 		notebooks/08_local_model.ipynb
 
 real-demo: local
-	$(BIN)/harnesskit demo --model $(REAL_MODEL) --policy $(REAL_POLICY) --out runs/real-demo; \
+	$(BIN)/harnesskit demo --model $(REAL_MODEL) --policy $(REAL_POLICY) --max-steps $(REAL_STEPS) \
+		--out runs/real-demo; \
 	status=$$?; \
 	$(BIN)/python scripts/local_demo_report.py runs/real-demo; exit $$status
 

@@ -23,7 +23,9 @@ __all__ = ["main"]
 def _cmd_demo(args: argparse.Namespace) -> int:
     from harnesskit.domains.airline.jobs import run_demo
 
-    report = run_demo(out_dir=args.out, model=_model(args), policy=args.policy)
+    report = run_demo(
+        out_dir=args.out, model=_model(args), policy=args.policy, max_steps=args.max_steps
+    )
     if report.interrupted:
         return 130
     return 1 if any(row.finish_reason == "error" for row in report.rows) else 0
@@ -245,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="full-history",
         help="context policy of every task: full-history (the default), default, window, "
         "summary, or a policy file",
+    )
+    demo.add_argument(
+        "--max-steps",
+        type=int,
+        default=20,
+        help="step brake of every task (default 20; a CPU model takes 5-15 s a step)",
     )
     add_model_options(demo)
     demo.set_defaults(func=_cmd_demo)

@@ -213,3 +213,14 @@ def test_run_demo_refuses_bad_arguments_before_making_a_folder(tmp_path, kwargs,
     with pytest.raises(hk.UsageError, match=message):
         run_demo(**kwargs)
     assert not (tmp_path / "out").exists()
+
+
+def test_demo_max_steps_flag_brakes_every_task(tmp_path, capsys):
+    from harnesskit import cli
+
+    assert cli.main(["demo", "--out", str(tmp_path), "--max-steps", "3"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("book-cheapest-one-stop"))
+    assert row.split()[1:2] == ["3"] and "max_steps" in row
+    assert cli.main(["demo", "--out", str(tmp_path), "--max-steps", "0"]) == 2
+    assert "max_steps must be an int >= 1" in capsys.readouterr().err
