@@ -22,6 +22,7 @@ and widgets load on first use of one of their names.
 
 import typing as _typing
 
+from harnesskit._lazy import lazy_exports as _lazy_exports
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.bindings import transport_audit
@@ -112,20 +113,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Load a lazily exported name (`_LAZY`) on first use and keep it (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harnesskit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports("harnesskit", _LAZY, globals())  # PEP 562
 
 
 __version__ = "0.1.0"

@@ -15,7 +15,7 @@ import harnesskit
 
 PACKAGE = Path(harnesskit.__file__).parent
 #: Top-level modules that form the value floor (value types, errors, the display seam).
-VALUE_MODULES = {"errors", "messages", "testing", "_repr", "_json"}
+VALUE_MODULES = {"errors", "messages", "testing", "_repr", "_json", "_lazy"}
 
 
 def _module_name(path: Path) -> str:

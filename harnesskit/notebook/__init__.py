@@ -5,6 +5,7 @@ The notebook layer: display and renderers, frames, charts and widgets. Reads log
 
 import typing as _typing
 
+from harnesskit._lazy import lazy_exports as _lazy_exports
 from harnesskit.notebook import renderers  # noqa: F401  (registers the report renderers)
 from harnesskit.notebook.display import (
     get_display,
@@ -63,20 +64,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Load a lazily exported name (`_LAZY`) on first use and keep it (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harnesskit.notebook' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports("harnesskit.notebook", _LAZY, globals())  # PEP 562
 
 
 __all__ = [

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import harnesskit as hk
+from harnesskit.data.artifacts import INSPECTION_TOOLS
 from harnesskit.testing import reply
 
 
@@ -18,14 +19,7 @@ def lookup(key: str) -> dict:
     return {"key": key, "value": len(key)}
 
 
-INSPECTION = {
-    "artifact_outline",
-    "artifact_search",
-    "artifact_context",
-    "artifact_head",
-    "artifact_tail",
-    "artifact_slice",
-}
+INSPECTION = set(INSPECTION_TOOLS)
 
 
 def names(request):
