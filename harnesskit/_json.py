@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from harnesskit._lazy import frozen_dataclass
 
 __all__ = [
     "MAX_DEPTH",
@@ -220,7 +221,7 @@ def _plain(text: str, max_depth: int) -> bool:
     return text.isascii() or clean_text(text) is text
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ArgumentsRead:
     """What a tool call's argument text turned out to be."""
 

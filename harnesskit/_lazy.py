@@ -1,12 +1,23 @@
-"""Private: names a package exports but imports on first use (PEP 562), kept off import time."""
+"""Private: work kept off import time.
+
+Names a package exports but imports on first use (PEP 562), value classes whose methods are not
+compiled at import (`frozen_dataclass`).
+"""
 
 from __future__ import annotations
 
+import _thread
+import dataclasses
 import importlib
+import operator
+import sys
+import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
-__all__ = ["lazy_exports"]
+__all__ = ["frozen_dataclass", "lazy_exports"]
+
+_T = TypeVar("_T")
 
 
 def lazy_exports(
@@ -37,3 +48,351 @@ def lazy_exports(
         return sorted(set(namespace) | set(table))
 
     return getattr_, dir_
+
+
+# -- frozen value classes -----------------------------------------------------------------
+
+_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # stable since 3.7 (fields() reads it)
+_FIELD_CLASSVAR = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
+_HAS_DEFAULT_FACTORY = dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+_MISSING: Any = dataclasses.MISSING
+_PARAMS: dict[tuple[bool, bool, bool], Any] = {}
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
+def frozen_dataclass(
+    cls: type[_T] | None = None, /, *, kw_only: bool = False, repr: bool = True, eq: bool = True
+) -> Any:
+    """`@dataclass(frozen=True, slots=True, ...)` without compiling code per class at import.
+
+    `dataclasses.dataclass` writes and `exec`s the source of `__init__`, `__eq__`, `__hash__`,
+    `__repr__`, `__setattr__` and `__delattr__` for every class, which is most of the cost of
+    importing a module of value classes. This builds the same class (same `__slots__`,
+    `__dataclass_fields__`, `__dataclass_params__`, `__match_args__`, pickling, so
+    `dataclasses.fields`, `replace`, `asdict`, `is_dataclass` and `copy` work unchanged) with
+    `__eq__`, `__hash__`, `__repr__` and the frozen `__setattr__`/`__delattr__` as shared
+    functions, and `__init__` written on first use (its text, signature and behaviour, with
+    `__post_init__`, are those `dataclass` writes). Methods the class body defines are kept,
+    as `dataclass` keeps them.
+
+    One difference: setting an attribute that is not a field raises `FrozenInstanceError`
+    (as for a field); on Python 3.11 `dataclass(frozen=True, slots=True)` raises `TypeError`
+    there (a `super()` call on the pre-slots class). `InitVar` and `KW_ONLY` annotations are
+    not supported (`TypeError` at class creation).
+
+    Args:
+        cls: the class, when used bare (`@frozen_dataclass`).
+        kw_only: every field keyword-only in `__init__` (as `dataclass(kw_only=True)`).
+        repr: generate `__repr__` (`ClassName(field=value, ...)`).
+        eq: generate `__eq__` (and `__hash__`) over the fields with `compare=True`.
+
+    Returns:
+        The new class (a decorator when `cls` is not given).
+
+    Raises:
+        TypeError: as `dataclass` raises for a malformed class (a field without annotation,
+            a non-default field after a default one, a non-frozen dataclass base,
+            `__setattr__`/`__slots__` in the body), or an `InitVar`/`KW_ONLY` annotation.
+        ValueError: a mutable default (list, dict, set): use `default_factory`.
+    """
+
+    def wrap(c: type[_T]) -> type[_T]:
+        return _frozen_class(c, kw_only, repr, eq)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _params(kw_only: bool, repr_: bool, eq: bool) -> Any:
+    """The `__dataclass_params__` `dataclass` would set (taken from an empty real one)."""
+    key = (kw_only, repr_, eq)
+    params = _PARAMS.get(key)
+    if params is None:
+        template: Any = dataclasses.dataclass(
+            frozen=True, slots=True, kw_only=kw_only, repr=repr_, eq=eq
+        )(type("_Template", (), {}))
+        params = _PARAMS[key] = template.__dataclass_params__
+    return params
+
+
+def _annotation_is(cls: type, annotation: Any, module: Any, name: str) -> bool:
+    """Whether `annotation` (an object or a string) names `module.<name>`, as `dataclass` checks."""
+    target = getattr(module, name)
+    if not isinstance(annotation, str):
+        return annotation is target or getattr(annotation, "__origin__", None) is target
+    head = annotation.split("[", 1)[0].strip()
+    mod_name, _, attr = head.rpartition(".")
+    ns = getattr(sys.modules.get(cls.__module__), "__dict__", {})
+    if mod_name:
+        if ns.get(mod_name.strip()) is not module:
+            return False
+        ns = module.__dict__
+    return ns.get(attr.strip()) is target
+
+
+def _frozen_class(cls: type[_T], kw_only: bool, repr_: bool, eq: bool) -> type[_T]:
+    body = cls.__dict__
+    if "__slots__" in body:
+        raise TypeError(f"{cls.__name__} already specifies __slots__")
+    for name in ("__setattr__", "__delattr__"):
+        if name in body:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    has_bases = any_frozen = False
+    for base in cls.__mro__[-1:0:-1]:
+        base_fields = getattr(base, "__dataclass_fields__", None)
+        if base_fields is not None:
+            has_bases = True
+            fields.update(base_fields)
+            any_frozen = any_frozen or base.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    if has_bases and not any_frozen:
+        raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+    annotations = body.get("__annotations__", {})
+    typing_mod = sys.modules["typing"]
+    own: list[str] = []
+    for name, annotation in annotations.items():
+        if _annotation_is(cls, annotation, dataclasses, "KW_ONLY") or _annotation_is(
+            cls, annotation, dataclasses, "InitVar"
+        ):
+            raise TypeError(f"frozen_dataclass does not support InitVar or KW_ONLY ({name!r})")
+        default = getattr(cls, name, _MISSING)
+        if isinstance(default, dataclasses.Field):
+            f = default
+        else:
+            if isinstance(default, types.MemberDescriptorType):
+                default = _MISSING
+            f = dataclasses.field(default=default)
+        f.name = name
+        f.type = annotation
+        if _annotation_is(cls, annotation, typing_mod, "ClassVar"):
+            f._field_type = _FIELD_CLASSVAR  # type: ignore[attr-defined]
+            if f.default_factory is not _MISSING:
+                raise TypeError(f"field {name} cannot have a default factory")
+            if f.kw_only is not _MISSING:
+                raise TypeError(f"field {name} is a ClassVar but specifies kw_only")
+        else:
+            f._field_type = _FIELD  # type: ignore[attr-defined]
+            if f.kw_only is _MISSING:
+                f.kw_only = kw_only
+            if f.default.__class__.__hash__ is None:
+                raise ValueError(
+                    f"mutable default {type(f.default)} for field {name} is not allowed: "
+                    "use default_factory"
+                )
+            own.append(name)
+        fields[name] = f
+    for name, value in body.items():
+        if isinstance(value, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    real = [f for f in fields.values() if f._field_type is _FIELD]  # type: ignore[attr-defined]
+    seen_default = False
+    for f in real:
+        if f.init and not f.kw_only:
+            if f.default is not _MISSING or f.default_factory is not _MISSING:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+    names = tuple(f.name for f in real)
+    ns = dict(body)
+    for name in names:
+        ns.pop(name, None)  # the slot replaces the class attribute holding the default
+    for name, f in fields.items():
+        if name not in own and isinstance(body.get(name), dataclasses.Field):
+            if f.default is _MISSING:  # a ClassVar given as field(): its default, if any
+                ns.pop(name)
+            else:
+                ns[name] = f.default
+    ns.pop("__dict__", None)
+    ns.pop("__weakref__", None)
+    inherited = {s for base in cls.__mro__[1:-1] for s in _slots_of(base)}
+    ns["__slots__"] = tuple(n for n in names if n not in inherited)
+    ns["__dataclass_params__"] = _params(kw_only, repr_, eq)
+    ns["__dataclass_fields__"] = fields
+    ns.setdefault("__init__", _LazyInit())
+    if repr_:
+        ns.setdefault("__repr__", _repr_fn(tuple(f.name for f in real if f.repr)))
+    if eq:
+        ns.setdefault("__eq__", _eq_fn(tuple(f.name for f in real if f.compare)))
+        explicit = body.get("__hash__", _MISSING)
+        if explicit is _MISSING or (explicit is None and "__eq__" in body):
+            hashed = tuple(f.name for f in real if (f.compare if f.hash is None else f.hash))
+            ns["__hash__"] = _hash_fn(hashed)
+    ns.setdefault("__match_args__", tuple(f.name for f in real if f.init and not f.kw_only))
+    ns.setdefault("__getstate__", _getstate)
+    ns.setdefault("__setstate__", _setstate)
+    if not body.get("__doc__"):
+        ns["__doc__"] = _LazyDoc()
+    meta: Any = type(cls)
+    new: Any = meta(cls.__name__, cls.__bases__, ns)
+    new.__qualname__ = cls.__qualname__
+    name_set = frozenset(names)
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is new or name in name_set:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(new, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is new or name in name_set:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(new, self).__delattr__(name)
+
+    for fn in (__setattr__, __delattr__):
+        fn.__qualname__ = f"{new.__qualname__}.{fn.__name__}"
+        setattr(new, fn.__name__, fn)
+    for value in (ns["__init__"], ns["__doc__"]):
+        if isinstance(value, _LazyInit | _LazyDoc):
+            value.cls = new
+    return new  # type: ignore[no-any-return]
+
+
+def _slots_of(cls: type) -> tuple[str, ...]:
+    slots = cls.__dict__.get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _getstate(self: Any) -> list[Any]:
+    return [getattr(self, f.name) for f in dataclasses.fields(self)]
+
+
+def _setstate(self: Any, state: list[Any]) -> None:
+    for f, value in zip(dataclasses.fields(self), state, strict=False):
+        object.__setattr__(self, f.name, value)
+
+
+def _key_fn(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """`obj -> (obj.<name>, ...)`, always a tuple (as the tuples `dataclass` compares)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        get = operator.attrgetter(names[0])
+        return lambda obj: (get(obj),)
+    return lambda obj: ()
+
+
+def _eq_fn(names: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+    key = _key_fn(names)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return key(self) == key(other)
+        return NotImplemented
+
+    return __eq__
+
+
+def _hash_fn(names: tuple[str, ...]) -> Callable[[Any], int]:
+    key = _key_fn(names)
+
+    def __hash__(self: Any) -> int:
+        return hash(key(self))
+
+    return __hash__
+
+
+def _repr_fn(names: tuple[str, ...]) -> Callable[[Any], str]:
+    running: set[tuple[int, int]] = set()
+
+    def __repr__(self: Any) -> str:
+        key = id(self), _thread.get_ident()
+        if key in running:
+            return "..."
+        running.add(key)
+        try:
+            inner = ", ".join([f"{n}={getattr(self, n)!r}" for n in names])
+        finally:
+            running.discard(key)
+        return f"{self.__class__.__qualname__}({inner})"
+
+    return __repr__
+
+
+class _LazyInit:
+    """The class's `__init__`, written (as `dataclass` writes it) on first use, then kept."""
+
+    __slots__ = ("cls",)
+    cls: type
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        fn = _init_fn(self.cls)
+        type.__setattr__(self.cls, "__init__", fn)
+        return fn if obj is None else fn.__get__(obj, owner)
+
+
+class _LazyDoc:
+    """A class docstring `Name(signature)` for a class without one, as `dataclass` writes it."""
+
+    __slots__ = ("cls",)
+    cls: type
+
+    def __get__(self, obj: Any, owner: type | None = None) -> str:
+        import inspect
+
+        try:
+            sig = str(inspect.signature(self.cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            sig = ""
+        doc = self.cls.__name__ + sig
+        type.__setattr__(self.cls, "__doc__", doc)
+        return doc
+
+
+def _init_fn(cls: type) -> Callable[..., None]:
+    """The `__init__` `dataclass(frozen=True, slots=True)` writes for `cls` (same source)."""
+    fields = [
+        f
+        for f in cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+        if f._field_type is _FIELD
+    ]
+    self_name = "__dataclass_self__" if "self" in cls.__dataclass_fields__ else "self"  # type: ignore[attr-defined]
+    local: dict[str, Any] = {
+        "__dataclass_builtins_object__": object,
+        "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
+        "MISSING": _MISSING,
+        "_return_type": None,
+    }
+    lines = []
+    for f in fields:
+        local[f"_type_{f.name}"] = f.type
+        dflt = f"_dflt_{f.name}"
+        if f.default_factory is not _MISSING:
+            local[dflt] = f.default_factory
+            value = (
+                f"{dflt}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}"
+                if f.init
+                else f"{dflt}()"
+            )
+        elif f.init:
+            if f.default is not _MISSING:
+                local[dflt] = f.default
+            value = f.name
+        elif f.default is not _MISSING:
+            local[dflt] = f.default
+            value = dflt
+        else:
+            continue
+        lines.append(f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})")
+    if hasattr(cls, "__post_init__"):
+        lines.append(f"{self_name}.__post_init__()")
+
+    def param(f: Any) -> str:
+        if f.default is _MISSING and f.default_factory is _MISSING:
+            return f"{f.name}:_type_{f.name}"
+        if f.default is not _MISSING:
+            return f"{f.name}:_type_{f.name}=_dflt_{f.name}"
+        return f"{f.name}:_type_{f.name}=_HAS_DEFAULT_FACTORY"
+
+    params = [param(f) for f in fields if f.init and not f.kw_only]
+    kw = [param(f) for f in fields if f.init and f.kw_only]
+    if kw:
+        params += ["*", *kw]
+    body = "\n".join(f"  {b}" for b in lines or ["pass"])
+    text = f" def __init__({','.join([self_name, *params])})->_return_type:\n{body}"
+    text = f"def __create_fn__({', '.join(local)}):\n{text}\n return __init__"
+    module = sys.modules.get(cls.__module__)
+    ns: dict[str, Any] = {}
+    code = compile(text, "<string>", "exec", dont_inherit=True)  # no `annotations` future
+    exec(code, module.__dict__ if module is not None else {}, ns)  # as dataclass does
+    fn: Callable[..., None] = ns["__create_fn__"](**local)
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    return fn

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from harnesskit import _json
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -44,7 +45,7 @@ ERROR_TYPES = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ToolCall:
     """One tool call requested by the model.
 
@@ -143,7 +144,7 @@ def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return read.arguments, read.error
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Message:
     """One chat message in the OpenAI chat-completions shape."""
 
@@ -210,7 +211,7 @@ class Message:
         return self.content or ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Usage:
     """Token counts of one model response (units: tokens)."""
 
@@ -262,7 +263,7 @@ _NOT_SETTINGS = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class StreamDelta:
     """One fragment of an answer as it is generated, for a live display (`stream=True`).
 
@@ -283,7 +284,7 @@ class StreamDelta:
     """For `tool_call`: the provider's call id, once sent."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ModelRequest:
     """Everything a model is sent for one turn."""
 
@@ -332,7 +333,7 @@ class ModelRequest:
         return [t["function"]["name"] for t in self.tools]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ModelResponse:
     """One answer of a model: an assistant message plus its metadata."""
 
@@ -371,7 +372,7 @@ class ModelResponse:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ToolResult:
     """The outcome of one tool call, success or structured failure (R-E1).
 

@@ -34,11 +34,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.data.artifacts import INSPECTION_TOOLS
 from harnesskit.data.idmatch import altered_copy
 from harnesskit.errors import UsageError
@@ -72,7 +72,7 @@ def is_identifier(value: Any) -> bool:
     return (has_digit and has_alpha) or (value.isdigit() and len(value) >= 6)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Finding:
     """One row of an audit table."""
 
@@ -380,7 +380,7 @@ def _transport(call: Event, before: Sequence[Event], fact_args: tuple[str, ...])
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Partial:
     point: str
     flag: bool

@@ -24,10 +24,11 @@ from __future__ import annotations
 import random
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.context.builder import BUILTIN_POLICIES, ContextPolicy
 from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
@@ -61,7 +62,7 @@ SYSTEM = "You are a careful support engineer. Cite source labels for every fact 
 TASK = "Payment callbacks for order 4WQ150 are failing. Find out why and propose a fix."
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ProbeResult:
     """The outcome of one probe run."""
 

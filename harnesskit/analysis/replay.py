@@ -15,10 +15,10 @@ import datetime as dt
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ContextError, ToolError, UsageError
 from harnesskit.log._types import (
     ContextInjectedEvent,
@@ -38,7 +38,7 @@ from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
 __all__ = ["Divergence", "ReplayReport", "counterfactual", "replay"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Divergence:
     """One place where a replay differs from its recording."""
 
@@ -52,7 +52,7 @@ class Divergence:
     """The replayed value."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ReplayReport:
     """The outcome of `replay`: the divergences, and the replay run itself."""
 

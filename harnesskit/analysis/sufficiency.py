@@ -26,9 +26,9 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ContextError, HarnessError, UsageError
 from harnesskit.log._types import (
     Event,
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ValueShape:
     """One kind of typed value and the pattern that finds it in an argument string."""
 

@@ -10,10 +10,11 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 
 POLICY_DIR = Path(__file__).with_name("policies")
@@ -64,7 +65,7 @@ def policy_problems(doc: Any) -> list[tuple[str, str]]:
     return sorted(problems)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ContextPolicy:
     """A context policy as data: name, version and the rules the builder applies (R-C1).
 

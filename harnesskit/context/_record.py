@@ -8,16 +8,16 @@ its selected list (schema v3) a delta against the branch's previous record (`sel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 from harnesskit.log._types import ContextInjectedEvent, ModelRequestEvent
 from harnesskit.log.events import EventLog
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class InjectionRecord:
     """One `context.injected` event read back: what a model request was built from (R-C5)."""
 

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.context._policy import BUILTIN_POLICIES, POLICY_DIR, ContextPolicy, policy_problems
 from harnesskit.context._record import InjectionRecord, injection_records, selected_fields
 from harnesskit.context._rules import (
@@ -118,7 +119,7 @@ NOTICE = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Prompt:
     """One assembled prompt and the record of how it was made."""
 

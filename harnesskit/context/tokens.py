@@ -10,9 +10,9 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 
 __all__ = ["TokenEstimator", "estimate_tokens"]
@@ -27,7 +27,7 @@ def _cjk() -> re.Pattern[str]:
     return re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class TokenEstimator:
     """Estimates tokens from text: `cjk_chars * tokens_per_cjk + other_chars / chars_per_token`."""
 

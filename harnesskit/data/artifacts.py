@@ -36,10 +36,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.data import _jsontext as jt
 from harnesskit.data._inspection import InspectionMixin, _call
 from harnesskit.data.representation import (
@@ -86,7 +87,7 @@ def _iso(t: float | None) -> str | None:
     return None if t is None else dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Preview:
     """A byte-exact excerpt of an artifact's stored text: `text == stored[start:end]` (R-A3)."""
 
@@ -138,7 +139,7 @@ class Preview:
             raise UsageError(f"a preview needs {exc.args[0]!r} (got keys {sorted(data)})") from exc
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ArtifactRef:
     """What the runtime knows about one stored artifact (R-A2). The bytes stay in the store."""
 

@@ -16,10 +16,10 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.data import _jsontext as jt
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
@@ -208,7 +208,7 @@ def _in_text(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> list
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class _Seen:
     event: Event
     label: str
@@ -216,7 +216,7 @@ class _Seen:
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class TransportAudit:
     """The transport audit of one or more finished runs (R-A7): rows plus a one-line verdict.
 

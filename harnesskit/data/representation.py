@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from harnesskit._lazy import frozen_dataclass
 
 if TYPE_CHECKING:
     from harnesskit.data.artifacts import ArtifactStore
@@ -35,7 +36,7 @@ __all__ = [
 FORMS = ("full", "summary", "preview", "truncation", "restatement", "excerpt")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Piece:
     """One appearance of a source in an assembled prompt: which source, in which form, where."""
 
@@ -71,7 +72,7 @@ class Piece:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class RepresentationViolation:
     """A source present in two forms within one prompt (R-A5)."""
 

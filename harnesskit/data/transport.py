@@ -13,9 +13,9 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.data._values import tool_values
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
@@ -43,7 +43,7 @@ from harnesskit.tools.spec import Tool, ToolRegistry
 __all__ = ["Transport", "TransportPolicy"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class TransportPolicy:
     """Thresholds and switches of the data transport (every one a parameter, R-A1)."""
 

@@ -17,10 +17,11 @@ import dataclasses
 import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import CorruptLogError, UsageError
 
 __all__ = [
@@ -53,7 +54,7 @@ _LABELS = {
 }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class Event:
     """One line of the log: the envelope every event type shares. Never modified once written.
 
@@ -211,7 +212,7 @@ class Event:
         return _repr.html(self)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class TaskContractEvent(Event):
     """The run's task, system prompt and frozen configuration (written first)."""
 
@@ -236,7 +237,7 @@ class TaskContractEvent(Event):
     """Where the idempotency ledger lives (`{"ledger": name}`)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class UserMessageEvent(Event):
     """A user turn."""
 
@@ -245,7 +246,7 @@ class UserMessageEvent(Event):
     """The user's text."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class HumanDecisionEvent(Event):
     """A human decision (a fact, R-V3): approve, deny, pending, with what it is about."""
 
@@ -270,7 +271,7 @@ class HumanDecisionEvent(Event):
     """What to do next."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ModelRequestEvent(Event):
     """The exact messages and tool list sent; a delta when it can be (`EventLog.append_request`)."""
 
@@ -302,7 +303,7 @@ class ModelRequestEvent(Event):
     """Estimated prompt tokens."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ModelResponseEvent(Event):
     """The model's reply (an interpretation, R-V3)."""
 
@@ -333,7 +334,7 @@ class ModelResponseEvent(Event):
     weights' `sha256`, its flags), on the first response of a log whose model has one."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ModelRetryEvent(Event):
     """A failed or corrective model attempt that was retried."""
 
@@ -344,7 +345,7 @@ class ModelRetryEvent(Event):
     """What went wrong."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ModelSwitchEvent(Event):
     """A fallback chain switched models."""
 
@@ -359,7 +360,7 @@ class ModelSwitchEvent(Event):
     """Why."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ToolCallEvent(Event):
     """A tool call the model made (flushed before a write tool acts)."""
 
@@ -374,7 +375,7 @@ class ToolCallEvent(Event):
     """The argument text as sent, when it did not parse."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ToolResultEvent(Event):
     """A tool's result (a fact, R-V3), matched to its call by `tool_call_id`."""
 
@@ -399,7 +400,7 @@ class ToolResultEvent(Event):
     """True when a write's outcome is unknown (R-E5)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ArtifactCreatedEvent(Event):
     """A tool result stored as an artifact (R-A1)."""
 
@@ -418,7 +419,7 @@ class ArtifactCreatedEvent(Event):
     """The call whose result it holds."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class ContextInjectedEvent(Event):
     """How one prompt was assembled (R-C5); see `InjectionRecord`."""
 
@@ -460,7 +461,7 @@ class ContextInjectedEvent(Event):
     """Estimated prompt tokens."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class AlertMismatchEvent(Event):
     """A model claim that differs from the system's truth (R-F1)."""
 
@@ -475,7 +476,7 @@ class AlertMismatchEvent(Event):
     """The system's value."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class AlertRepresentationEvent(Event):
     """A source in two forms in one prompt (R-A5)."""
 
@@ -490,7 +491,7 @@ class AlertRepresentationEvent(Event):
     """True when the prompt was refused."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class AlertConflictEvent(Event):
     """A refused status change or conflicting facts that paused the run."""
 
@@ -509,7 +510,7 @@ class AlertConflictEvent(Event):
     """Conflicting fact keys that paused the run."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class BrakeEvent(Event):
     """A limit tripped (the run then closes normally)."""
 
@@ -524,7 +525,7 @@ class BrakeEvent(Event):
     """The unit, e.g. `steps`, `tokens`, `s`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class CheckpointEvent(Event):
     """A checkpoint with a stage (R-V6)."""
 
@@ -535,7 +536,7 @@ class CheckpointEvent(Event):
     """What holds at this point."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class StatusSupersedeEvent(Event):
     """Marks earlier event(s) superseded (R-V2)."""
 
@@ -548,7 +549,7 @@ class StatusSupersedeEvent(Event):
     """The event holding the new evidence."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class StatusRejectEvent(Event):
     """Marks earlier event(s) rejected (R-V2)."""
 
@@ -561,7 +562,7 @@ class StatusRejectEvent(Event):
     """The event holding the evidence."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class StatusExpireEvent(Event):
     """Marks earlier event(s) expired (R-V2)."""
 
@@ -574,7 +575,7 @@ class StatusExpireEvent(Event):
     """The event holding the evidence."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class BranchForkEvent(Event):
     """A new branch, on the new branch, parented at the fork point (R-V5)."""
 
@@ -593,7 +594,7 @@ class BranchForkEvent(Event):
     """The new branch, when named in the payload (key `branch_id`)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class BranchMergeEvent(Event):
     """A branch's result brought back as an evidence package (R-V5)."""
 
@@ -618,7 +619,7 @@ class BranchMergeEvent(Event):
     """The branch's last event at the merge."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class RunResumeEvent(Event):
     """A run resumed after its checks (R-V6)."""
 
@@ -637,7 +638,7 @@ class RunResumeEvent(Event):
     """The frozen start of the resumed run."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class RunRestartEvent(Event):
     """A restart on a new branch, keeping the evidence (R-V6)."""
 
@@ -650,7 +651,7 @@ class RunRestartEvent(Event):
     """The old branch's last event."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class RunFinishedEvent(Event):
     """The run stopped (a finish reason from AGENTS.md)."""
 
@@ -667,7 +668,7 @@ class RunFinishedEvent(Event):
     """Wall time of the run, in seconds."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@frozen_dataclass(kw_only=True, repr=False)
 class TombstoneEvent(Event):
     """Revokes an event's content (R-S3)."""
 

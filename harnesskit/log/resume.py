@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ResumeError, UsageError
 from harnesskit.log._types import (
     BrakeEvent,
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ResumeCheck:
     """One resume check and its outcome."""
 
@@ -68,7 +69,7 @@ class ResumeCheck:
     """The value now."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ResumeReport:
     """The six resume checks for one branch of a logged run."""
 

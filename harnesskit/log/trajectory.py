@@ -23,10 +23,10 @@ import datetime as dt
 import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ArtifactNotFoundError, UsageError
 from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, kind_of
 from harnesskit.log._search import SearchIndex
@@ -136,7 +136,7 @@ def frozen_start(harness: Any) -> dict[str, Any]:
 # -- value types ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Gap:
     """One place where the stream is incomplete (R-V4): listed, never guessed away."""
 
@@ -148,7 +148,7 @@ class Gap:
     """What is wrong, e.g. `"parent 41 is not in the log"`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Evidence:
     """The evidence package a merge brings back instead of the branch history (R-V5).
 

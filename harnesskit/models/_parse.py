@@ -30,10 +30,10 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from harnesskit import _json
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
@@ -80,7 +80,7 @@ def call_id_factory(seed: str) -> Callable[[], str]:
     return lambda: f"{stem}{next(counter)}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProviderError:
     """What a provider said in an error body."""
 
@@ -390,7 +390,7 @@ def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Cut:
     """Whether the provider stopped at its output limit, and that limit (tokens)."""
 

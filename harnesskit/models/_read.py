@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["Deadline", "read_body", "read_lines"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Deadline:
     """A deadline and the monotonic clock (seconds) it is measured on."""
 

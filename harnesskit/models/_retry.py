@@ -8,9 +8,9 @@ from __future__ import annotations
 import email.utils
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 
 __all__ = [
@@ -28,7 +28,7 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 NO_RETRY_STATUS = frozenset({400, 401, 402, 403, 404, 422})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class RetryPolicy:
     """How often and how long an HTTP model client retries a failed request.
 
@@ -57,7 +57,7 @@ class RetryPolicy:
             raise UsageError(f"jitter must be between 0 and 1, got {self.jitter}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Attempt:
     """One failed (or corrective) attempt of a model request, reported to `on_attempt`.
 

@@ -17,9 +17,9 @@ reason to switch and is raised as is. After a switch the chain stays on the new 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model
@@ -30,7 +30,7 @@ __all__ = ["DATA_CLASSES", "FallbackModel", "FallbackNode", "Switch"]
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class FallbackNode:
     """A model in a fallback chain, with the data class it is approved for."""
 
@@ -58,7 +58,7 @@ class FallbackNode:
         return DATA_CLASSES.index(data_class) <= DATA_CLASSES.index(limit)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Switch:
     """One hand-over between nodes of a chain (the loop logs it as `model.switch`)."""
 

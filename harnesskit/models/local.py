@@ -46,10 +46,10 @@ import urllib.request
 import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse, Usage
 from harnesskit.models import _local_install as install
@@ -60,7 +60,7 @@ __all__ = ["LocalModel", "ServerTimings", "server_timings"]
 _LOG_TAIL_BYTES = 4000
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ServerTimings:
     """llama-server's own figures for one response (its `timings` object)."""
 

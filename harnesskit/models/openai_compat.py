@@ -45,10 +45,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _json
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
 from harnesskit.models._parse import (
@@ -80,7 +80,7 @@ CONTROL_KEYS = frozenset({"max_wait_seconds", "stream"})
 _ON_DELTA: ContextVar[Callable[[StreamDelta], None] | None] = ContextVar("on_delta", default=None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Preset:
     """Defaults for one provider prefix."""
 
@@ -118,7 +118,7 @@ _HINTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Failure:
     status: int | None
     error: str

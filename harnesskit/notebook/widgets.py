@@ -34,9 +34,9 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.log.events import Event, EventLog
 from harnesskit.notebook import display
 from harnesskit.run import Run
@@ -96,7 +96,7 @@ class _WidgetBox:
         return bundle
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ApprovalDecision:
     """One answer given by an `ApprovalPrompt`."""
 

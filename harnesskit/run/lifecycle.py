@@ -6,6 +6,7 @@ loop itself knows nothing of where its state came from.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,7 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
             "policy": harness.policy.to_dict(),
             "tools": harness.tools.versions(),
             "gate": harness.gate.to_dict(),
-            "limits": {k: getattr(harness.limits, k) for k in Limits.__slots__},
+            "limits": {f.name: getattr(harness.limits, f.name) for f in dataclasses.fields(Limits)},
             "workspace_revision": revision,
             "idempotency": {"ledger": ledger.path.name if ledger.path else "memory"},
         },

@@ -7,10 +7,11 @@ value, the limit and the unit. The loop turns it into the run's `finish_reason`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import BrakeTripped, UsageError
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ CLOSING = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Limits:
     """The brakes, checked at the top of every iteration and after each response. `None` = off."""
 
@@ -51,7 +52,7 @@ class Limits:
             UsageError: a step/token/error count that is not a non-negative int (floats and
                 bools included), or seconds that are not a finite number >= 0.
         """
-        for name in self.__slots__:
+        for name in (f.name for f in dataclasses.fields(self)):
             value = getattr(self, name)
             if value is None:
                 continue

@@ -13,13 +13,14 @@ file is a TTY). In CI logs and other redirected output they are off (`quiet_outp
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
+
+from harnesskit._lazy import frozen_dataclass
 
 __all__ = ["Progress", "TqdmProgress"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Progress:
     """One item of the progress stream (R-L3): a step began, a tool finished, the run ended."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import StopRun, UsageError
 from harnesskit.tools import _paths
 from harnesskit.tools.spec import RISKS, Tool
@@ -33,7 +34,7 @@ Decision = Literal["allow", "confirm", "deny"]
 _DECISIONS = ("allow", "confirm", "deny")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ApprovalRequest:
     """What a confirmation callback is shown for one confirm-level call."""
 
@@ -55,7 +56,7 @@ class ApprovalRequest:
         return _repr.html(self)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class GateDecision:
     """The gate's answer for one call."""
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ToolError, UsageError
 from harnesskit.messages import ToolCall
 from harnesskit.tools.spec import Tool, ToolRegistry
@@ -25,7 +26,7 @@ __all__ = ["CHOOSE_GROUP", "GroupSelector", "ToolGroups"]
 CHOOSE_GROUP = "choose_group"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class ToolGroups:
     """How a harness offers grouped tools (R-T3).
 

@@ -33,9 +33,10 @@ import json
 import os
 import pathlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import EventLogError, ToolError, UsageError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.spec import Tool, ToolContext
@@ -89,7 +90,7 @@ def ledger_path(log_path: str | os.PathLike[str]) -> pathlib.Path:
     return p.with_name(f"{p.name}.idem")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class EffectCheck:
     """A confirmer's answer about one write whose outcome the ledger does not know."""
 
@@ -105,7 +106,7 @@ class EffectCheck:
 Confirmer = Callable[["WriteRecord"], EffectCheck]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class WriteRecord:
     """The ledger's latest line for one idempotency key."""
 

@@ -20,10 +20,11 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ToolArgumentsError, UsageError
 
 __all__ = [
@@ -100,7 +101,7 @@ class ToolContext:
         return self._now() if self._now is not None else dt.datetime.now(dt.UTC)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Tool:
     """A callable plus the spec the model sees. Build with `@tool` or `Tool.from_function`."""
 
@@ -793,7 +794,7 @@ def _to_jsonable(value: Any) -> Any:
 # --- docstrings ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Doc:
     text: str
     params: dict[str, str]
@@ -946,7 +947,7 @@ class ToolRegistry:
 # --- lint ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class LintIssue:
     """One description defect found by `lint` (R-T2)."""
 

@@ -13,10 +13,11 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals._match import (
     MISSING,
     OPERATORS,
@@ -150,7 +151,7 @@ CASE_SCHEMA: dict[str, Any] = {
 # -- case values ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class CallSpec:
     """An expected (or forbidden) tool call: name plus constraints on named arguments."""
 
@@ -214,7 +215,7 @@ class CallSpec:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Fact:
     """A fact an answer must (or must not) hold: one of several wordings, or a regex."""
 
@@ -259,7 +260,7 @@ class Fact:
         return cls(any=tuple(data.get("any", ())), regex=data.get("regex"), label=data.get("label"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Case:
     """One evaluation case. Build with `Case.from_dict` (validated) or `load_cases`."""
 

@@ -26,6 +26,7 @@ results.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import importlib
@@ -35,10 +36,11 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals import _schedule
 from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
 from harnesskit.analysis.evals.results import ExperimentResult
@@ -71,7 +73,7 @@ EXPERIMENT_SCHEMA_VERSION = 1
 # -- domains ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Domain:
     """Where cases run: a fresh environment per trial, plus the domain's offline agents.
 
@@ -183,7 +185,7 @@ def get_domain(name: str) -> Domain:
 # -- trials -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Trial:
     """One cell of an experiment: a case under one policy and model, one repeat."""
 
@@ -835,7 +837,7 @@ def _model_label(spec: Any) -> str:
 
 
 def _limits_dict(limits: Limits) -> dict[str, Any]:
-    return {k: getattr(limits, k) for k in Limits.__slots__}
+    return {f.name: getattr(limits, f.name) for f in dataclasses.fields(Limits)}
 
 
 def _default_dir(name: str) -> Path:

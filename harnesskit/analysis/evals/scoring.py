@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnesskit import _repr
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals._match import short
 from harnesskit.analysis.evals.cases import CallSpec, Case
 from harnesskit.errors import UsageError
@@ -54,7 +55,7 @@ AFFIRMATIVE = re.compile(
 # -- scoring ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class CheckResult:
     """The outcome of one expectation of a case."""
 
@@ -91,7 +92,7 @@ class CheckResult:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class Score:
     """Every check of one case on one run; the case passes when all of them pass."""
 
@@ -124,7 +125,7 @@ class Score:
         return _repr.html(self)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Call:
     event_id: int
     step: int

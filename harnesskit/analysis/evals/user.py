@@ -18,9 +18,10 @@ and can still tell it from a scripted one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, cast
 
+from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
 from harnesskit.log.trajectory import visible_events
@@ -60,7 +61,7 @@ def user_instruction(case: Any) -> str:
     return str(text or getattr(case, "description", "") or "")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen_dataclass(kw_only=True)
 class UserSimulator:
     """A model playing the case's user; `Experiment(..., user=UserSimulator(...))`.
 
