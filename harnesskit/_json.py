@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from harnesskit._lazy import frozen_dataclass
+from harnesskit._lazy import frozen_dataclass, lazy_pattern
 
 __all__ = [
     "MAX_DEPTH",
@@ -38,17 +38,17 @@ MAX_INT_DIGITS = 4000
 STAND_IN_CHARS = 200
 """At most this many characters of unparseable argument text are quoted in a stand-in."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL_TOKEN = re.compile(
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
+_CONTROL_TOKEN = lazy_pattern(
     r"<\|[^|<>]{0,40}\|>|</?(?:tool_call|tool_calls|function_call|functioncall|function_calls)>"
     r"|\[/?TOOL_CALLS\]|\[/?INST\]|<\|?(?:im_start|im_end|endoftext|eot_id)\|?>",
     re.I,
 )
-_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE = re.compile(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(```\s*)?\Z", re.S)
-_PY_LITERAL = re.compile(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a lone one needs cleaning
-_LONG_INT = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
+_CONTROL_CHARS = lazy_pattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE = lazy_pattern(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(```\s*)?\Z", re.S)
+_PY_LITERAL = lazy_pattern(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
+_SURROGATE_ESCAPE = lazy_pattern(r"\\u[dD][89a-fA-F]")  # a lone one needs cleaning
+_LONG_INT = lazy_pattern(rf"\d{{{MAX_INT_DIGITS + 1}}}")
 
 
 class _Refused(ValueError):
@@ -429,7 +429,7 @@ def echoable(text: str, *, repaired: bool) -> bool:
     return not repaired and text.lstrip().startswith("{") and "\\ud" not in text.lower()
 
 
-_NAME_OK = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
+_NAME_OK = lazy_pattern(r"\A[a-zA-Z0-9_-]{1,64}\Z")
 
 
 def excerpt(text: str, limit: int = STAND_IN_CHARS) -> str:

@@ -1,7 +1,8 @@
 """Private: work kept off import time.
 
 Names a package exports but imports on first use (PEP 562), value classes whose methods are not
-compiled at import (`frozen_dataclass`).
+compiled at import (`frozen_dataclass`), regular expressions compiled on first use
+(`lazy_pattern`).
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ import _thread
 import dataclasses
 import importlib
 import operator
+import re
 import sys
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, dataclass_transform
+from typing import Any, TypeVar, cast, dataclass_transform
 
-__all__ = ["frozen_dataclass", "lazy_exports"]
+__all__ = ["frozen_dataclass", "lazy_exports", "lazy_pattern"]
 
 _T = TypeVar("_T")
 
@@ -48,6 +50,55 @@ def lazy_exports(
         return sorted(set(namespace) | set(table))
 
     return getattr_, dir_
+
+
+class LazyPattern:
+    """A regular expression compiled on first use; reads as the compiled `re.Pattern`.
+
+    Each attribute (`search`, `sub`, `pattern`, ...) is taken from the compiled pattern on its
+    first read and kept on this object, so later calls cost what they cost on the pattern.
+    Pass `.compiled` where an `re.Pattern` itself is needed (`isinstance`, `re.sub(p, ...)`).
+    """
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._source = (pattern, flags)
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled now if not yet).
+
+        Raises:
+            re.error: the pattern does not compile.
+        """
+        compiled: re.Pattern[str] | None = self.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = self.__dict__["_compiled"] = re.compile(*self._source)
+        return compiled
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_source", "_compiled"):
+            raise AttributeError(name)
+        value = getattr(self.compiled, name)
+        self.__dict__[name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"lazy_pattern({self._source[0]!r}, {self._source[1]!r})"
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile(pattern, flags)`, compiled on first use (for module-level patterns).
+
+    Args:
+        pattern: the regular expression.
+        flags: `re` flags.
+
+    Returns:
+        A `LazyPattern`, typed as the pattern it stands for: call `search`, `match`, `sub`,
+        ... on it as on the compiled pattern. It is not an `re.Pattern` instance: pass
+        `.compiled` to code that checks (`isinstance`, `re.sub(p, ...)`).
+    """
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))
 
 
 # -- frozen value classes -----------------------------------------------------------------
@@ -114,19 +165,36 @@ def _params(kw_only: bool, repr_: bool, eq: bool) -> Any:
     return params
 
 
-def _annotation_is(cls: type, annotation: Any, module: Any, name: str) -> bool:
-    """Whether `annotation` (an object or a string) names `module.<name>`, as `dataclass` checks."""
-    target = getattr(module, name)
+def _special(cls: type, annotation: Any) -> str | None:
+    """Which marker `annotation` (an object or a string) names, as `dataclass` decides it.
+
+    `"ClassVar"` (`typing`), `"InitVar"` or `"KW_ONLY"` (`dataclasses`), or `None`.
+    """
+    typing_mod = sys.modules["typing"]
     if not isinstance(annotation, str):
-        return annotation is target or getattr(annotation, "__origin__", None) is target
-    head = annotation.split("[", 1)[0].strip()
+        origin = getattr(annotation, "__origin__", annotation)
+        if origin is typing_mod.ClassVar:
+            return "ClassVar"
+        if origin is dataclasses.KW_ONLY:
+            return "KW_ONLY"
+        if origin is dataclasses.InitVar or type(annotation) is dataclasses.InitVar:
+            return "InitVar"
+        return None
+    head = annotation.split("[", 1)[0]
     mod_name, _, attr = head.rpartition(".")
+    attr = attr.strip()
+    if attr not in _SPECIAL:
+        return None
+    module = typing_mod if attr == "ClassVar" else dataclasses
     ns = getattr(sys.modules.get(cls.__module__), "__dict__", {})
-    if mod_name:
+    if mod_name.strip():
         if ns.get(mod_name.strip()) is not module:
-            return False
+            return None
         ns = module.__dict__
-    return ns.get(attr.strip()) is target
+    return attr if ns.get(attr) is getattr(module, attr) else None
+
+
+_SPECIAL = frozenset({"ClassVar", "InitVar", "KW_ONLY"})
 
 
 def _frozen_class(cls: type[_T], kw_only: bool, repr_: bool, eq: bool) -> type[_T]:
@@ -147,12 +215,10 @@ def _frozen_class(cls: type[_T], kw_only: bool, repr_: bool, eq: bool) -> type[_
     if has_bases and not any_frozen:
         raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
     annotations = body.get("__annotations__", {})
-    typing_mod = sys.modules["typing"]
     own: list[str] = []
     for name, annotation in annotations.items():
-        if _annotation_is(cls, annotation, dataclasses, "KW_ONLY") or _annotation_is(
-            cls, annotation, dataclasses, "InitVar"
-        ):
+        special = _special(cls, annotation)
+        if special is not None and special != "ClassVar":
             raise TypeError(f"frozen_dataclass does not support InitVar or KW_ONLY ({name!r})")
         default = getattr(cls, name, _MISSING)
         if isinstance(default, dataclasses.Field):
@@ -163,7 +229,7 @@ def _frozen_class(cls: type[_T], kw_only: bool, repr_: bool, eq: bool) -> type[_
             f = dataclasses.field(default=default)
         f.name = name
         f.type = annotation
-        if _annotation_is(cls, annotation, typing_mod, "ClassVar"):
+        if special == "ClassVar":
             f._field_type = _FIELD_CLASSVAR  # type: ignore[attr-defined]
             if f.default_factory is not _MISSING:
                 raise TypeError(f"field {name} cannot have a default factory")

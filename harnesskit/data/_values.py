@@ -16,13 +16,15 @@ import json
 import re
 from typing import Any
 
+from harnesskit._lazy import lazy_pattern
+
 __all__ = ["index_line", "tool_values"]
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+@/-]{1,62}[A-Za-z0-9]")
-_FREE_TOKEN = re.compile(r"(?<![\w-])[A-Za-z0-9][A-Za-z0-9_-]{2,62}(?![\w-])")
-_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:[+-]\d)?")
-_ID_KEY = re.compile(r".*\d{3,}.*|[A-Z]{3,}")
-_AMOUNT = re.compile(r"amount|price|balance|cost|fee|refund", re.IGNORECASE)
+_TOKEN = lazy_pattern(r"[A-Za-z0-9][A-Za-z0-9_.:+@/-]{1,62}[A-Za-z0-9]")
+_FREE_TOKEN = lazy_pattern(r"(?<![\w-])[A-Za-z0-9][A-Za-z0-9_-]{2,62}(?![\w-])")
+_CLOCK = lazy_pattern(r"\d{1,2}:\d{2}(?::\d{2})?(?:[+-]\d)?")
+_ID_KEY = lazy_pattern(r".*\d{3,}.*|[A-Z]{3,}")
+_AMOUNT = lazy_pattern(r"amount|price|balance|cost|fee|refund", re.IGNORECASE)
 
 
 def is_value(text: str) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harnesskit import _repr
-from harnesskit._lazy import frozen_dataclass
+from harnesskit._lazy import frozen_dataclass, lazy_pattern
 from harnesskit.data import _jsontext as jt
 from harnesskit.data.artifacts import (
     INSPECTION_TOOLS,
@@ -188,7 +188,7 @@ ID_PATTERNS: tuple[tuple[str, str], ...] = (
     ("reservation_id", r"[A-Z0-9]{6}"),
     ("token", r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{16,}"),
 )
-_HANDLE = re.compile(r"art_[0-9a-f]{12}|call_[A-Za-z0-9_]+|TOOL-\d+")
+_HANDLE = lazy_pattern(r"art_[0-9a-f]{12}|call_[A-Za-z0-9_]+|TOOL-\d+")
 
 
 def _classify(value: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> str | None:
@@ -474,7 +474,7 @@ def _leaves(value: Any, path: str = "") -> Iterable[tuple[str, Any]]:
         yield path, value
 
 
-_TOKEN = re.compile(r"(?<![\w-])[\w-]{4,}(?![\w-])")
+_TOKEN = lazy_pattern(r"(?<![\w-])[\w-]{4,}(?![\w-])")
 _EMPTY = {
     "in_text": False,
     "source": None,

@@ -15,11 +15,10 @@ the whole it is) are recognised but never count as a second form.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from harnesskit._lazy import frozen_dataclass
+from harnesskit._lazy import frozen_dataclass, lazy_pattern
 
 if TYPE_CHECKING:
     from harnesskit.data.artifacts import ArtifactStore
@@ -104,8 +103,8 @@ class RepresentationViolation:
         return self.message
 
 
-_MARKERS_END = re.compile(r"\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*$")
-_MARKERS_START = re.compile(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*")
+_MARKERS_END = lazy_pattern(r"\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*$")
+_MARKERS_START = lazy_pattern(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*")
 
 
 def _as_parts(message: Any) -> tuple[str, str, str | None]:

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from harnesskit._lazy import lazy_pattern
+
 __all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "scrub_literal"]
 
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
@@ -119,7 +121,10 @@ class Redactor:
             )
         patterns = {k: _PATTERNS[k] for k in self.kinds} | dict(self.extra)
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
-        self._compiled = [(k, re.compile(p), _TRIGGERS.get(k, ())) for k, p in patterns.items()]
+        self._compiled = [
+            (k, re.compile(p) if k in self.extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
+            for k, p in patterns.items()
+        ]
         self._triggers = tuple(sorted({t for k in patterns for t in _TRIGGERS.get(k, ())}))
         # `needs` checks the triggers in three ways that find the same ones, with fewer scans
         token = {t for t in self._triggers if t.startswith("token") and len(t) == 6}
@@ -131,7 +136,7 @@ class Redactor:
         self._grouped = tuple(heads.items())
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
-        self._personal = [(k, re.compile(_PATTERNS[k]), _TRIGGERS[k]) for k in personal]
+        self._personal = [(k, _builtin_pattern(k), _TRIGGERS[k]) for k in personal]
 
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret (substring checks, no regex)."""
@@ -200,6 +205,17 @@ class Redactor:
             k for k, pattern, triggers in self._personal
             if any(t in low for t in triggers) and pattern.search(text)
         )  # fmt: skip
+
+
+def _builtin_pattern(kind: str) -> re.Pattern[str]:
+    """The built-in pattern of `kind`, shared by every `Redactor` and compiled on first use."""
+    pattern = _LAZY_PATTERNS.get(kind)
+    if pattern is None:
+        pattern = _LAZY_PATTERNS[kind] = lazy_pattern(_PATTERNS[kind])
+    return pattern
+
+
+_LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the

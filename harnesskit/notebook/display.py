@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import html
 import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +38,18 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import UsageError
+
+
+def _escape(s: str) -> str:
+    """`html.escape(s)` (quotes too), without importing `html` (and its entity table)."""
+    return (
+        s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+    )
+
 
 __all__ = [
     "HEAD_ROWS",
@@ -177,7 +188,7 @@ def escape_bounded(text: Any, limit: int = MAX_TEXT_CHARS) -> str:
     Returns:
         HTML-escaped text (no tags of its own).
     """
-    return html.escape(_cut(_as_text(text), limit))
+    return _escape(_cut(_as_text(text), limit))
 
 
 def text_block(
@@ -200,8 +211,8 @@ def text_block(
     s = _as_text(text)
     tag, style = ("div", _PRE) if pre else ("span", "")
     if len(s) <= inline:
-        return Safe(f"<{tag} style='{style}'>{html.escape(s)}</{tag}>")
-    head = html.escape(s[:inline])
+        return Safe(f"<{tag} style='{style}'>{_escape(s)}</{tag}>")
+    head = _escape(s[:inline])
     return Safe(
         f"<{tag} style='{style}'>{head}…</{tag}>"
         f"<details><summary style='cursor:pointer'>{len(s):,} chars — show more</summary>"
@@ -293,7 +304,7 @@ def _table(
         if omitted
         else ""
     )
-    header = "".join(f"<th style='{_CELL}'>{html.escape(str(c))}</th>" for c in columns)
+    header = "".join(f"<th style='{_CELL}'>{_escape(str(c))}</th>" for c in columns)
     cap = ""
     if caption:
         cap = f"<caption style='text-align:left'>{escape_bounded(caption, 200)}</caption>"
@@ -323,7 +334,7 @@ def fields_table(fields: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Safe:
             cell = json_block(value)
         else:
             cell = value
-        rows.append([Safe(f"<b>{html.escape(str(name))}</b>"), cell])
+        rows.append([Safe(f"<b>{_escape(str(name))}</b>"), cell])
     return table(["field", "value"], rows, head=60, tail=0)
 
 
@@ -458,7 +469,7 @@ def _dataclass(obj: Any) -> str:
         if value is None or (isinstance(value, str | tuple | list | dict) and not value):
             continue
         fields.append((f.name, value if not dataclasses.is_dataclass(value) else repr(value)))
-    return card(Safe(f"<b>{html.escape(type(obj).__name__)}</b>"), fields_table(fields))
+    return card(Safe(f"<b>{_escape(type(obj).__name__)}</b>"), fields_table(fields))
 
 
 def _report(obj: Any) -> str:
@@ -531,14 +542,14 @@ def event_card(e: Any) -> Safe:
     Returns:
         An HTML fragment.
     """
-    title = Safe(f"{html.escape(e.label)} {badge(e.type, _event_tone(e))}")
+    title = Safe(f"{_escape(e.label)} {badge(e.type, _event_tone(e))}")
     return card(title, _event_body(e), tone=_event_tone(e))
 
 
 @renderer("Event")
 def _event(e: Any) -> str:
     title = Safe(
-        f"<b>{html.escape(e.label)}</b> {badge(e.type, _event_tone(e))} "
+        f"<b>{_escape(e.label)}</b> {badge(e.type, _event_tone(e))} "
         f"<span style='opacity:.7'>step {_esc(e.step if e.step is not None else '–')} · "
         f"{escape_bounded(e.source, 40)} · {escape_bounded(e.branch_id, 40)}"
         f"{' · ' + escape_bounded(e.status, 20) if e.status != 'active' else ''}</span>"
@@ -717,7 +728,7 @@ def _run_state(st: Any) -> str:
 def _registry(reg: Any) -> str:
     rows = [
         [
-            Safe(f"<b>{html.escape(t.name)}</b>"),
+            Safe(f"<b>{_escape(t.name)}</b>"),
             badge(t.risk, {"read": "ok", "write": "warn", "destructive": "error"}[t.risk]),
             t.group or "",
             ", ".join((t.parameters.get("properties") or {}).keys()),
@@ -734,7 +745,7 @@ def _tool(t: Any) -> str:
     required = set(t.parameters.get("required") or ())
     rows = [
         [
-            Safe(f"<b>{html.escape(name)}</b>" + (" *" if name in required else "")),
+            Safe(f"<b>{_escape(name)}</b>" + (" *" if name in required else "")),
             _schema_type(schema),
             schema.get("description", ""),
         ]
@@ -742,7 +753,7 @@ def _tool(t: Any) -> str:
     ]
     risk_tone = {"read": "ok", "write": "warn", "destructive": "error"}[t.risk]
     title = Safe(
-        f"<b>{html.escape(t.name)}</b> {badge(t.risk, risk_tone)}"
+        f"<b>{_escape(t.name)}</b> {badge(t.risk, risk_tone)}"
         + (f" {badge('group ' + t.group)}" if t.group else "")
         + (f" {badge('dry-run')}" if t.supports_dry_run else "")
     )
@@ -777,13 +788,13 @@ def _approval(req: Any) -> str:
         parts.append(f"<div><b>dry-run preview</b>{json_block(req.preview, inline=600)}</div>")
     else:
         parts.append("<div style='opacity:.7'>no dry-run preview (the tool has no dry run)</div>")
-    return card(Safe(f"approve <b>{html.escape(req.tool)}</b>?"), *parts, tone="warn")
+    return card(Safe(f"approve <b>{_escape(req.tool)}</b>?"), *parts, tone="warn")
 
 
 @renderer("LintIssue")
 def _lint_issue(issue: Any) -> str:
     where = f"{issue.tool}.{issue.param}" if issue.param else issue.tool
-    title = Safe(f"{badge(issue.code, 'warn')} <b>{html.escape(where)}</b>")
+    title = Safe(f"{badge(issue.code, 'warn')} <b>{_escape(where)}</b>")
     return card(title, text_block(issue.message), tone="warn")
 
 
@@ -818,7 +829,7 @@ def _injection_record(rec: Any) -> str:
 @renderer("ArtifactRef")
 def _artifact_ref(r: Any) -> str:
     tone = "ok" if r.status == "active" else "warn"
-    title = Safe(f"{badge(r.status, tone)} <b>{html.escape(r.id)}</b> {html.escape(r.kind)}")
+    title = Safe(f"{badge(r.status, tone)} <b>{_escape(r.id)}</b> {_escape(r.kind)}")
     fields = [
         ("size", f"{r.size_chars:,} chars ({r.size_bytes:,} bytes)"),
         ("items", r.items),

@@ -24,7 +24,7 @@ from dataclasses import field
 from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
 from harnesskit import _repr
-from harnesskit._lazy import frozen_dataclass
+from harnesskit._lazy import frozen_dataclass, lazy_pattern
 from harnesskit.errors import ToolArgumentsError, UsageError
 
 __all__ = [
@@ -800,7 +800,7 @@ class _Doc:
     params: dict[str, str]
 
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+_SECTION = lazy_pattern(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
 
 
 def _parse_docstring(doc: str) -> _Doc:
@@ -963,21 +963,21 @@ class LintIssue:
     """The parameter concerned, if any."""
 
 
-_WHEN = re.compile(
+_WHEN = lazy_pattern(
     r"\b(use (this|it) (when|to|for)|when to use|use when|call (this|it) when)\b", re.I
 )
-_WHEN_NOT = re.compile(
+_WHEN_NOT = lazy_pattern(
     r"\b(do not use|don't use|never use|not for|when not to use|do not call|don't call|avoid)\b",
     re.I,
 )
-_RETURNS = re.compile(r"\breturns?\b", re.I)
-_ENUMISH_NAME = re.compile(
+_RETURNS = lazy_pattern(r"\breturns?\b", re.I)
+_ENUMISH_NAME = lazy_pattern(
     r"(status|type|kind|mode|cabin|class|level|category|tier|reason|unit)$", re.I
 )
-_ENUMISH_DESC = re.compile(
+_ENUMISH_DESC = lazy_pattern(
     r"(\bone of\b|\beither\b|['\"`][\w-]+['\"`]\s*(,|or)\s*['\"`][\w-]+['\"`])", re.I
 )
-_DATEISH = re.compile(r"(date|dob|birthday|day|_at|time)$|YYYY|yyyy", re.I)
+_DATEISH = lazy_pattern(r"(date|dob|birthday|day|_at|time)$|YYYY|yyyy", re.I)
 MAX_UNGROUPED_TOOLS = 15
 
 
