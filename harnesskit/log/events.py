@@ -738,7 +738,9 @@ class EventLog:
             df = _build_frame(pd, events[:n])
         if n:
             self._frame_cache = (events, n, events[n - 1], self.tombstones, df)
-        return df.copy()
+        # under copy-on-write (always from pandas 3) a shallow copy is as much yours as a deep
+        # one: writing to it copies the columns written, never the kept frame
+        return df.copy(deep=not _copy_on_write(pd))
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"
@@ -787,6 +789,13 @@ def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
 
 
 _NO_USAGE: dict[str, Any] = {}
+
+
+def _copy_on_write(pd: Any) -> bool:
+    """Whether pandas copies on write (always from 3.0; an option, off by default, in 2.x)."""
+    if int(pd.__version__.split(".", 1)[0]) >= 3:
+        return True
+    return pd.get_option("mode.copy_on_write") is True
 
 
 def _build_frame(pd: Any, events: list[Event]) -> Any:

@@ -248,3 +248,31 @@ def test_frame_after_more_events_equals_a_fresh_frame():
     log.append("tombstone", {"target": 2, "reason": "revoked"})
     same()
     assert "[tombstoned" in str(log.frame().loc[1, "payload"])
+
+
+def test_a_shallow_copy_only_under_copy_on_write():
+    from types import SimpleNamespace
+
+    from harnesskit.log.events import _copy_on_write
+
+    def fake(version, option):
+        return SimpleNamespace(__version__=version, get_option=lambda name: option)
+
+    assert _copy_on_write(fake("3.0.0", False))  # always on from pandas 3
+    assert _copy_on_write(fake("2.2.3", True))
+    assert not _copy_on_write(fake("2.2.3", False))
+    assert not _copy_on_write(fake("2.2.3", "warn"))  # the warning mode does not copy on write
+
+
+def test_changing_a_returned_frame_in_place_leaves_the_next_frame_alone():
+    log = hk.EventLog(None)
+    for step in range(3):
+        log.append("tool.result", {"tool": "t", "ok": True, "step": step}, source="tool")
+    first = log.frame()
+    first.loc[1, "ok"] = False
+    first.iloc[0, 0] = 99
+    first["step"] = first["step"] * 10
+    first.iloc[:, 1] = 7  # every row of a column
+    again = log.frame()
+    assert again.equals(_reference_frame(log))
+    assert list(again["ok"]) == [True, True, True] and list(again["event_id"]) == [1, 2, 3]
