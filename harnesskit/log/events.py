@@ -11,6 +11,7 @@ line codec and the schema migrations are `_codec`; tombstone folding is `_tombst
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import operator
 import os
@@ -763,29 +764,41 @@ def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
 
     Payload keys (`step` too) are read from the payload dicts, so no typed field is decoded,
     and nothing is allocated per event (no per-row tuple or empty dict: allocating 100k
-    tracked objects sets off garbage collections that walk the whole log).
+    tracked objects sets off garbage collections that walk the whole log). The columns are
+    gathered a chunk of events at a time, each column by a C-level `map`: the chunk's events,
+    payloads and values stay in the CPU cache across the 16 columns (column by column over the
+    whole log, every read of a long run's scattered events was a cache miss).
     """
-    payloads = payloads_of(events)
-    usages = [u if (u := p.get("usage")) else _NO_USAGE for p in payloads]
-    return {
-        "event_id": [e.event_id for e in events],
-        "parent_id": [e.parent_id for e in events],
-        "branch_id": [e.branch_id for e in events],
-        "type": [e.type for e in events],
-        "source": [e.source for e in events],
-        "created_at": [e.created_at for e in events],
-        "step": [p.get("step") for p in payloads],
-        "status": [e.status for e in events],
-        "summary": [e.summary for e in events],
-        "data_class": [e.data_class for e in events],
-        "tool": [p.get("tool") for p in payloads],
-        "tool_call_id": [p.get("tool_call_id") for p in payloads],
-        "ok": [p.get("ok") for p in payloads],
-        "error_type": [p.get("error_type") for p in payloads],
-        "prompt_tokens": [u.get("prompt_tokens") for u in usages],
-        "completion_tokens": [u.get("completion_tokens") for u in usages],
-        "payload": payloads,
-    }
+    columns: dict[str, list[Any]] = {name: [] for name in FRAME_COLUMNS}
+    payload_column = columns["payload"]
+    for start in range(0, len(events), _FRAME_CHUNK):
+        chunk = events[start : start + _FRAME_CHUNK]
+        payloads = payloads_of(chunk)
+        usages = [u if (u := p.get("usage")) else _NO_USAGE for p in payloads]
+        for name, read in _ENVELOPE_READS:
+            columns[name] += map(read, chunk)
+        for name in _PAYLOAD_KEYS:
+            columns[name] += _gets(payloads, name)
+        columns["prompt_tokens"] += _gets(usages, "prompt_tokens")
+        columns["completion_tokens"] += _gets(usages, "completion_tokens")
+        payload_column += payloads
+    return columns
+
+
+def _gets(dicts: list[Any], key: str) -> Iterator[Any]:
+    """`d.get(key)` of each of `dicts`, by `dict.get` when all are plain dicts (C speed)."""
+    if set(map(type, dicts)) <= {dict}:
+        return map(dict.get, dicts, itertools.repeat(key))
+    return map(operator.methodcaller("get", key), dicts)  # a subclass's own get, or its error
+
+
+#: Events per chunk in `_frame_columns` (small enough that a chunk stays in the CPU cache).
+_FRAME_CHUNK = 256
+_PAYLOAD_KEYS = ("step", "tool", "tool_call_id", "ok", "error_type")
+#: `(column, reader)` for the envelope columns.
+_ENVELOPE_READS = tuple(
+    (name, operator.attrgetter(name)) for name in FRAME_COLUMNS[:-3] if name not in _PAYLOAD_KEYS
+)
 
 
 _NO_USAGE: dict[str, Any] = {}
