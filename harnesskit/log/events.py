@@ -242,10 +242,15 @@ class EventLog:
         # since the previous request: new messages, changed tools, settings), once. The cheap
         # pre-check reads the line from `summary` on (summary, payload): the fields before it
         # are the log's own (ids, type, source, timestamp, hashes, status) and the branch name.
-        if self.redactor is not None and self.redactor.needs(tail):
+        redactor = self.redactor
+        if redactor is not None and (
+            redactor.needs(tail)
+            if redactor._quoted_clean is None
+            else redactor.needs_except(tail, _content(event))
+        ):
             exact = event
-            line, counts = self.redactor.redact(line)
-            personal = self.redactor.personal(line)
+            line, counts = redactor.redact(line)
+            personal = redactor.personal(line)
             if counts or personal:  # the clear text never reaches the log's file or what it shows
                 data = json.loads(line)
                 if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
@@ -828,6 +833,12 @@ def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
             return None
         tags.add(cls.type)
     return frozenset(tags)
+
+
+def _content(event: Event) -> Any:
+    """The payload's `content` (a tool's result text, already scanned by the transport), or None."""
+    payload = event.payload
+    return payload.get("content") if isinstance(payload, dict) else None
 
 
 def _never_started(path: pathlib.Path) -> bool:

@@ -13,6 +13,7 @@ redacting a JSON line keeps it valid JSON.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -75,6 +76,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 #: Characters rare in log lines (JSON keys, ids, prose): `Redactor.needs` looks for the triggers
 #: that contain one of them only when it is in the text (one `memchr`-fast test for several).
 _RARE_CHARS = "qzj/xwbv"
+#: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
+#: ones cost less to scan again than to split a line around.
+_REMEMBER_CHARS = 512
 
 #: Credentials: rewritten to `[REDACTED:<kind>]` before anything is written (R-S1).
 DEFAULT_KINDS: tuple[str, ...] = (
@@ -114,6 +118,10 @@ class Redactor:
     )
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
+    _splits: bool = field(init=False, repr=False, compare=False)
+    _quoted_clean: tuple[str, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(_PATTERNS)
@@ -129,6 +137,9 @@ class Redactor:
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
         self._personal = [(k, re.compile(_PATTERNS[k]), _TRIGGERS[k]) for k in personal]
+        # a text holding a JSON string can be scanned around that string (`needs_except`) when
+        # no trigger runs on past a quote: then none can start outside it and end inside
+        self._splits = all('"' not in t[:-1] for t in self._triggers)
 
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret: a trigger of the kinds is in it (no pattern runs).
@@ -154,7 +165,7 @@ class Redactor:
         for char, checks in self._gated:  # only when their rare character is in the text
             if char in low:
                 for check in checks:
-                    if check.__class__ is str:
+                    if isinstance(check, str):
                         if check in low:
                             return True
                     elif check(low) is not None:
@@ -192,6 +203,55 @@ class Redactor:
             if n:
                 counts[kind] = n
         return text, counts
+
+    def needs_quoted(self, text: str) -> bool:
+        r"""`needs` of `text` written as a JSON string (`json.dumps(text, ensure_ascii=False)`).
+
+        True wherever `needs(text)` is (quoting keeps every trigger: `token"` becomes
+        `token\"`), so it stands in for `needs` before `redact(text)`. A long text found
+        clean is remembered (the last one, by identity): an event log that writes it (a tool's
+        result) then scans its line around it (`needs_except`), so the text is scanned once.
+
+        Args:
+            text: a text that will be logged as a JSON string value.
+
+        Returns:
+            Whether `redact` must look at it.
+        """
+        if len(text) < _REMEMBER_CHARS:
+            return self.needs(text)
+        quoted = json.encoder.encode_basestring(text)
+        if self.needs(quoted):
+            return True
+        if self._splits:
+            self._quoted_clean = (text, quoted)  # one assignment: safe to read from any thread
+        return False
+
+    def needs_except(self, text: str, known: object) -> bool:
+        """`needs(text)`, skipping the JSON string of `known` when `needs_quoted` found it clean.
+
+        `text` holds `known` written as a JSON string (a log line holding a tool's result);
+        when `known` is the text `needs_quoted` last remembered, only the parts of `text`
+        before and after that string are scanned, each with the string's quote at its end:
+        no trigger holds a quote before its last character (else nothing is remembered), so
+        no trigger can start outside the string and end inside it, and the answer is
+        exactly `needs(text)`.
+
+        Args:
+            text: the text to check (a JSON line).
+            known: a value written in it (e.g. the payload's `content`), any object.
+
+        Returns:
+            `needs(text)`.
+        """
+        memo = self._quoted_clean
+        if memo is None or memo[0] is not known:
+            return self.needs(text)
+        quoted = memo[1]
+        i = text.find(quoted)
+        if i < 0:  # written otherwise (e.g. cleaned of a lone surrogate): scan it all
+            return self.needs(text)
+        return self.needs(text[: i + 1]) or self.needs(text[i + len(quoted) - 1 :])
 
     def personal(self, text: str) -> tuple[str, ...]:
         """The personal-data kinds (e.g. `email`) in `text` that are kept exact, not rewritten.
