@@ -111,10 +111,12 @@ class Redactor:
     literals: tuple[str, ...] = ()
     _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
-    _plain: tuple[str, ...] = field(init=False, repr=False)
-    _searches: tuple[Callable[[str], object], ...] = field(init=False, repr=False)
+    # the checks `needs` makes (derived from the triggers; bound `search` methods compare by
+    # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
+    _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _searches: tuple[Callable[[str], object], ...] = field(init=False, repr=False, compare=False)
     _gated: tuple[tuple[str, tuple[str | Callable[[str], object], ...]], ...] = field(
-        init=False, repr=False
+        init=False, repr=False, compare=False
     )
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)

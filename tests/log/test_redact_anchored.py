@@ -66,3 +66,15 @@ def test_the_pre_check_finds_every_trigger_and_nothing_one_character_off():
             for text in variants:
                 assert r.needs(text) == any(x in text.lower() for x in r._triggers), (kinds, text)
             assert r.needs(filler + t + filler)
+
+
+def test_a_copied_or_unpickled_redactor_equals_and_checks_as_the_original():
+    import copy
+    import pickle
+
+    r = redact.Redactor(kinds=("api_key", "password"))
+    texts = ["sk-" + "a" * 20, "token: x", "plain words", "ghp_" + "b" * 30]
+    for other in (copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert other == r
+        assert [other.needs(t) for t in texts] == [r.needs(t) for t in texts]
+    assert redact.Redactor(kinds=("api_key",)) != r
