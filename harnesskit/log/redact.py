@@ -134,17 +134,20 @@ class Redactor:
         patterns = {k: _PATTERNS[k] for k in self.kinds} | dict(self.extra)
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
         self._compiled = [(k, re.compile(p), _TRIGGERS.get(k, ())) for k, p in patterns.items()]
-        self._triggers = tuple(sorted({t for k in patterns for t in _TRIGGERS.get(k, ())}))
+        personal = [k for k in PERSONAL_KINDS if k not in patterns]
+        # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
+        # not only on one that also holds a credential
+        watched = [*patterns, *personal]
+        self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
         self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
-        personal = [k for k in PERSONAL_KINDS if k not in patterns]
         self._personal = [(k, re.compile(_PATTERNS[k]), _TRIGGERS[k]) for k in personal]
         # a text holding a JSON string can be scanned around that string (`needs_except`) when
         # no trigger runs on past a quote: then none can start outside it and end inside
         self._splits = all('"' not in t[:-1] for t in self._triggers)
 
     def needs(self, text: str) -> bool:
-        """True when `text` may hold a secret: a trigger of the kinds is in it (no pattern runs).
+        """True when `text` may hold a secret or personal data: a trigger is in it (no pattern runs).
 
         Exactly `any(t in text.lower() for t in triggers)`, in fewer scans of the text (see
         `_trigger_checks`); always True with `extra` patterns or `literals`.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,8 +110,14 @@ def test_a_planted_secret_in_a_long_result_is_redacted_on_disk_and_in_the_prompt
 KEPT = ("content", "personal_data", "ok", "summary", "tool")
 
 
-def test_a_long_clean_result_is_logged_as_the_plain_scan_logs_it(tmp_path, monkeypatch):
-    rows = [LONG_CLEAN, "owner ann@example.com", LONG_CLEAN]
+@pytest.mark.parametrize(
+    ("owner", "remembered"),
+    [("owner 4WQ150", True), ("owner ann@example.com", False)],  # personal data wakes the scan
+)
+def test_a_long_clean_result_is_logged_as_the_plain_scan_logs_it(
+    tmp_path, monkeypatch, owner, remembered
+):
+    rows = [LONG_CLEAN, owner, LONG_CLEAN]
     lines = []
     for name, plain in (("once", False), ("plain", True)):
         run, _, text = _run(tmp_path, name, rows, plain_scan=plain, monkeypatch=monkeypatch)
@@ -118,9 +125,10 @@ def test_a_long_clean_result_is_logged_as_the_plain_scan_logs_it(tmp_path, monke
         results = [json.loads(x) for x in text.splitlines()]
         results = [r["payload"] | {"summary": r["summary"]} for r in results]
         lines.append([{k: v for k, v in p.items() if k in KEPT} for p in results if "ok" in p])
-        if not plain:  # the shortcut was taken: the transport remembered the logged result
-            remembered = run.log.redactor._quoted_clean
-            assert remembered is not None
-            assert remembered[0] is run.log.of_type("tool.result")[0].content
+        if not plain:  # the shortcut was taken only for a result with nothing to scan for
+            kept = run.log.redactor._quoted_clean
+            result = run.log.of_type("tool.result")[0]
+            assert (kept is not None and kept[0] is result.content) == remembered
+            assert ("personal_data" in result.payload) == (not remembered)
     assert lines[0] == lines[1]
     assert LONG_CLEAN in lines[0][0]["content"]
