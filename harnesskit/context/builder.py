@@ -36,7 +36,6 @@ one back and renders it as a table.
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -108,6 +107,7 @@ _OLDER = {
     "interps": "model.response.latest: an older interpretation",
 }
 _WITHHELD = ("data_class.", "untrusted.")
+_EMPTY = "empty: nothing to send"
 VALUES_TITLE = "Values from tools (every id and value not shown whole above; data, cite the label)"
 
 NOTICE = (
@@ -202,6 +202,8 @@ class _View:
         self.bucket: dict[int, str] = {}
         self.mem_excluded: dict[int, str] = {}
         self.withheld: dict[int, str] = {}
+        self.withheld_ids: list[int] = []  # the keys of `withheld`, sorted
+        self.contracts: list[TaskContractEvent] = []  # trusted task contracts, in log order
         self.overflow: set[int] = set()  # always the oldest len(overflow) ids of facts
         self.old_interps: set[int] = set()  # likewise for interps
 
@@ -302,6 +304,7 @@ class ContextBuilder:
         self._pieces: dict[tuple[int, int | None], tuple[str, int]] = {}
         self._values: dict[int, list[tuple[str, str]]] = {}
         self._recorded: dict[str, tuple[int, Prompt, int]] = {}
+        self._tombstones = 0  # the log's tombstone count the caches above were filled under
         p = self.policy
         self._exclude = p.exclude
         self._limits = p.limits
@@ -424,6 +427,11 @@ class ContextBuilder:
         view = self._views.get(branch_id)
         if view is not None and view.tombstones != log.tombstones:
             view = None  # a tombstone revoked content this view already read: read again (R-S3)
+        if self._tombstones != log.tombstones:  # nor is text rendered before it served (R-S3)
+            self._pieces.clear()
+            self._values.clear()
+            self._instruction.clear()
+            self._tombstones = log.tombstones
         if view is None:
             # Branch isolation (R-V5) holds unless a policy opts out with `branches: all`.
             branches = "branch.other" in self._exclude or self.policy.spec.get("branches") != "all"
@@ -465,8 +473,10 @@ class ContextBuilder:
             )
             view.journal.append(e.event_id)
             return
-        if isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.task_id is None:
-            view.task_id = (e.task or {}).get("task_id")
+        if isinstance(e, TaskContractEvent) and not is_untrusted(e):
+            view.contracts.append(e)
+            if view.task_id is None:
+                view.task_id = (e.task or {}).get("task_id")
         if isinstance(e, ToolResultEvent):
             view.calls.pop(str(e.tool_call_id), None)
             (view.failed if e.ok is False else view.ok).append(e.event_id)
@@ -485,28 +495,51 @@ class ContextBuilder:
             self._classify(view, e)  # not a chat message: goes to the block at once
 
     def _restatus(self, view: _View, target: int) -> None:
-        """`target`'s status changed: take it out of the memory, or mark the cache dirty."""
+        """`target`'s status changed: classify it again, or mark the verbatim prompt dirty.
+
+        Whatever its status was (a later status overwrites an earlier one, `audit-only` as
+        written included), the event ends up where a fresh build would put it, with the reason
+        a fresh build would give.
+        """
         pos = view.pos.get(target)
         if pos is None:  # not a visible content event (yet): checked when it arrives
             return
-        reason = self._exclusion(view, view.seq[pos])
-        if reason is None:  # this policy does not exclude that status
+        e = view.seq[pos]
+        if self._linear:
+            old = view.lin_excluded.get(target)
+            old = None if old == _EMPTY else old
+            if pos < view.lin_pos and self._linear_reason(view, e) != old:
+                view.dirty = True  # an event already sent changed: start over at the next build
             return
-        if pos < view.lin_pos:
-            view.dirty = True
-        bucket = view.bucket.pop(target, None)
-        if bucket is None:  # in the window (checked at every build) or already excluded
+        if e.type in CHAT_TYPES and pos >= view.mem_pos:
+            return  # in the window: checked at every build
+        if isinstance(e, TaskContractEvent) and e in view.contracts:
+            # which contract is *the* contract depends on the others: classify all of them
+            for c in view.contracts:
+                self._unclassify(view, c.event_id)
+            for c in view.contracts:
+                self._classify(view, c)
             return
+        self._unclassify(view, target)
+        self._classify(view, e)
+
+    @staticmethod
+    def _unclassify(view: _View, i: int) -> None:
+        """Take an event out of its memory bucket, or out of the lasting exclusions."""
+        bucket = view.bucket.pop(i, None)
         if bucket == "core":
-            del view.core[target]
+            del view.core[i]
         elif bucket == "contract":
             view.contract = None
-        else:
+        elif bucket is not None:
             ids = view.facts if bucket == "facts" else view.interps
-            ids.pop(bisect.bisect_left(ids, target))
-            view.overflow.discard(target)
-            view.old_interps.discard(target)
-        view.exclude(target, reason)
+            ids.pop(bisect.bisect_left(ids, i))
+            view.overflow.discard(i)
+            view.old_interps.discard(i)
+        if view.withheld.pop(i, None) is not None:
+            view.withheld_ids.pop(bisect.bisect_left(view.withheld_ids, i))
+        if i in view.mem_excluded:
+            view.exclude(i, None)
 
     # -- stage 2: status, data class, required fields, trust ----------------------------------
 
@@ -557,6 +590,7 @@ class ContextBuilder:
             view.exclude(i, reason)
             if reason.startswith(_WITHHELD):
                 view.withheld[i] = reason
+                bisect.insort(view.withheld_ids, i)
         elif isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.contract is None:
             view.contract, view.bucket[i] = e, "contract"
         elif _is_core(e):
@@ -607,15 +641,19 @@ class ContextBuilder:
 
     # -- verbatim policies (full-history) -------------------------------------------------------
 
+    def _linear_reason(self, view: _View, e: Event) -> str | None:
+        reason = self._exclusion(view, e)
+        if reason is None and not self._included(e):
+            reason = f"include: {e.type} is not in this policy's include list"
+        return reason
+
     def _build_linear(self, view: _View, extra: tuple[Message, ...]) -> Prompt:
         if view.dirty:  # a status change removed an event already sent: start over
             view.lin_pos, view.messages, view.selected, view.lin_excluded = 0, [], [], {}
             view.tokens, view.dirty, view.touched = 0, False, None
         cap = self._limits["max_tool_output_chars"]
         for e in view.seq[view.lin_pos :]:
-            reason = self._exclusion(view, e)
-            if reason is None and not self._included(e):
-                reason = f"include: {e.type} is not in this policy's include list"
+            reason = self._linear_reason(view, e)
             message = None
             if reason is not None:
                 view.lin_excluded[e.event_id] = reason
@@ -625,7 +663,7 @@ class ContextBuilder:
             else:
                 message = event_to_message(e)
                 if message is None:
-                    view.lin_excluded[e.event_id] = "empty: nothing to send"
+                    view.lin_excluded[e.event_id] = _EMPTY
                     view.journal.append(e.event_id)
                     continue
                 if message.role == "tool" and cap is not None and len(message.text) > cap:
@@ -889,8 +927,8 @@ class ContextBuilder:
             for i in set(facts) - set(whole) - listed:
                 d.excluded[i] = "facts_index: cut, and every value it holds is shown elsewhere"
         groups["Conflicts"] = [f"- {conflict_line(c)}" for c in d.conflicts]
-        newest = itertools.islice(reversed(view.withheld.items()), MAX_WITHHELD_LINES)
-        groups["Withheld"] = [f"- [{view.event(i).label}] {r}" for i, r in newest][::-1]
+        newest = view.withheld_ids[-MAX_WITHHELD_LINES:]  # the newest by id, oldest first
+        groups["Withheld"] = [f"- [{view.event(i).label}] {view.withheld[i]}" for i in newest]
         body = [f"## {title}\n" + "\n".join(lines) for title, lines in groups.items() if lines]
         if d.summary is not None:
             body.append(d.summary)
