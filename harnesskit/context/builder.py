@@ -166,6 +166,11 @@ class _View:
         self.journal: list[int] = []  # ids whose lasting exclusion changed since the last build
         self.touched: set[int] | None = None  # ids that may differ from the last record
         self.volatile: set[int] = set()  # ids excluded or chosen just for the last build
+        # the last build's `excluded` (a private copy), the ids its inputs named (excluded just
+        # for it, chosen, summarized, in the window) and len(seq) then: see `_update_reasons`
+        self.paired: dict[int, str] | None = None
+        self.inputs: set[int] = set()
+        self.assembled = 0
         self.last: Prompt | None = None
         self.branch = branch  # None: every branch is visible (no branch.other exclusion)
         self.tombstones = 0  # the log's tombstone count when this view was built
@@ -1011,12 +1016,18 @@ class ContextBuilder:
         messages, repairs = pair_safe(messages)
         chosen = set(selected)
         summarized = tuple(i for i in dict.fromkeys(d.mentioned) if i not in chosen)
-        excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
-        for i in (*chosen, *summarized):
-            excluded.pop(i, None)
         window = {e.event_id for turn in d.turns for e, _, _ in turn}
-        paired = _pair_reasons(view, window, chosen, set(summarized), excluded)
-        view.volatile = {*d.excluded, *chosen, *summarized, *paired}
+        inputs = {*d.excluded, *chosen, *summarized, *window}
+        if view.paired is None:  # the first build of this view: every reason
+            excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
+            for i in (*chosen, *summarized):
+                excluded.pop(i, None)
+            changed = _pair_reasons(view, window, chosen, set(summarized), excluded)
+            changed.update(inputs)
+        else:  # only the ids whose reason may have changed since the last build, and their groups
+            excluded, changed = _update_reasons(view, d, window, chosen, set(summarized), inputs)
+        view.paired, view.inputs, view.assembled = dict(excluded), inputs, len(view.seq)
+        view.volatile = changed
         return Prompt(
             messages=tuple(messages),
             selected=tuple(selected),
@@ -1164,36 +1175,98 @@ def _pair_reasons(
     """
     changed: set[int] = set()
     for owner, results in view.members.items():
-        if not results or owner in window or owner not in excluded or owner not in view.pos:
-            continue
-        shown = [t for t in results if t in chosen or t in summarized]
-        out = [t for t in results if t in excluded]
-        labels = [view.event(t).label for t in results]
-        calls = ", ".join(str(view.event(t).payload.get("tool_call_id")) for t in results)
-        pair = f"call/result pair {view.event(owner).label} + {' + '.join(labels)}, call {calls}"
-        if not shown:
-            cause = excluded[out[0]] if out else excluded[owner]
-            shared = f"{cause} [{pair}: dropped together]"
-            for i in (owner, *out):
-                excluded[i] = shared
-                changed.add(i)
-            continue
-        where = (
-            "the recent window"
-            if any(t in window for t in shown)
-            else "the context block"
-            if any(t in chosen for t in shown)
-            else "the summary"
-        )
-        carried = " + ".join(view.event(t).label for t in shown)
-        excluded[owner] = (
-            f"{excluded[owner]} [{pair}: its calls are shown with {carried} in {where}]"
-        )
-        changed.add(owner)
-        for t in out:
-            excluded[t] = f"{excluded[t]} [{pair}: the other results are shown]"
-            changed.add(t)
+        _pair_group(view, owner, results, window, chosen, summarized, excluded, changed)
     return changed
+
+
+def _pair_group(
+    view: _View,
+    owner: int,
+    results: list[int],
+    window: set[int],
+    chosen: set[int],
+    summarized: set[int],
+    excluded: dict[int, str],
+    changed: set[int],
+) -> None:
+    """`_pair_reasons` for one group, whose members hold their own reasons in `excluded`."""
+    if not results or owner in window or owner not in excluded or owner not in view.pos:
+        return
+    shown = [t for t in results if t in chosen or t in summarized]
+    out = [t for t in results if t in excluded]
+    labels = [view.event(t).label for t in results]
+    calls = ", ".join(str(view.event(t).payload.get("tool_call_id")) for t in results)
+    pair = f"call/result pair {view.event(owner).label} + {' + '.join(labels)}, call {calls}"
+    if not shown:
+        cause = excluded[out[0]] if out else excluded[owner]
+        shared = f"{cause} [{pair}: dropped together]"
+        for i in (owner, *out):
+            excluded[i] = shared
+            changed.add(i)
+        return
+    where = (
+        "the recent window"
+        if any(t in window for t in shown)
+        else "the context block"
+        if any(t in chosen for t in shown)
+        else "the summary"
+    )
+    carried = " + ".join(view.event(t).label for t in shown)
+    excluded[owner] = f"{excluded[owner]} [{pair}: its calls are shown with {carried} in {where}]"
+    changed.add(owner)
+    for t in out:
+        excluded[t] = f"{excluded[t]} [{pair}: the other results are shown]"
+        changed.add(t)
+
+
+def _update_reasons(
+    view: _View,
+    d: _Draft,
+    window: set[int],
+    chosen: set[int],
+    summarized: set[int],
+    inputs: set[int],
+) -> tuple[dict[int, str], set[int]]:
+    """The prompt's `excluded`, from the last build's by the ids whose reason may have changed.
+
+    An id's reason is a function of its own lasting exclusion (`hidden`, `mem_excluded`, both
+    journaled), of whether this build excluded, chose, summarized or windowed it, and of the
+    same for the members of its call/result group. So only the ids journaled since the last
+    build, new since then, or named by this build's or the last build's inputs are looked at,
+    with their groups; every other reason is the last build's. The result equals what
+    `_pair_reasons` over everything gives (tests compare them over long random logs).
+
+    Returns:
+        `(excluded, changed)`: the new map and the ids whose reason was recomputed.
+    """
+    assert view.paired is not None
+    excluded = dict(view.paired)
+    dirty = {*view.journal, *view.inputs, *inputs}
+    dirty.update(e.event_id for e in view.seq[view.assembled :])
+    hidden, mem, now = view.hidden, view.mem_excluded, d.excluded
+    owners: set[int] = set()
+    for i in dirty:
+        owner = view.group.get(i, i)
+        if owner in view.members:
+            owners.add(owner)
+    members = {*dirty}
+    for owner in owners:
+        members.add(owner)
+        members.update(view.members[owner])
+    for i in members:  # each back to its own reason, before the groups rewrite theirs
+        if i in chosen or i in summarized:
+            excluded.pop(i, None)
+        elif i in now:
+            excluded[i] = now[i]
+        elif i in mem:
+            excluded[i] = mem[i]
+        elif i in hidden:
+            excluded[i] = hidden[i]
+        else:
+            excluded.pop(i, None)
+    for owner in sorted(owners):
+        _pair_group(view, owner, view.members[owner], window, chosen, summarized, excluded, members)
+    return excluded, members
 
 
 def _has_text(e: Event) -> bool:
