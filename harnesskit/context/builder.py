@@ -211,6 +211,7 @@ class _View:
         self.contracts: list[TaskContractEvent] = []  # trusted task contracts, in log order
         self.overflow: set[int] = set()  # always the oldest len(overflow) ids of facts
         self.old_interps: set[int] = set()  # likewise for interps
+        self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
 
     def event(self, event_id: int) -> Event:
         return self.seq[self.pos[event_id]]
@@ -528,10 +529,16 @@ class ContextBuilder:
         self._unclassify(view, target)
         self._classify(view, e)
 
-    @staticmethod
-    def _unclassify(view: _View, i: int) -> None:
+    def _unclassify(self, view: _View, i: int) -> None:
         """Take an event out of its memory bucket, or out of the lasting exclusions."""
         bucket = view.bucket.pop(i, None)
+        e = view.event(i)
+        if bucket == "facts" and self.policy.facts_index and isinstance(e, ToolResultEvent):
+            for _, v in self._tool_values(e):
+                held = view.occ[v]
+                held.pop(bisect.bisect_left(held, i))
+                if not held:
+                    del view.occ[v]
         if bucket == "core":
             del view.core[i]
         elif bucket == "contract":
@@ -613,6 +620,9 @@ class ContextBuilder:
             at = bisect.bisect_left(ids, i)
             ids.insert(at, i)
             view.bucket[i] = kind
+            if kind == "facts" and self.policy.facts_index and isinstance(e, ToolResultEvent):
+                for _, v in self._tool_values(e):  # the facts index: value -> ids holding it
+                    bisect.insort(view.occ.setdefault(v, []), i)
             if at < len(older):  # older than the newest one already left out: out as well
                 older.add(i)
                 view.exclude(i, _OLDER[kind])
@@ -956,50 +966,79 @@ class ContextBuilder:
         results cut under pressure. A value is listed once, with the label of its first
         source, unless the text shown for that result already holds it.
 
+        That is a scan of those results in id order, each listing the values not seen before
+        (a result shown whole marks its values seen). It is computed per value: a result of
+        the memory not shown (nearly all of them) lists a value when it is the first to hold
+        it, so the index `view.occ` (value -> facts holding it, kept as facts come and go)
+        gives the answer for each value without reading those results again; only the few
+        results shown in the prompt are read per build.
+
         Returns:
             `(lines, ids)`: the block's lines and the ids of the results they list.
         """
         cap = self._limits["max_tool_output_chars"]
         window = {e.event_id: m.text for turn in d.turns for e, m, ok in turn if ok}
-        ids = [i for i in view.facts if i not in window]
-        ids += [e.event_id for e in d.core if isinstance(e, ToolResultEvent)]
-        ids += [  # results of turns dropped by a limit: their values stay
-            i
-            for i, why in d.excluded.items()
-            if why.startswith(("limit.", "budget.")) and i in view.pos
-        ]
-        ids += [i for i in window if isinstance(view.event(i), ToolResultEvent)]
-        core = {e.event_id for e in d.core}
-        seen: set[str] = set()
-        lines: list[str] = []
-        listed: list[int] = []
-        verbatim = "\n".join(  # what the prompt shows verbatim anyway: the window, user turns
-            [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
-        )
-        for i in sorted(set(ids)):
+        core = {e.event_id for e in d.core if isinstance(e, ToolResultEvent)}
+        visible: dict[int, tuple[str, bool]] = {}  # shown results: (text shown, shown whole)
+        for i in (*window, *core, *shown):
             e = view.event(i)
-            if not isinstance(e, ToolResultEvent):
+            if i in visible or not isinstance(e, ToolResultEvent):
                 continue
             full = str(e.content or "")
             if i in window:
-                visible = window[i]
-            elif i in core or (i in shown and not self._cut(e, cap)):
-                visible = full if cap is None else full[:cap]
-            else:  # dropped by a limit, or cut: the index line stands for it
-                visible = ""
-            if visible == full:
-                seen.update(v for _, v in self._tool_values(e))
+                text = window[i]
+            elif i in core or not self._cut(e, cap):
+                text = full if cap is None else full[:cap]
+            else:
+                continue  # a cut fact: its index line stands for it, like the facts not shown
+            visible[i] = (text, text == full)
+        facts = view.facts
+        plain: list[int] = []  # results of turns dropped by a limit, not in the memory's facts
+        for i, why in d.excluded.items():
+            if why.startswith(("limit.", "budget.")) and i in view.pos and i not in visible:
+                at = bisect.bisect_left(facts, i)
+                if (at == len(facts) or facts[at] != i) and isinstance(
+                    view.event(i), ToolResultEvent
+                ):
+                    plain.append(i)
+        others: dict[str, list[int]] = {}  # value -> the shown or `plain` results holding it
+        for i in (*visible, *plain):
+            for _, v in self._tool_values(view.event(i)):  # type: ignore[arg-type]
+                others.setdefault(v, []).append(i)
+        verbatim = "\n".join(  # what the prompt shows verbatim anyway: the window, user turns
+            [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
+        )
+        listed: dict[int, set[str]] = {}
+        for v in {**view.occ, **others}:
+            if v in verbatim:  # never listed (nor needed: whoever holds it, it is shown)
                 continue
-            pairs = [
-                (k, v)
-                for k, v in self._tool_values(e)
-                if v not in seen and v not in visible and v not in verbatim
-            ]
-            seen.update(v for _, v in pairs)
-            if pairs:
-                lines.append(index_line(e.label, str(e.tool or "tool"), pairs))
-                listed.append(i)
-        return lines, listed
+            first = None  # the first fact of the memory holding `v` that is not shown
+            for i in view.occ.get(v, ()):
+                if i not in visible and i not in window:
+                    first = i
+                    break
+            holders = others.get(v, [])
+            if first is not None:
+                holders = sorted([*holders, first])
+            elif len(holders) > 1:
+                holders = sorted(holders)
+            for i in holders:
+                shown_as = visible.get(i)
+                if shown_as is None:  # not shown: this result lists it
+                    listed.setdefault(i, set()).add(v)
+                    break
+                text, whole = shown_as
+                if whole:  # shown whole before any listing: seen
+                    break
+                if v not in text:
+                    listed.setdefault(i, set()).add(v)
+                    break
+        lines: list[str] = []
+        for i in sorted(listed):
+            e = view.event(i)
+            pairs = [(k, v) for k, v in self._tool_values(e) if v in listed[i]]  # type: ignore[arg-type]
+            lines.append(index_line(e.label, str(e.payload.get("tool") or "tool"), pairs))
+        return lines, sorted(listed)
 
     @staticmethod
     def _cut(e: Event, cap: int | None) -> bool:

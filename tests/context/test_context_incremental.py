@@ -253,3 +253,74 @@ def test_a_live_builder_forgets_tombstoned_text(policy):
     text = "\n".join(m.text for m in builder.build(log).messages)
     assert "ZX81QQ" not in text
     _same(builder.build(log), ContextBuilder(policy).build(log))
+
+
+def _reference_values_block(builder, view, d, shown):
+    """The values block as a plain scan of every result in id order (the definition)."""
+    from harnesskit.data._values import index_line
+    from harnesskit.log import ToolResultEvent
+
+    cap = builder._limits["max_tool_output_chars"]
+    window = {e.event_id: m.text for turn in d.turns for e, m, ok in turn if ok}
+    ids = [i for i in view.facts if i not in window]
+    ids += [e.event_id for e in d.core if isinstance(e, ToolResultEvent)]
+    ids += [
+        i
+        for i, why in d.excluded.items()
+        if why.startswith(("limit.", "budget.")) and i in view.pos
+    ]
+    ids += [i for i in window if isinstance(view.event(i), ToolResultEvent)]
+    core = {e.event_id for e in d.core}
+    seen: set[str] = set()
+    lines: list[str] = []
+    listed: list[int] = []
+    verbatim = "\n".join(
+        [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
+    )
+    for i in sorted(set(ids)):
+        e = view.event(i)
+        if not isinstance(e, ToolResultEvent):
+            continue
+        full = str(e.content or "")
+        if i in window:
+            visible = window[i]
+        elif i in core or (i in shown and not builder._cut(e, cap)):
+            visible = full if cap is None else full[:cap]
+        else:
+            visible = ""
+        if visible == full:
+            seen.update(v for _, v in builder._tool_values(e))
+            continue
+        pairs = [
+            (k, v)
+            for k, v in builder._tool_values(e)
+            if v not in seen and v not in visible and v not in verbatim
+        ]
+        seen.update(v for _, v in pairs)
+        if pairs:
+            lines.append(index_line(e.label, str(e.tool or "tool"), pairs))
+            listed.append(i)
+    return lines, listed
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_the_values_index_equals_the_plain_scan(seed, monkeypatch):
+    """The facts index answers per value; the definition scans every result: same block."""
+    fast = ContextBuilder._values_block
+    calls = []
+
+    def checked(self, view, d, shown):
+        got = fast(self, view, d, shown)
+        assert got == _reference_values_block(self, view, d, shown)
+        calls.append(bool(got[0]))
+        return got
+
+    monkeypatch.setattr(ContextBuilder, "_values_block", checked)
+    script = _Script(seed)
+    live = {p: ContextBuilder(p) for p in ("default", "summary")}
+    for _ in range(160):
+        script.step()
+        for branch in script.branches:
+            for builder in live.values():
+                _build(builder, script.log, branch)
+    assert sum(calls) > 100  # blocks with lines were compared
