@@ -28,7 +28,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.errors import ArtifactNotFoundError, UsageError
-from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, kind_of
+from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, folds, kind_of
 from harnesskit.log._search import SearchIndex
 from harnesskit.log._types import (
     EVENT_TYPES,
@@ -223,7 +223,7 @@ class Trajectory:
                 `now` count as `expired` (e.g. a permission lease).
         """
         self._fold()
-        out = {i + 1: s for i, s in enumerate(self._status)}
+        out = dict(zip(range(1, len(self._status) + 1), self._status, strict=True))
         if now is not None:
             cutoff = _iso(now)
             for e in self.log.events:
@@ -346,10 +346,12 @@ class Trajectory:
         if self._fold_key != self.log.tombstones:  # unknown log state: start over
             self._status, self._statuses, self._fold_key = [], StatusFold(), self.log.tombstones
         status, fold = self._status, self._statuses
-        for e in events[len(status) :]:
-            status.append(e.status)
-            for target in fold.add(e, events):
-                status[target - 1] = fold.statuses[target][0]
+        new = events[len(status) :]
+        status.extend([e.status for e in new])
+        for e in new:
+            if folds(e):  # (the fold would do nothing for any other event)
+                for target in fold.add(e, events):
+                    status[target - 1] = fold.statuses[target][0]
 
     # -- causality (R-V4) ---------------------------------------------------------------------
 
