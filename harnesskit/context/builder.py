@@ -36,11 +36,14 @@ one back and renders it as a table.
 from __future__ import annotations
 
 import bisect
+import gc
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from harnesskit.context import _snapshot
 from harnesskit.context._policy import BUILTIN_POLICIES, POLICY_DIR, ContextPolicy, policy_problems
 from harnesskit.context._record import InjectionRecord, injection_records, selected_fields
 from harnesskit.context._rules import (
@@ -172,6 +175,7 @@ class _View:
         self.inputs: set[int] = set()
         self.assembled = 0
         self.last: Prompt | None = None
+        self.cold = False  # made by reading the log from its start (not from a snapshot)
         self.branch = branch  # None: every branch is visible (no branch.other exclusion)
         self.tombstones = 0  # the log's tombstone count when this view was built
         self.fold = StatusFold()  # the log's one status fold, over this branch's view
@@ -215,6 +219,97 @@ class _View:
 
     def event(self, event_id: int) -> Event:
         return self.seq[self.pos[event_id]]
+
+    def to_state(self) -> dict[str, Any]:
+        """What this view read and decided, JSON-ready: event ids, never their content.
+
+        (The facts index holds the values tool results returned, as the log itself does.)
+        """
+        assert self.paired is not None
+        ids = [e.event_id for e in self.seq]
+        table: dict[str, int] = {}  # each distinct string once (reasons repeat, and are long)
+
+        def pack(d: dict[int, str]) -> list[list[int]]:
+            return [list(d), [table.setdefault(v, len(table)) for v in d.values()]]
+
+        state = {
+            "index": self.index,
+            "branch": None if self.branch is None else [self.branch.branch_id, self.branch.cutoffs],
+            "statuses": [[i, s, by] for i, (s, by) in self.statuses.items()],
+            "refused": self.fold.refused,
+            "seq": ids,
+            "hidden": pack(self.hidden),
+            "turn_starts": self.turn_starts,
+            "last_chat": self.last_chat,
+            "keyed": [e.event_id for e in self.keyed],
+            "calls": [[c, e.event_id] for c, e in self.calls.items()],
+            "owner": [list(self.owner), list(self.owner.values())],
+            "members": [[o, m] for o, m in self.members.items()],
+            "task_id": self.task_id,
+            "ok": self.ok,
+            "failed": self.failed,
+            "notes": self.notes,
+            "mem_pos": self.mem_pos,
+            "contract": None if self.contract is None else self.contract.event_id,
+            "core": list(self.core),
+            "facts": self.facts,
+            "interps": self.interps,
+            "bucket": pack(self.bucket),
+            "mem_excluded": pack(self.mem_excluded),
+            "withheld": pack(self.withheld),
+            "contracts": [e.event_id for e in self.contracts],
+            "overflow": sorted(self.overflow),
+            "old_interps": sorted(self.old_interps),
+            "occ": self.occ,
+            "paired": pack(self.paired),
+            "inputs": sorted(self.inputs),
+            "assembled": self.assembled,
+        }
+        state["strings"] = list(table)
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
+        """The view `to_state` saved, its ids resolved against the log's `events`."""
+        ev = events.__getitem__
+        at = state["strings"].__getitem__
+
+        def unpack(packed: list[list[int]]) -> dict[int, str]:
+            ids, strings = packed
+            return dict(zip(ids, map(at, strings), strict=True))
+
+        branch = None if state["branch"] is None else BranchView(*state["branch"])
+        view = cls(branch)
+        view.index, view.tombstones = state["index"], tombstones
+        view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
+        view.fold.refused.extend(state["refused"])
+        view.seq = [ev(i - 1) for i in state["seq"]]
+        view.pos = dict(zip(state["seq"], range(len(view.seq)), strict=True))
+        view.hidden = unpack(state["hidden"])
+        view.turn_starts = state["turn_starts"]
+        view.last_chat = state["last_chat"]
+        view.keyed = [ev(i - 1) for i in state["keyed"]]
+        view.calls = {c: ev(i - 1) for c, i in state["calls"]}
+        view.owner = dict(zip(*state["owner"], strict=True))
+        view.members = dict(state["members"])
+        view.group = {r: o for o, m in view.members.items() for r in m}
+        view.task_id = state["task_id"]
+        view.ok, view.failed, view.notes = state["ok"], state["failed"], state["notes"]
+        view.mem_pos = state["mem_pos"]
+        c = state["contract"]
+        view.contract = None if c is None else ev(c - 1)
+        view.core = {i: ev(i - 1) for i in state["core"]}
+        view.facts, view.interps = state["facts"], state["interps"]
+        view.bucket = unpack(state["bucket"])
+        view.mem_excluded = unpack(state["mem_excluded"])
+        view.withheld = unpack(state["withheld"])
+        view.withheld_ids = sorted(view.withheld)
+        view.contracts = [ev(i - 1) for i in state["contracts"]]
+        view.overflow, view.old_interps = set(state["overflow"]), set(state["old_interps"])
+        view.occ = state["occ"]
+        view.paired = unpack(state["paired"])
+        view.inputs, view.assembled = set(state["inputs"]), state["assembled"]
+        return view
 
     def exclude(self, event_id: int, reason: str | None) -> None:
         """Set (or with `None` clear) a lasting exclusion, journaled for the record delta."""
@@ -292,6 +387,7 @@ class ContextBuilder:
         policy: ContextPolicy | str | Mapping[str, Any] | None = None,
         *,
         estimator: TokenEstimator | None = None,
+        snapshots: bool = True,
     ) -> None:
         """Create a builder.
 
@@ -299,11 +395,16 @@ class ContextBuilder:
             policy: the policy (built-in name, path, dict or `ContextPolicy`); default
                 `full-history`.
             estimator: token estimator for `Prompt.token_estimate` and the token limit.
+            snapshots: start a cold build of a large log read from disk from the snapshot
+                beside it, and write one after reading such a log from its start (see
+                `harnesskit.context._snapshot`: a cache, ignored when stale; the policies
+                with a window only). False: never read nor write one.
 
         Raises:
             UsageError: the policy is unknown or malformed.
         """
         self.policy = ContextPolicy.resolve(policy)
+        self._snapshots = snapshots
         self.estimator = estimator or TokenEstimator()
         self._views: dict[str, _View] = {}
         self._instruction: dict[int, bool] = {}
@@ -355,7 +456,38 @@ class ContextBuilder:
             view.touched.update(view.journal, volatile, view.volatile)
         view.journal.clear()
         view.last = prompt
+        if view.cold:  # the first build read every event: keep that beside the log
+            view.cold = False
+            if self._snapshots and not self._linear and view.index >= _snapshot.MIN_EVENTS:
+                self._save_snapshot(log, branch_id, view)
         return prompt
+
+    def _snapshot_path(self, log: EventLog, branch_id: str) -> Path | None:
+        if log.path is None:
+            return None
+        return _snapshot.snapshot_path(log.path, self.policy.spec, branch_id)
+
+    def _load_snapshot(self, log: EventLog, branch_id: str) -> _View | None:
+        path = self._snapshot_path(log, branch_id)
+        if path is None or not path.is_file():
+            return None
+        enabled = gc.isenabled()
+        gc.disable()  # many small objects at once: a collection would walk the whole log
+        try:
+            state = _snapshot.load(log, path)
+            if state is None:
+                return None
+            return _View.from_state(state, log.events, log.tombstones)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None  # a snapshot that does not hold together: read the log instead
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _save_snapshot(self, log: EventLog, branch_id: str, view: _View) -> None:
+        path = self._snapshot_path(log, branch_id)
+        if path is not None:
+            _snapshot.save(log, path, view.to_state())
 
     def record(
         self, log: EventLog, prompt: Prompt, *, branch_id: str = "main", **fields: Any
@@ -429,7 +561,7 @@ class ContextBuilder:
 
     # -- reading: stage 1 (task, branch) and the status fold -----------------------------------
 
-    def _view(self, log: EventLog, branch_id: str) -> _View:
+    def _view(self, log: EventLog, branch_id: str, *, snapshot: bool = True) -> _View:
         view = self._views.get(branch_id)
         if view is not None and view.tombstones != log.tombstones:
             view = None  # a tombstone revoked content this view already read: read again (R-S3)
@@ -438,11 +570,16 @@ class ContextBuilder:
             self._values.clear()
             self._instruction.clear()
             self._tombstones = log.tombstones
+        if view is None and snapshot and self._snapshots and not self._linear:
+            view = self._load_snapshot(log, branch_id)  # a cache beside the log, if it fits
+            if view is not None:
+                self._views[branch_id] = view
         if view is None:
             # Branch isolation (R-V5) holds unless a policy opts out with `branches: all`.
             branches = "branch.other" in self._exclude or self.policy.spec.get("branches") != "all"
             view = _View(BranchView.of(log.events, branch_id) if branches else None)
             view.tombstones = log.tombstones
+            view.cold = True
             self._views[branch_id] = view
         events = log.events
         for i in range(view.index, len(events)):
@@ -454,7 +591,7 @@ class ContextBuilder:
                 and BranchView.forked(e) in view.branch.cutoffs
             ):  # a fork of this branch recorded late changes what it sees: read again
                 del self._views[branch_id]
-                return self._view(log, branch_id)
+                return self._view(log, branch_id, snapshot=False)
             self._ingest(view, e, branch_id, events)
         view.index = len(events)
         return view

@@ -135,6 +135,7 @@ class EventLog:
         self._frame_cache: tuple[list[Event], int, Event, int, Any] | None = None
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
+        self._read_size: int | None = None  # bytes `read` parsed (context snapshots key on them)
         self.write_error: EventLogError | None = None
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
@@ -428,7 +429,10 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        lines = p.read_bytes().split(b"\n")
+        data = p.read_bytes()
+        log._read_size = len(data)
+        lines = data.split(b"\n")
+        del data
         bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
         for i, line in enumerate(lines):
             if not line.strip():
