@@ -18,6 +18,7 @@ content (R-S3).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as dt
 import heapq
@@ -346,9 +347,20 @@ class Trajectory:
         if self._fold_key != self.log.tombstones:  # unknown log state: start over
             self._status, self._statuses, self._fold_key = [], StatusFold(), self.log.tombstones
         status, fold = self._status, self._statuses
-        new = events[len(status) :]
-        status.extend([e.status for e in new])
-        for e in new:
+        done = len(status)
+        if self.log._folding_seen == len(events):  # the log's index of the events that fold
+            index = self.log._folding
+            # every other event is `active` as written, and no event changes it (a status
+            # event targets earlier events only, so an event's own status is set first)
+            status.extend(["active"] * (len(events) - done))
+            for i in index[bisect.bisect_right(index, done) :]:
+                e = events[i - 1]
+                status[i - 1] = e.status
+                for target in fold.add(e, events):
+                    status[target - 1] = fold.statuses[target][0]
+            return
+        for e in events[done:]:  # events put in `log.events` by hand: look at each
+            status.append(e.status)
             if folds(e):  # (the fold would do nothing for any other event)
                 for target in fold.add(e, events):
                     status[target - 1] = fold.statuses[target][0]
