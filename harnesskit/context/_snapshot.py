@@ -17,6 +17,8 @@ absent. It is written atomically (a temporary file, then a rename) and a failure
 
 from __future__ import annotations
 
+import array
+import base64
 import contextlib
 import functools
 import hashlib
@@ -28,7 +30,7 @@ from typing import Any
 
 from harnesskit.log.events import EventLog
 
-__all__ = ["MIN_EVENTS", "load", "save", "snapshot_path"]
+__all__ = ["MIN_EVENTS", "ints", "load", "save", "snapshot_path", "unints"]
 
 #: Only a cold build that read at least this many events writes a snapshot.
 MIN_EVENTS = 10_000
@@ -37,6 +39,36 @@ _BLOCKS = 64
 _BLOCK = 256
 _TAIL = 4096
 _SAMPLES = 64
+_INT = "i" if array.array("i").itemsize == 4 else "l"  # 4-byte signed ints
+
+
+def ints(values: list[int]) -> str:
+    """A list of ints as one JSON string (base64 of 4-byte ints): read back far faster.
+
+    Args:
+        values: the ints (each in 0..2**31 - 1: event ids, indexes, counts).
+
+    Returns:
+        The text `unints` reads back.
+
+    Raises:
+        OverflowError: an int does not fit (`save` then writes no snapshot).
+    """
+    return base64.b64encode(array.array(_INT, values).tobytes()).decode("ascii")
+
+
+def unints(text: str) -> list[int]:
+    """The list `ints` wrote.
+
+    Raises:
+        ValueError: `text` is not what `ints` writes (the snapshot is then ignored).
+    """
+    data = base64.b64decode(text)
+    out = array.array(_INT)
+    if len(data) % out.itemsize:
+        raise ValueError("not a list of 4-byte ints")
+    out.frombytes(data)
+    return out.tolist()
 
 
 @functools.cache
@@ -135,7 +167,7 @@ def save(log: EventLog, path: pathlib.Path, state: dict[str, Any]) -> bool:
             json.dump(doc, f, separators=(",", ":"))
         os.replace(tmp, path)
         return True
-    except (OSError, TypeError, ValueError):
+    except (OSError, TypeError, ValueError, OverflowError):
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

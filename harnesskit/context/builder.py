@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import bisect
 import gc
+import itertools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,45 +226,50 @@ class _View:
         """What this view read and decided, JSON-ready: event ids, never their content.
 
         (The facts index holds the values tool results returned, as the log itself does.)
+        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once.
         """
         assert self.paired is not None
-        ids = [e.event_id for e in self.seq]
+        ints = _snapshot.ints
         table: dict[str, int] = {}  # each distinct string once (reasons repeat, and are long)
 
-        def pack(d: dict[int, str]) -> list[list[int]]:
-            return [list(d), [table.setdefault(v, len(table)) for v in d.values()]]
+        def pack(d: dict[int, str]) -> list[str]:
+            return [ints(list(d)), ints([table.setdefault(v, len(table)) for v in d.values()])]
+
+        def pack_lists(d: dict[Any, list[int]]) -> list[Any]:
+            flat = [i for ids in d.values() for i in ids]
+            return [list(d), ints([len(ids) for ids in d.values()]), ints(flat)]
 
         state = {
             "index": self.index,
             "branch": None if self.branch is None else [self.branch.branch_id, self.branch.cutoffs],
             "statuses": [[i, s, by] for i, (s, by) in self.statuses.items()],
             "refused": self.fold.refused,
-            "seq": ids,
+            "seq": ints([e.event_id for e in self.seq]),
             "hidden": pack(self.hidden),
-            "turn_starts": self.turn_starts,
+            "turn_starts": ints(self.turn_starts),
             "last_chat": self.last_chat,
             "keyed": [e.event_id for e in self.keyed],
             "calls": [[c, e.event_id] for c, e in self.calls.items()],
             "owner": [list(self.owner), list(self.owner.values())],
-            "members": [[o, m] for o, m in self.members.items()],
+            "members": pack_lists(self.members),
             "task_id": self.task_id,
-            "ok": self.ok,
-            "failed": self.failed,
-            "notes": self.notes,
+            "ok": ints(self.ok),
+            "failed": ints(self.failed),
+            "notes": ints(self.notes),
             "mem_pos": self.mem_pos,
             "contract": None if self.contract is None else self.contract.event_id,
             "core": list(self.core),
-            "facts": self.facts,
-            "interps": self.interps,
+            "facts": ints(self.facts),
+            "interps": ints(self.interps),
             "bucket": pack(self.bucket),
             "mem_excluded": pack(self.mem_excluded),
             "withheld": pack(self.withheld),
             "contracts": [e.event_id for e in self.contracts],
-            "overflow": sorted(self.overflow),
-            "old_interps": sorted(self.old_interps),
-            "occ": self.occ,
+            "overflow": ints(sorted(self.overflow)),
+            "old_interps": ints(sorted(self.old_interps)),
+            "occ": pack_lists(self.occ),
             "paired": pack(self.paired),
-            "inputs": sorted(self.inputs),
+            "inputs": ints(sorted(self.inputs)),
             "assembled": self.assembled,
         }
         state["strings"] = list(table)
@@ -270,45 +277,71 @@ class _View:
 
     @classmethod
     def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
-        """The view `to_state` saved, its ids resolved against the log's `events`."""
+        """The view `to_state` saved, its ids resolved against the log's `events`.
+
+        Raises:
+            ValueError: the state does not hold together (the caller then ignores it; so do
+                `KeyError`, `TypeError` and `IndexError`).
+        """
         ev = events.__getitem__
         at = state["strings"].__getitem__
+        unints = _snapshot.unints
 
-        def unpack(packed: list[list[int]]) -> dict[int, str]:
+        def unpack(packed: list[str]) -> dict[int, str]:
             ids, strings = packed
-            return dict(zip(ids, map(at, strings), strict=True))
+            return dict(zip(unints(ids), map(at, unints(strings)), strict=True))
+
+        def unpack_lists(packed: list[Any]) -> tuple[list[Any], list[int], list[int]]:
+            keys, sizes, flat = packed[0], unints(packed[1]), unints(packed[2])
+            if len(keys) != len(sizes) or sum(sizes) != len(flat):
+                raise ValueError("lists that do not add up")
+            return keys, sizes, flat
+
+        def lists(keys: list[Any], sizes: list[int], flat: list[int]) -> dict[Any, list[int]]:
+            it = iter(flat)
+            return {k: list(itertools.islice(it, n)) for k, n in zip(keys, sizes, strict=True)}
 
         branch = None if state["branch"] is None else BranchView(*state["branch"])
         view = cls(branch)
         view.index, view.tombstones = state["index"], tombstones
         view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
         view.fold.refused.extend(state["refused"])
-        view.seq = [ev(i - 1) for i in state["seq"]]
-        view.pos = dict(zip(state["seq"], range(len(view.seq)), strict=True))
+        ids = unints(state["seq"])
+        if min(ids, default=1) < 1:
+            raise ValueError("an event id below 1")
+        if len(ids) > 1:  # (ids are positions: event i is events[i - 1])
+            view.seq = list(operator.itemgetter(*map((-1).__add__, ids))(events))
+        elif ids:  # (itemgetter of one index gives the item, not a tuple)
+            view.seq = [events[ids[0] - 1]]
+        view.pos = dict(zip(ids, range(len(ids)), strict=True))
         view.hidden = unpack(state["hidden"])
-        view.turn_starts = state["turn_starts"]
+        view.turn_starts = unints(state["turn_starts"])
         view.last_chat = state["last_chat"]
         view.keyed = [ev(i - 1) for i in state["keyed"]]
         view.calls = {c: ev(i - 1) for c, i in state["calls"]}
         view.owner = dict(zip(*state["owner"], strict=True))
-        view.members = dict(state["members"])
-        view.group = {r: o for o, m in view.members.items() for r in m}
+        owners, sizes, results = unpack_lists(state["members"])
+        view.members = lists(owners, sizes, results)
+        by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
+        view.group = dict(zip(results, by_result, strict=True))
         view.task_id = state["task_id"]
-        view.ok, view.failed, view.notes = state["ok"], state["failed"], state["notes"]
+        view.ok, view.failed = unints(state["ok"]), unints(state["failed"])
+        view.notes = unints(state["notes"])
         view.mem_pos = state["mem_pos"]
         c = state["contract"]
         view.contract = None if c is None else ev(c - 1)
         view.core = {i: ev(i - 1) for i in state["core"]}
-        view.facts, view.interps = state["facts"], state["interps"]
+        view.facts, view.interps = unints(state["facts"]), unints(state["interps"])
         view.bucket = unpack(state["bucket"])
         view.mem_excluded = unpack(state["mem_excluded"])
         view.withheld = unpack(state["withheld"])
         view.withheld_ids = sorted(view.withheld)
         view.contracts = [ev(i - 1) for i in state["contracts"]]
-        view.overflow, view.old_interps = set(state["overflow"]), set(state["old_interps"])
-        view.occ = state["occ"]
+        view.overflow = set(unints(state["overflow"]))
+        view.old_interps = set(unints(state["old_interps"]))
+        view.occ = lists(*unpack_lists(state["occ"]))
         view.paired = unpack(state["paired"])
-        view.inputs, view.assembled = set(state["inputs"]), state["assembled"]
+        view.inputs, view.assembled = set(unints(state["inputs"])), state["assembled"]
         return view
 
     def exclude(self, event_id: int, reason: str | None) -> None:
@@ -487,7 +520,11 @@ class ContextBuilder:
     def _save_snapshot(self, log: EventLog, branch_id: str, view: _View) -> None:
         path = self._snapshot_path(log, branch_id)
         if path is not None:
-            _snapshot.save(log, path, view.to_state())
+            try:
+                state = view.to_state()
+            except OverflowError:  # an id past 2**31: no snapshot (it is only a cache)
+                return
+            _snapshot.save(log, path, state)
 
     def record(
         self, log: EventLog, prompt: Prompt, *, branch_id: str = "main", **fields: Any

@@ -188,3 +188,12 @@ def test_a_tombstone_after_the_snapshot_does_not_resurrect_content(tmp_path, loa
             assert "ZX81QQ" not in "\n".join(m.text for m in prompt.messages)
             _same(prompt, ContextBuilder(policy, snapshots=False).build(after, branch_id=branch))
     assert loads and not any(loads)
+
+
+def test_packed_ints_read_back_and_refuse_garbage():
+    for values in ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100):
+        assert _snapshot.unints(_snapshot.ints(values)) == values
+    with pytest.raises(OverflowError):
+        _snapshot.ints([2**31])
+    with pytest.raises(ValueError):
+        _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
