@@ -195,5 +195,5 @@ def test_packed_ints_read_back_and_refuse_garbage():
         assert _snapshot.unints(_snapshot.ints(values)) == values
     with pytest.raises(OverflowError):
         _snapshot.ints([2**31])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="padding|4-byte"):
         _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
