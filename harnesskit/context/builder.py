@@ -441,6 +441,8 @@ class ContextBuilder:
         self.estimator = estimator or TokenEstimator()
         self._views: dict[str, _View] = {}
         self._instruction: dict[int, bool] = {}
+        self._instructive: dict[str, bool] = {}  # by text: equal texts are judged once
+        self._texts: dict[str, list[tuple[str, str]]] = {}  # tool values by result text
         self._pieces: dict[tuple[int, int | None], tuple[str, int]] = {}
         self._values: dict[int, list[tuple[str, str]]] = {}
         self._recorded: dict[str, tuple[int, Prompt, int]] = {}
@@ -606,6 +608,8 @@ class ContextBuilder:
             self._pieces.clear()
             self._values.clear()
             self._instruction.clear()
+            self._texts.clear()
+            self._instructive.clear()
             self._tombstones = log.tombstones
         if view is None and snapshot and self._snapshots and not self._linear:
             view = self._load_snapshot(log, branch_id)  # a cache beside the log, if it fits
@@ -754,7 +758,11 @@ class ContextBuilder:
         if "untrusted.instructions" in ex and is_untrusted(e):
             flag = self._instruction.get(e.event_id)
             if flag is None:
-                flag = self._instruction[e.event_id] = looks_like_instruction(event_text(e))
+                text = event_text(e)
+                flag = self._instructive.get(text)
+                if flag is None:
+                    flag = self._instructive[text] = looks_like_instruction(text)
+                self._instruction[e.event_id] = flag
             if flag:
                 return "untrusted.instructions: untrusted text that reads like an instruction"
         return None
@@ -1220,8 +1228,12 @@ class ContextBuilder:
 
     def _tool_values(self, e: ToolResultEvent) -> list[tuple[str, str]]:
         hit = self._values.get(e.event_id)
-        if hit is None:
-            hit = self._values[e.event_id] = tool_values(str(e.content or ""))
+        if hit is None:  # a result's values depend on its text only: equal texts read once
+            text = str(e.content or "")
+            hit = self._texts.get(text)
+            if hit is None:
+                hit = self._texts[text] = tool_values(text)
+            self._values[e.event_id] = hit
         return hit
 
     def _assemble(self, log: EventLog, view: _View, d: _Draft) -> Prompt:
