@@ -298,8 +298,9 @@ class _View:
             return keys, sizes, flat
 
         def lists(keys: list[Any], sizes: list[int], flat: list[int]) -> dict[Any, list[int]]:
-            it = iter(flat)
-            return {k: list(itertools.islice(it, n)) for k, n in zip(keys, sizes, strict=True)}
+            ends = list(itertools.accumulate(sizes))
+            starts = [0, *ends[:-1]]
+            return dict(zip(keys, map(flat.__getitem__, map(slice, starts, ends)), strict=True))
 
         branch = None if state["branch"] is None else BranchView(*state["branch"])
         view = cls(branch)
