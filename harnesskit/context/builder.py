@@ -218,6 +218,7 @@ class _View:
         self.overflow: set[int] = set()  # always the oldest len(overflow) ids of facts
         self.old_interps: set[int] = set()  # likewise for interps
         self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
+        self.rendered: dict[int, Message] = {}  # the window's messages of the last build, by id
 
     def event(self, event_id: int) -> Event:
         return self.seq[self.pos[event_id]]
@@ -907,6 +908,7 @@ class ContextBuilder:
         view.mem_pos = max(view.mem_pos, start)
         excluded: dict[int, str] = {}
         turns: list[_Turn] = []
+        rendered, view.rendered = view.rendered, {}  # the window's messages, each made once
         for i in range(start, len(view.seq)):
             e = view.seq[i]
             if e.type not in CHAT_TYPES:
@@ -915,7 +917,9 @@ class ContextBuilder:
                 turns.append([])
             reason = self._exclusion(view, e)
             if reason is None:
-                turns[-1].append((e, event_to_message(e) or stub(e, "empty"), True))
+                m = rendered.get(e.event_id) or event_to_message(e) or stub(e, "empty")
+                view.rendered[e.event_id] = m
+                turns[-1].append((e, m, True))
             else:  # a stub keeps the tool-call protocol intact
                 excluded[e.event_id] = reason
                 turns[-1].append((e, stub(e, reason), False))
