@@ -31,6 +31,11 @@ step costs the same however long the history is.
 
 The loop turns each `Prompt` into one `context.injected` event (R-C5); `InjectionRecord` reads
 one back and renders it as a table.
+
+A builder reads each event once and, from build to build, redoes only what new events or status
+changes touch (tests hold every build equal to a fresh builder's). A cold build of a large log
+read from disk writes a snapshot of what it read beside the log (`<log>.ctx-<key>`, see
+`_snapshot`), which the next cold builder of that log starts from; it is only a cache.
 """
 
 from __future__ import annotations
