@@ -498,7 +498,7 @@ class ContextBuilder:
             view.touched.update(view.journal, volatile, view.volatile)
         view.journal.clear()
         view.last = prompt
-        if view.cold:  # the first build read every event: keep that beside the log
+        if view.cold:  # the first build read (nearly) every event: keep that beside the log
             view.cold = False
             if self._snapshots and not self._linear and view.index >= _snapshot.MIN_EVENTS:
                 self._save_snapshot(log, branch_id, view)
@@ -622,6 +622,8 @@ class ContextBuilder:
             view = self._load_snapshot(log, branch_id)  # a cache beside the log, if it fits
             if view is not None:
                 self._views[branch_id] = view
+                # many events after it: write a newer one after this build
+                view.cold = len(log.events) - view.index >= _snapshot.MIN_EVENTS
         if view is None:
             # Branch isolation (R-V5) holds unless a policy opts out with `branches: all`.
             branches = "branch.other" in self._exclude or self.policy.spec.get("branches") != "all"

@@ -197,3 +197,22 @@ def test_packed_ints_read_back_and_refuse_garbage():
         _snapshot.ints([2**31])
     with pytest.raises(ValueError, match="padding|4-byte"):
         _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
+
+
+def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, steps=60, tombstones=False)
+    log = hk.EventLog.read(path)
+    _check(log, branches, policies=["default"])
+    snap = ContextBuilder("default")._snapshot_path(log, "main")
+    first = json.loads(snap.read_text())["state"]["index"]
+    log = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    for k in range(_snapshot.MIN_EVENTS):
+        log.append("user.message", {"content": f"more {k}"}, source="user")
+    log.close()
+    _check(hk.EventLog.read(path), branches, policies=["default"])
+    assert loads[0] is True  # the old one was used for the start of the log
+    assert json.loads(snap.read_text())["state"]["index"] == first + _snapshot.MIN_EVENTS
+    loads.clear()
+    _check(hk.EventLog.read(path), branches, policies=["default"])
+    assert loads[0] is True
