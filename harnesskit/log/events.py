@@ -32,6 +32,7 @@ from harnesskit.log._codec import (
     message_of,
     migrate_line,
 )
+from harnesskit.log._fold import folds
 from harnesskit.log._tombstones import (
     REDACTABLE,
     artifact_id,
@@ -136,6 +137,9 @@ class EventLog:
         self._frame_cache: tuple[list[Event], int, Event, int, Any] | None = None
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
+        self._read_size: int | None = None  # bytes `read` parsed (context snapshots key on them)
+        self._folding: list[int] = []  # ids of the events that can change a status (`folds`)
+        self._folding_seen = 0  # len(events) when `_folding` was last brought up to date
         self.write_error: EventLogError | None = None
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
@@ -296,6 +300,9 @@ class EventLog:
             event = redact_copies(event, self._revoked)
         self.events.append(event)
         self._last_by_branch[event.branch_id] = event.event_id
+        if folds(event):  # the status fold's index: `Trajectory` feeds it only these
+            self._folding.append(event.event_id)
+        self._folding_seen = len(self.events)
         if isinstance(event, TombstoneEvent):
             self._apply_tombstone(event)
 
@@ -451,7 +458,10 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        lines = p.read_bytes().split(b"\n")
+        data = p.read_bytes()
+        log._read_size = len(data)
+        lines = data.split(b"\n")
+        del data
         bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
         for i, line in enumerate(lines):
             if not line.strip():
