@@ -756,7 +756,8 @@ class ContextBuilder:
             by = "as written" if st[1] == e.event_id else f"by EV-{st[1]}"
             return f"status.{st[0]}: {st[0]} {by}"
         if e.data_class in self._data_classes:
-            return f"data_class.{e.data_class}: above this policy's maximum data class"
+            # the explanation must not read as `secret: <value>` to the redactor
+            return f"data_class.{e.data_class}: a class above this policy's maximum"
         if e.type in ex:
             return f"{e.type}: this kind is excluded by the policy"
         for req in self._require:
