@@ -48,7 +48,7 @@ PARTS = [
     ("worker thread round trip", executor, "_run_on_worker", 3),
     ("input hash", _records, "hash_json", 2),
     ("event appends (all 5)", events.EventLog, "append", 1),
-    ("JSON line", events, "encode", 2),
+    ("JSON line", events, "line_parts", 2),
     ("redaction scan", redact.Redactor, "needs", 2),
     ("flush", events.EventLog, "flush", 1),
 ]

@@ -85,6 +85,20 @@ class LazyPattern:
     def __repr__(self) -> str:
         return f"lazy_pattern({self._source[0]!r}, {self._source[1]!r})"
 
+    def __eq__(self, other: object) -> bool:
+        # as `re.Pattern`: equal to a pattern (lazy or compiled) of the same text and flags
+        if isinstance(other, LazyPattern):
+            return self._source == other._source or self.compiled == other.compiled
+        if isinstance(other, re.Pattern):
+            return self.compiled == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.compiled)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LazyPattern, self._source)  # a copy compiles on its own first use
+
 
 def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(pattern, flags)`, compiled on first use (for module-level patterns).

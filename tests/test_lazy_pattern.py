@@ -107,3 +107,17 @@ def test_module_patterns_are_lazy_patterns() -> None:
 def test_display_escape_is_html_escape(text: str) -> None:
     assert display._escape(text) == html.escape(text)
     assert display.escape_bounded(text) == html.escape(text)
+
+
+def test_lazy_patterns_compare_hash_copy_and_pickle_as_patterns() -> None:
+    import copy
+    import pickle
+
+    lazy, real = lazy_pattern(r"a+b", re.I), re.compile(r"a+b", re.I)
+    same, other = lazy_pattern(r"a+b", re.I), lazy_pattern(r"a+b")
+    assert lazy == same and lazy == real and real == lazy and lazy != other
+    assert hash(lazy) == hash(real) == hash(same)
+    assert lazy != "a+b"
+    for clone in (copy.copy(lazy), copy.deepcopy(lazy), pickle.loads(pickle.dumps(lazy))):
+        assert isinstance(clone, LazyPattern) and clone == lazy
+        assert clone.search("xAAB").span() == real.search("xAAB").span()

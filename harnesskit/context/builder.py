@@ -31,18 +31,27 @@ step costs the same however long the history is.
 
 The loop turns each `Prompt` into one `context.injected` event (R-C5); `InjectionRecord` reads
 one back and renders it as a table.
+
+A builder reads each event once and, from build to build, redoes only what new events or status
+changes touch (tests hold every build equal to a fresh builder's). A cold build of a large log
+read from disk writes a snapshot of what it read beside the log (`<log>.ctx-<key>`, see
+`_snapshot`), which the next cold builder of that log starts from; it is only a cache.
 """
 
 from __future__ import annotations
 
 import bisect
+import gc
 import itertools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
+from harnesskit.context import _snapshot
 from harnesskit.context._policy import BUILTIN_POLICIES, POLICY_DIR, ContextPolicy, policy_problems
 from harnesskit.context._record import InjectionRecord, injection_records, selected_fields
 from harnesskit.context._rules import (
@@ -109,6 +118,7 @@ _OLDER = {
     "interps": "model.response.latest: an older interpretation",
 }
 _WITHHELD = ("data_class.", "untrusted.")
+_EMPTY = "empty: nothing to send"
 VALUES_TITLE = "Values from tools (every id and value not shown whole above; data, cite the label)"
 
 NOTICE = (
@@ -167,7 +177,13 @@ class _View:
         self.journal: list[int] = []  # ids whose lasting exclusion changed since the last build
         self.touched: set[int] | None = None  # ids that may differ from the last record
         self.volatile: set[int] = set()  # ids excluded or chosen just for the last build
+        # the last build's `excluded` (a private copy), the ids its inputs named (excluded just
+        # for it, chosen, summarized, in the window) and len(seq) then: see `_update_reasons`
+        self.paired: dict[int, str] | None = None
+        self.inputs: set[int] = set()
+        self.assembled = 0
         self.last: Prompt | None = None
+        self.cold = False  # made by reading the log from its start (not from a snapshot)
         self.branch = branch  # None: every branch is visible (no branch.other exclusion)
         self.tombstones = 0  # the log's tombstone count when this view was built
         self.fold = StatusFold()  # the log's one status fold, over this branch's view
@@ -203,11 +219,138 @@ class _View:
         self.bucket: dict[int, str] = {}
         self.mem_excluded: dict[int, str] = {}
         self.withheld: dict[int, str] = {}
+        self.withheld_ids: list[int] = []  # the keys of `withheld`, sorted
+        self.contracts: list[TaskContractEvent] = []  # trusted task contracts, in log order
         self.overflow: set[int] = set()  # always the oldest len(overflow) ids of facts
         self.old_interps: set[int] = set()  # likewise for interps
+        self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
+        self.rendered: dict[int, Message] = {}  # the window's messages of the last build, by id
 
     def event(self, event_id: int) -> Event:
         return self.seq[self.pos[event_id]]
+
+    def to_state(self) -> dict[str, Any]:
+        """What this view read and decided, JSON-ready: event ids, never their content.
+
+        (The facts index holds the values tool results returned, as the log itself does.)
+        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once.
+        """
+        assert self.paired is not None
+        ints = _snapshot.ints
+        table: dict[str, int] = {}  # each distinct string once (reasons repeat, and are long)
+
+        def pack(d: dict[int, str]) -> list[str]:
+            return [ints(list(d)), ints([table.setdefault(v, len(table)) for v in d.values()])]
+
+        def pack_lists(d: dict[Any, list[int]]) -> list[Any]:
+            flat = [i for ids in d.values() for i in ids]
+            return [list(d), ints([len(ids) for ids in d.values()]), ints(flat)]
+
+        state = {
+            "index": self.index,
+            "branch": None if self.branch is None else [self.branch.branch_id, self.branch.cutoffs],
+            "statuses": [[i, s, by] for i, (s, by) in self.statuses.items()],
+            "refused": self.fold.refused,
+            "seq": ints([e.event_id for e in self.seq]),
+            "hidden": pack(self.hidden),
+            "turn_starts": ints(self.turn_starts),
+            "last_chat": self.last_chat,
+            "keyed": [e.event_id for e in self.keyed],
+            "calls": [[c, e.event_id] for c, e in self.calls.items()],
+            "owner": [list(self.owner), list(self.owner.values())],
+            "members": pack_lists(self.members),
+            "task_id": self.task_id,
+            "ok": ints(self.ok),
+            "failed": ints(self.failed),
+            "notes": ints(self.notes),
+            "mem_pos": self.mem_pos,
+            "contract": None if self.contract is None else self.contract.event_id,
+            "core": list(self.core),
+            "facts": ints(self.facts),
+            "interps": ints(self.interps),
+            "bucket": pack(self.bucket),
+            "mem_excluded": pack(self.mem_excluded),
+            "withheld": pack(self.withheld),
+            "contracts": [e.event_id for e in self.contracts],
+            "overflow": ints(sorted(self.overflow)),
+            "old_interps": ints(sorted(self.old_interps)),
+            "occ": pack_lists(self.occ),
+            "paired": pack(self.paired),
+            "inputs": ints(sorted(self.inputs)),
+            "assembled": self.assembled,
+        }
+        state["strings"] = list(table)
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
+        """The view `to_state` saved, its ids resolved against the log's `events`.
+
+        Raises:
+            ValueError: the state does not hold together (the caller then ignores it; so do
+                `KeyError`, `TypeError` and `IndexError`).
+        """
+        ev = events.__getitem__
+        at = state["strings"].__getitem__
+        unints = _snapshot.unints
+
+        def unpack(packed: list[str]) -> dict[int, str]:
+            ids, strings = packed
+            return dict(zip(unints(ids), map(at, unints(strings)), strict=True))
+
+        def unpack_lists(packed: list[Any]) -> tuple[list[Any], list[int], list[int]]:
+            keys, sizes, flat = packed[0], unints(packed[1]), unints(packed[2])
+            if len(keys) != len(sizes) or sum(sizes) != len(flat):
+                raise ValueError("lists that do not add up")
+            return keys, sizes, flat
+
+        def lists(keys: list[Any], sizes: list[int], flat: list[int]) -> dict[Any, list[int]]:
+            ends = list(itertools.accumulate(sizes))
+            starts = [0, *ends[:-1]]
+            return dict(zip(keys, map(flat.__getitem__, map(slice, starts, ends)), strict=True))
+
+        branch = None if state["branch"] is None else BranchView(*state["branch"])
+        view = cls(branch)
+        view.index, view.tombstones = state["index"], tombstones
+        view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
+        view.fold.refused.extend(state["refused"])
+        ids = unints(state["seq"])
+        if min(ids, default=1) < 1:
+            raise ValueError("an event id below 1")
+        if len(ids) > 1:  # (ids are positions: event i is events[i - 1])
+            view.seq = list(operator.itemgetter(*map((-1).__add__, ids))(events))
+        elif ids:  # (itemgetter of one index gives the item, not a tuple)
+            view.seq = [events[ids[0] - 1]]
+        view.pos = dict(zip(ids, range(len(ids)), strict=True))
+        view.hidden = unpack(state["hidden"])
+        view.turn_starts = unints(state["turn_starts"])
+        view.last_chat = state["last_chat"]
+        view.keyed = [ev(i - 1) for i in state["keyed"]]
+        view.calls = {c: ev(i - 1) for c, i in state["calls"]}
+        view.owner = dict(zip(*state["owner"], strict=True))
+        owners, sizes, results = unpack_lists(state["members"])
+        view.members = lists(owners, sizes, results)
+        by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
+        view.group = dict(zip(results, by_result, strict=True))
+        view.task_id = state["task_id"]
+        view.ok, view.failed = unints(state["ok"]), unints(state["failed"])
+        view.notes = unints(state["notes"])
+        view.mem_pos = state["mem_pos"]
+        c = state["contract"]
+        view.contract = None if c is None else ev(c - 1)
+        view.core = {i: ev(i - 1) for i in state["core"]}
+        view.facts, view.interps = unints(state["facts"]), unints(state["interps"])
+        view.bucket = unpack(state["bucket"])
+        view.mem_excluded = unpack(state["mem_excluded"])
+        view.withheld = unpack(state["withheld"])
+        view.withheld_ids = sorted(view.withheld)
+        view.contracts = [ev(i - 1) for i in state["contracts"]]
+        view.overflow = set(unints(state["overflow"]))
+        view.old_interps = set(unints(state["old_interps"]))
+        view.occ = lists(*unpack_lists(state["occ"]))
+        view.paired = unpack(state["paired"])
+        view.inputs, view.assembled = set(unints(state["inputs"])), state["assembled"]
+        return view
 
     def exclude(self, event_id: int, reason: str | None) -> None:
         """Set (or with `None` clear) a lasting exclusion, journaled for the record delta."""
@@ -285,6 +428,7 @@ class ContextBuilder:
         policy: ContextPolicy | str | Mapping[str, Any] | None = None,
         *,
         estimator: TokenEstimator | None = None,
+        snapshots: bool = True,
     ) -> None:
         """Create a builder.
 
@@ -292,17 +436,25 @@ class ContextBuilder:
             policy: the policy (built-in name, path, dict or `ContextPolicy`); default
                 `full-history`.
             estimator: token estimator for `Prompt.token_estimate` and the token limit.
+            snapshots: start a cold build of a large log read from disk from the snapshot
+                beside it, and write one after reading such a log from its start (see
+                `harnesskit.context._snapshot`: a cache, ignored when stale; the policies
+                with a window only). False: never read nor write one.
 
         Raises:
             UsageError: the policy is unknown or malformed.
         """
         self.policy = ContextPolicy.resolve(policy)
+        self._snapshots = snapshots
         self.estimator = estimator or TokenEstimator()
         self._views: dict[str, _View] = {}
         self._instruction: dict[int, bool] = {}
+        self._instructive: dict[str, bool] = {}  # by text: equal texts are judged once
+        self._texts: dict[str, list[tuple[str, str]]] = {}  # tool values by result text
         self._pieces: dict[tuple[int, int | None], tuple[str, int]] = {}
         self._values: dict[int, list[tuple[str, str]]] = {}
         self._recorded: dict[str, tuple[int, Prompt, int]] = {}
+        self._tombstones = 0  # the log's tombstone count the caches above were filled under
         p = self.policy
         self._exclude = p.exclude
         self._limits = p.limits
@@ -347,7 +499,42 @@ class ContextBuilder:
             view.touched.update(view.journal, volatile, view.volatile)
         view.journal.clear()
         view.last = prompt
+        if view.cold:  # the first build read (nearly) every event: keep that beside the log
+            view.cold = False
+            if self._snapshots and not self._linear and view.index >= _snapshot.MIN_EVENTS:
+                self._save_snapshot(log, branch_id, view)
         return prompt
+
+    def _snapshot_path(self, log: EventLog, branch_id: str) -> Path | None:
+        if log.path is None:
+            return None
+        return _snapshot.snapshot_path(log.path, self.policy.spec, branch_id)
+
+    def _load_snapshot(self, log: EventLog, branch_id: str) -> _View | None:
+        path = self._snapshot_path(log, branch_id)
+        if path is None or not path.is_file():
+            return None
+        enabled = gc.isenabled()
+        gc.disable()  # many small objects at once: a collection would walk the whole log
+        try:
+            state = _snapshot.load(log, path)
+            if state is None:
+                return None
+            return _View.from_state(state, log.events, log.tombstones)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None  # a snapshot that does not hold together: read the log instead
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _save_snapshot(self, log: EventLog, branch_id: str, view: _View) -> None:
+        path = self._snapshot_path(log, branch_id)
+        if path is not None:
+            try:
+                state = view.to_state()
+            except OverflowError:  # an id past 2**31: no snapshot (it is only a cache)
+                return
+            _snapshot.save(log, path, state)
 
     def record(
         self, log: EventLog, prompt: Prompt, *, branch_id: str = "main", **fields: Any
@@ -421,15 +608,29 @@ class ContextBuilder:
 
     # -- reading: stage 1 (task, branch) and the status fold -----------------------------------
 
-    def _view(self, log: EventLog, branch_id: str) -> _View:
+    def _view(self, log: EventLog, branch_id: str, *, snapshot: bool = True) -> _View:
         view = self._views.get(branch_id)
         if view is not None and view.tombstones != log.tombstones:
             view = None  # a tombstone revoked content this view already read: read again (R-S3)
+        if self._tombstones != log.tombstones:  # nor is text rendered before it served (R-S3)
+            self._pieces.clear()
+            self._values.clear()
+            self._instruction.clear()
+            self._texts.clear()
+            self._instructive.clear()
+            self._tombstones = log.tombstones
+        if view is None and snapshot and self._snapshots and not self._linear:
+            view = self._load_snapshot(log, branch_id)  # a cache beside the log, if it fits
+            if view is not None:
+                self._views[branch_id] = view
+                # many events after it: write a newer one after this build
+                view.cold = len(log.events) - view.index >= _snapshot.MIN_EVENTS
         if view is None:
             # Branch isolation (R-V5) holds unless a policy opts out with `branches: all`.
             branches = "branch.other" in self._exclude or self.policy.spec.get("branches") != "all"
             view = _View(BranchView.of(log.events, branch_id) if branches else None)
             view.tombstones = log.tombstones
+            view.cold = True
             self._views[branch_id] = view
         events = log.events
         for i in range(view.index, len(events)):
@@ -441,7 +642,7 @@ class ContextBuilder:
                 and BranchView.forked(e) in view.branch.cutoffs
             ):  # a fork of this branch recorded late changes what it sees: read again
                 del self._views[branch_id]
-                return self._view(log, branch_id)
+                return self._view(log, branch_id, snapshot=False)
             self._ingest(view, e, branch_id, events)
         view.index = len(events)
         return view
@@ -466,8 +667,10 @@ class ContextBuilder:
             )
             view.journal.append(e.event_id)
             return
-        if isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.task_id is None:
-            view.task_id = (e.task or {}).get("task_id")
+        if isinstance(e, TaskContractEvent) and not is_untrusted(e):
+            view.contracts.append(e)
+            if view.task_id is None:
+                view.task_id = (e.task or {}).get("task_id")
         if isinstance(e, ToolResultEvent):
             view.calls.pop(str(e.tool_call_id), None)
             (view.failed if e.ok is False else view.ok).append(e.event_id)
@@ -486,28 +689,57 @@ class ContextBuilder:
             self._classify(view, e)  # not a chat message: goes to the block at once
 
     def _restatus(self, view: _View, target: int) -> None:
-        """`target`'s status changed: take it out of the memory, or mark the cache dirty."""
+        """`target`'s status changed: classify it again, or mark the verbatim prompt dirty.
+
+        Whatever its status was (a later status overwrites an earlier one, `audit-only` as
+        written included), the event ends up where a fresh build would put it, with the reason
+        a fresh build would give.
+        """
         pos = view.pos.get(target)
         if pos is None:  # not a visible content event (yet): checked when it arrives
             return
-        reason = self._exclusion(view, view.seq[pos])
-        if reason is None:  # this policy does not exclude that status
+        e = view.seq[pos]
+        if self._linear:
+            old = view.lin_excluded.get(target)
+            old = None if old == _EMPTY else old
+            if pos < view.lin_pos and self._linear_reason(view, e) != old:
+                view.dirty = True  # an event already sent changed: start over at the next build
             return
-        if pos < view.lin_pos:
-            view.dirty = True
-        bucket = view.bucket.pop(target, None)
-        if bucket is None:  # in the window (checked at every build) or already excluded
+        if e.type in CHAT_TYPES and pos >= view.mem_pos:
+            return  # in the window: checked at every build
+        if isinstance(e, TaskContractEvent) and e in view.contracts:
+            # which contract is *the* contract depends on the others: classify all of them
+            for c in view.contracts:
+                self._unclassify(view, c.event_id)
+            for c in view.contracts:
+                self._classify(view, c)
             return
+        self._unclassify(view, target)
+        self._classify(view, e)
+
+    def _unclassify(self, view: _View, i: int) -> None:
+        """Take an event out of its memory bucket, or out of the lasting exclusions."""
+        bucket = view.bucket.pop(i, None)
+        e = view.event(i)
+        if bucket == "facts" and self.policy.facts_index and isinstance(e, ToolResultEvent):
+            for _, v in self._tool_values(e):
+                held = view.occ[v]
+                held.pop(bisect.bisect_left(held, i))
+                if not held:
+                    del view.occ[v]
         if bucket == "core":
-            del view.core[target]
+            del view.core[i]
         elif bucket == "contract":
             view.contract = None
-        else:
+        elif bucket is not None:
             ids = view.facts if bucket == "facts" else view.interps
-            ids.pop(bisect.bisect_left(ids, target))
-            view.overflow.discard(target)
-            view.old_interps.discard(target)
-        view.exclude(target, reason)
+            ids.pop(bisect.bisect_left(ids, i))
+            view.overflow.discard(i)
+            view.old_interps.discard(i)
+        if view.withheld.pop(i, None) is not None:
+            view.withheld_ids.pop(bisect.bisect_left(view.withheld_ids, i))
+        if i in view.mem_excluded:
+            view.exclude(i, None)
 
     # -- stage 2: status, data class, required fields, trust ----------------------------------
 
@@ -525,7 +757,8 @@ class ContextBuilder:
             by = "as written" if st[1] == e.event_id else f"by EV-{st[1]}"
             return f"status.{st[0]}: {st[0]} {by}"
         if e.data_class in self._data_classes:
-            return f"data_class.{e.data_class}: above this policy's maximum data class"
+            # the explanation must not read as `secret: <value>` to the redactor
+            return f"data_class.{e.data_class}: a class above this policy's maximum"
         if e.type in ex:
             return f"{e.type}: this kind is excluded by the policy"
         for req in self._require:
@@ -536,7 +769,11 @@ class ContextBuilder:
         if "untrusted.instructions" in ex and is_untrusted(e):
             flag = self._instruction.get(e.event_id)
             if flag is None:
-                flag = self._instruction[e.event_id] = looks_like_instruction(event_text(e))
+                text = event_text(e)
+                flag = self._instructive.get(text)
+                if flag is None:
+                    flag = self._instructive[text] = looks_like_instruction(text)
+                self._instruction[e.event_id] = flag
             if flag:
                 return "untrusted.instructions: untrusted text that reads like an instruction"
         return None
@@ -558,6 +795,7 @@ class ContextBuilder:
             view.exclude(i, reason)
             if reason.startswith(_WITHHELD):
                 view.withheld[i] = reason
+                bisect.insort(view.withheld_ids, i)
         elif isinstance(e, TaskContractEvent) and not is_untrusted(e) and view.contract is None:
             view.contract, view.bucket[i] = e, "contract"
         elif _is_core(e):
@@ -575,6 +813,9 @@ class ContextBuilder:
             at = bisect.bisect_left(ids, i)
             ids.insert(at, i)
             view.bucket[i] = kind
+            if kind == "facts" and self.policy.facts_index and isinstance(e, ToolResultEvent):
+                for _, v in self._tool_values(e):  # the facts index: value -> ids holding it
+                    bisect.insort(view.occ.setdefault(v, []), i)
             if at < len(older):  # older than the newest one already left out: out as well
                 older.add(i)
                 view.exclude(i, _OLDER[kind])
@@ -608,15 +849,19 @@ class ContextBuilder:
 
     # -- verbatim policies (full-history) -------------------------------------------------------
 
+    def _linear_reason(self, view: _View, e: Event) -> str | None:
+        reason = self._exclusion(view, e)
+        if reason is None and not self._included(e):
+            reason = f"include: {e.type} is not in this policy's include list"
+        return reason
+
     def _build_linear(self, view: _View, extra: tuple[Message, ...]) -> Prompt:
         if view.dirty:  # a status change removed an event already sent: start over
             view.lin_pos, view.messages, view.selected, view.lin_excluded = 0, [], [], {}
             view.tokens, view.dirty, view.touched = 0, False, None
         cap = self._limits["max_tool_output_chars"]
         for e in view.seq[view.lin_pos :]:
-            reason = self._exclusion(view, e)
-            if reason is None and not self._included(e):
-                reason = f"include: {e.type} is not in this policy's include list"
+            reason = self._linear_reason(view, e)
             message = None
             if reason is not None:
                 view.lin_excluded[e.event_id] = reason
@@ -626,7 +871,7 @@ class ContextBuilder:
             else:
                 message = event_to_message(e)
                 if message is None:
-                    view.lin_excluded[e.event_id] = "empty: nothing to send"
+                    view.lin_excluded[e.event_id] = _EMPTY
                     view.journal.append(e.event_id)
                     continue
                 if message.role == "tool" and cap is not None and len(message.text) > cap:
@@ -672,6 +917,7 @@ class ContextBuilder:
         view.mem_pos = max(view.mem_pos, start)
         excluded: dict[int, str] = {}
         turns: list[_Turn] = []
+        rendered, view.rendered = view.rendered, {}  # the window's messages, each made once
         for i in range(start, len(view.seq)):
             e = view.seq[i]
             if e.type not in CHAT_TYPES:
@@ -680,7 +926,9 @@ class ContextBuilder:
                 turns.append([])
             reason = self._exclusion(view, e)
             if reason is None:
-                turns[-1].append((e, event_to_message(e) or stub(e, "empty"), True))
+                m = rendered.get(e.event_id) or event_to_message(e) or stub(e, "empty")
+                view.rendered[e.event_id] = m
+                turns[-1].append((e, m, True))
             else:  # a stub keeps the tool-call protocol intact
                 excluded[e.event_id] = reason
                 turns[-1].append((e, stub(e, reason), False))
@@ -890,8 +1138,8 @@ class ContextBuilder:
             for i in set(facts) - set(whole) - listed:
                 d.excluded[i] = "facts_index: cut, and every value it holds is shown elsewhere"
         groups["Conflicts"] = [f"- {conflict_line(c)}" for c in d.conflicts]
-        newest = itertools.islice(reversed(view.withheld.items()), MAX_WITHHELD_LINES)
-        groups["Withheld"] = [f"- [{view.event(i).label}] {r}" for i, r in newest][::-1]
+        newest = view.withheld_ids[-MAX_WITHHELD_LINES:]  # the newest by id, oldest first
+        groups["Withheld"] = [f"- [{view.event(i).label}] {view.withheld[i]}" for i in newest]
         body = [f"## {title}\n" + "\n".join(lines) for title, lines in groups.items() if lines]
         if d.summary is not None:
             body.append(d.summary)
@@ -914,50 +1162,79 @@ class ContextBuilder:
         results cut under pressure. A value is listed once, with the label of its first
         source, unless the text shown for that result already holds it.
 
+        That is a scan of those results in id order, each listing the values not seen before
+        (a result shown whole marks its values seen). It is computed per value: a result of
+        the memory not shown (nearly all of them) lists a value when it is the first to hold
+        it, so the index `view.occ` (value -> facts holding it, kept as facts come and go)
+        gives the answer for each value without reading those results again; only the few
+        results shown in the prompt are read per build.
+
         Returns:
             `(lines, ids)`: the block's lines and the ids of the results they list.
         """
         cap = self._limits["max_tool_output_chars"]
         window = {e.event_id: m.text for turn in d.turns for e, m, ok in turn if ok}
-        ids = [i for i in view.facts if i not in window]
-        ids += [e.event_id for e in d.core if isinstance(e, ToolResultEvent)]
-        ids += [  # results of turns dropped by a limit: their values stay
-            i
-            for i, why in d.excluded.items()
-            if why.startswith(("limit.", "budget.")) and i in view.pos
-        ]
-        ids += [i for i in window if isinstance(view.event(i), ToolResultEvent)]
-        core = {e.event_id for e in d.core}
-        seen: set[str] = set()
-        lines: list[str] = []
-        listed: list[int] = []
-        verbatim = "\n".join(  # what the prompt shows verbatim anyway: the window, user turns
-            [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
-        )
-        for i in sorted(set(ids)):
+        core = {e.event_id for e in d.core if isinstance(e, ToolResultEvent)}
+        visible: dict[int, tuple[str, bool]] = {}  # shown results: (text shown, shown whole)
+        for i in (*window, *core, *shown):
             e = view.event(i)
-            if not isinstance(e, ToolResultEvent):
+            if i in visible or not isinstance(e, ToolResultEvent):
                 continue
             full = str(e.content or "")
             if i in window:
-                visible = window[i]
-            elif i in core or (i in shown and not self._cut(e, cap)):
-                visible = full if cap is None else full[:cap]
-            else:  # dropped by a limit, or cut: the index line stands for it
-                visible = ""
-            if visible == full:
-                seen.update(v for _, v in self._tool_values(e))
+                text = window[i]
+            elif i in core or not self._cut(e, cap):
+                text = full if cap is None else full[:cap]
+            else:
+                continue  # a cut fact: its index line stands for it, like the facts not shown
+            visible[i] = (text, text == full)
+        facts = view.facts
+        plain: list[int] = []  # results of turns dropped by a limit, not in the memory's facts
+        for i, why in d.excluded.items():
+            if why.startswith(("limit.", "budget.")) and i in view.pos and i not in visible:
+                at = bisect.bisect_left(facts, i)
+                if (at == len(facts) or facts[at] != i) and isinstance(
+                    view.event(i), ToolResultEvent
+                ):
+                    plain.append(i)
+        others: dict[str, list[int]] = {}  # value -> the shown or `plain` results holding it
+        for i in (*visible, *plain):
+            for _, v in self._tool_values(view.event(i)):  # type: ignore[arg-type]
+                others.setdefault(v, []).append(i)
+        verbatim = "\n".join(  # what the prompt shows verbatim anyway: the window, user turns
+            [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
+        )
+        listed: dict[int, set[str]] = {}
+        for v in {**view.occ, **others}:
+            if v in verbatim:  # never listed (nor needed: whoever holds it, it is shown)
                 continue
-            pairs = [
-                (k, v)
-                for k, v in self._tool_values(e)
-                if v not in seen and v not in visible and v not in verbatim
-            ]
-            seen.update(v for _, v in pairs)
-            if pairs:
-                lines.append(index_line(e.label, str(e.tool or "tool"), pairs))
-                listed.append(i)
-        return lines, listed
+            first = None  # the first fact of the memory holding `v` that is not shown
+            for i in view.occ.get(v, ()):
+                if i not in visible and i not in window:
+                    first = i
+                    break
+            holders = others.get(v, [])
+            if first is not None:
+                holders = sorted([*holders, first])
+            elif len(holders) > 1:
+                holders = sorted(holders)
+            for i in holders:
+                shown_as = visible.get(i)
+                if shown_as is None:  # not shown: this result lists it
+                    listed.setdefault(i, set()).add(v)
+                    break
+                text, whole = shown_as
+                if whole:  # shown whole before any listing: seen
+                    break
+                if v not in text:
+                    listed.setdefault(i, set()).add(v)
+                    break
+        lines: list[str] = []
+        for i in sorted(listed):
+            e = view.event(i)
+            pairs = [(k, v) for k, v in self._tool_values(e) if v in listed[i]]  # type: ignore[arg-type]
+            lines.append(index_line(e.label, str(e.payload.get("tool") or "tool"), pairs))
+        return lines, sorted(listed)
 
     @staticmethod
     def _cut(e: Event, cap: int | None) -> bool:
@@ -965,8 +1242,12 @@ class ContextBuilder:
 
     def _tool_values(self, e: ToolResultEvent) -> list[tuple[str, str]]:
         hit = self._values.get(e.event_id)
-        if hit is None:
-            hit = self._values[e.event_id] = tool_values(str(e.content or ""))
+        if hit is None:  # a result's values depend on its text only: equal texts read once
+            text = str(e.content or "")
+            hit = self._texts.get(text)
+            if hit is None:
+                hit = self._texts[text] = tool_values(text)
+            self._values[e.event_id] = hit
         return hit
 
     def _assemble(self, log: EventLog, view: _View, d: _Draft) -> Prompt:
@@ -974,12 +1255,18 @@ class ContextBuilder:
         messages, repairs = pair_safe(messages)
         chosen = set(selected)
         summarized = tuple(i for i in dict.fromkeys(d.mentioned) if i not in chosen)
-        excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
-        for i in (*chosen, *summarized):
-            excluded.pop(i, None)
         window = {e.event_id for turn in d.turns for e, _, _ in turn}
-        paired = _pair_reasons(view, window, chosen, set(summarized), excluded)
-        view.volatile = {*d.excluded, *chosen, *summarized, *paired}
+        inputs = {*d.excluded, *chosen, *summarized, *window}
+        if view.paired is None:  # the first build of this view: every reason
+            excluded = {**view.hidden, **view.mem_excluded, **d.excluded}
+            for i in (*chosen, *summarized):
+                excluded.pop(i, None)
+            changed = _pair_reasons(view, window, chosen, set(summarized), excluded)
+            changed.update(inputs)
+        else:  # only the ids whose reason may have changed since the last build, and their groups
+            excluded, changed = _update_reasons(view, d, window, chosen, set(summarized), inputs)
+        view.paired, view.inputs, view.assembled = dict(excluded), inputs, len(view.seq)
+        view.volatile = changed
         return Prompt(
             messages=tuple(messages),
             selected=tuple(selected),
@@ -1127,36 +1414,98 @@ def _pair_reasons(
     """
     changed: set[int] = set()
     for owner, results in view.members.items():
-        if not results or owner in window or owner not in excluded or owner not in view.pos:
-            continue
-        shown = [t for t in results if t in chosen or t in summarized]
-        out = [t for t in results if t in excluded]
-        labels = [view.event(t).label for t in results]
-        calls = ", ".join(str(view.event(t).payload.get("tool_call_id")) for t in results)
-        pair = f"call/result pair {view.event(owner).label} + {' + '.join(labels)}, call {calls}"
-        if not shown:
-            cause = excluded[out[0]] if out else excluded[owner]
-            shared = f"{cause} [{pair}: dropped together]"
-            for i in (owner, *out):
-                excluded[i] = shared
-                changed.add(i)
-            continue
-        where = (
-            "the recent window"
-            if any(t in window for t in shown)
-            else "the context block"
-            if any(t in chosen for t in shown)
-            else "the summary"
-        )
-        carried = " + ".join(view.event(t).label for t in shown)
-        excluded[owner] = (
-            f"{excluded[owner]} [{pair}: its calls are shown with {carried} in {where}]"
-        )
-        changed.add(owner)
-        for t in out:
-            excluded[t] = f"{excluded[t]} [{pair}: the other results are shown]"
-            changed.add(t)
+        _pair_group(view, owner, results, window, chosen, summarized, excluded, changed)
     return changed
+
+
+def _pair_group(
+    view: _View,
+    owner: int,
+    results: list[int],
+    window: set[int],
+    chosen: set[int],
+    summarized: set[int],
+    excluded: dict[int, str],
+    changed: set[int],
+) -> None:
+    """`_pair_reasons` for one group, whose members hold their own reasons in `excluded`."""
+    if not results or owner in window or owner not in excluded or owner not in view.pos:
+        return
+    shown = [t for t in results if t in chosen or t in summarized]
+    out = [t for t in results if t in excluded]
+    labels = [view.event(t).label for t in results]
+    calls = ", ".join(str(view.event(t).payload.get("tool_call_id")) for t in results)
+    pair = f"call/result pair {view.event(owner).label} + {' + '.join(labels)}, call {calls}"
+    if not shown:
+        cause = excluded[out[0]] if out else excluded[owner]
+        shared = f"{cause} [{pair}: dropped together]"
+        for i in (owner, *out):
+            excluded[i] = shared
+            changed.add(i)
+        return
+    where = (
+        "the recent window"
+        if any(t in window for t in shown)
+        else "the context block"
+        if any(t in chosen for t in shown)
+        else "the summary"
+    )
+    carried = " + ".join(view.event(t).label for t in shown)
+    excluded[owner] = f"{excluded[owner]} [{pair}: its calls are shown with {carried} in {where}]"
+    changed.add(owner)
+    for t in out:
+        excluded[t] = f"{excluded[t]} [{pair}: the other results are shown]"
+        changed.add(t)
+
+
+def _update_reasons(
+    view: _View,
+    d: _Draft,
+    window: set[int],
+    chosen: set[int],
+    summarized: set[int],
+    inputs: set[int],
+) -> tuple[dict[int, str], set[int]]:
+    """The prompt's `excluded`, from the last build's by the ids whose reason may have changed.
+
+    An id's reason is a function of its own lasting exclusion (`hidden`, `mem_excluded`, both
+    journaled), of whether this build excluded, chose, summarized or windowed it, and of the
+    same for the members of its call/result group. So only the ids journaled since the last
+    build, new since then, or named by this build's or the last build's inputs are looked at,
+    with their groups; every other reason is the last build's. The result equals what
+    `_pair_reasons` over everything gives (tests compare them over long random logs).
+
+    Returns:
+        `(excluded, changed)`: the new map and the ids whose reason was recomputed.
+    """
+    assert view.paired is not None
+    excluded = dict(view.paired)
+    dirty = {*view.journal, *view.inputs, *inputs}
+    dirty.update(e.event_id for e in view.seq[view.assembled :])
+    hidden, mem, now = view.hidden, view.mem_excluded, d.excluded
+    owners: set[int] = set()
+    for i in dirty:
+        owner = view.group.get(i, i)
+        if owner in view.members:
+            owners.add(owner)
+    members = {*dirty}
+    for owner in owners:
+        members.add(owner)
+        members.update(view.members[owner])
+    for i in members:  # each back to its own reason, before the groups rewrite theirs
+        if i in chosen or i in summarized:
+            excluded.pop(i, None)
+        elif i in now:
+            excluded[i] = now[i]
+        elif i in mem:
+            excluded[i] = mem[i]
+        elif i in hidden:
+            excluded[i] = hidden[i]
+        else:
+            excluded.pop(i, None)
+    for owner in sorted(owners):
+        _pair_group(view, owner, view.members[owner], window, chosen, summarized, excluded, members)
+    return excluded, members
 
 
 def _has_text(e: Event) -> bool:

@@ -265,7 +265,8 @@ class Transport:
     def _redact(self, text: str) -> str:
         """The text as the log (and so the prompt) holds it: with the log's redactor applied."""
         redactor = getattr(self.log, "redactor", None)
-        if redactor is None or not redactor.needs(text):
+        # `needs_quoted`: the log then scans the line holding this text around it (only once)
+        if redactor is None or not redactor.needs_quoted(text):
             return text
         clean: str = redactor.redact(text)[0]
         return clean

@@ -23,7 +23,7 @@ from harnesskit.log._types import (
     Event,
 )
 
-__all__ = ["STATUS_EVENTS", "BranchView", "StatusFold", "kind_of", "status_targets"]
+__all__ = ["STATUS_EVENTS", "BranchView", "StatusFold", "folds", "kind_of", "status_targets"]
 
 #: Status event type → the status it gives the events it targets (R-V2).
 STATUS_EVENTS = {
@@ -32,6 +32,26 @@ STATUS_EVENTS = {
     "status.expire": "expired",
 }
 _KINDS = dict.fromkeys(FACT_TYPES, "fact") | dict.fromkeys(INTERPRETATION_TYPES, "interpretation")
+
+
+def folds(e: Event) -> bool:
+    """True when `StatusFold.add(e)` can change a status: any other event leaves it as it was.
+
+    That is an event with a status as written (not `active`), a `supersedes` field, a status
+    event or a `branch.merge`.
+
+    Args:
+        e: any event.
+
+    Returns:
+        Whether to feed it to the fold (feeding every event gives the same statuses).
+    """
+    return (
+        e.status != "active"
+        or e.supersedes is not None
+        or e.type in STATUS_EVENTS
+        or isinstance(e, BranchMergeEvent)
+    )
 
 
 def kind_of(e: Event) -> str:

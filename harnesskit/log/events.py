@@ -29,9 +29,11 @@ from harnesskit.log._codec import (
     encode,
     hash_json,
     iter_jsonl,
+    line_parts,
     message_of,
     migrate_line,
 )
+from harnesskit.log._fold import folds
 from harnesskit.log._tombstones import (
     REDACTABLE,
     artifact_id,
@@ -136,6 +138,9 @@ class EventLog:
         self._frame_cache: tuple[list[Event], int, Event, int, Any] | None = None
         self._revoked: set[str] = set()
         self._exact: dict[int, Event] = {}
+        self._read_size: int | None = None  # bytes `read` parsed (context snapshots key on them)
+        self._folding: list[int] = []  # ids of the events that can change a status (`folds`)
+        self._folding_seen = 0  # len(events) when `_folding` was last brought up to date
         self.write_error: EventLogError | None = None
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         if self.path is not None:
@@ -194,13 +199,17 @@ class EventLog:
             raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
         if isinstance(parent_id, _Auto):
             parent_id = self._last_by_branch.get(branch_id)
+        if payload is None:
+            payload = {}
+        event_id = len(self.events) + 1
+        created_at = _utc_iso(self.clock())
         event = make(
-            payload if payload is not None else {},
-            len(self.events) + 1,
+            payload,
+            event_id,
             parent_id,
             branch_id,
             source,
-            _utc_iso(self.clock()),
+            created_at,
             workspace_revision,
             input_hash,
             status,
@@ -208,27 +217,45 @@ class EventLog:
             supersedes,
             data_class,
         )
-        self._write(event)
+        # the line straight from the values (no line dict, no reading them back off the event)
+        parts = line_parts(
+            payload, event_id, parent_id, branch_id, type, source, created_at,
+            workspace_revision, input_hash, status, summary, supersedes, data_class,
+        )  # fmt: skip
+        self._write(event, parts)
         return event
 
-    def _write(self, event: Event) -> Event:
+    def _write(self, event: Event, parts: tuple[str, str] | None) -> Event:
+        """Write `event` (its line is `parts`, from `line_parts`; `None`: `encode` it)."""
         if self._readonly:
             raise UsageError(
                 f"event log {self.path} was loaded with EventLog.read and is read-only"
             )
-        line = encode(event)
-        cleaned = _json.clean_text(line, escape=False)
-        if cleaned is not line:  # a lone surrogate got this far
-            line = cleaned
-            event = Event.from_dict(json.loads(line))
+        if parts is not None:
+            line = parts[0] + parts[1]
+            tail = parts[1]
+        else:
+            line = encode(event)
+            tail = line[line.find('"summary":') :]
+        if not line.isascii():
+            cleaned = _json.clean_text(line, escape=False)
+            if cleaned is not line:  # a lone surrogate got this far
+                line = cleaned
+                event = Event.from_dict(json.loads(line))
+                tail = line[line.find('"summary":') :]
         # R-S1: every event is scanned, model.request included (its line holds only what is new
         # since the previous request: new messages, changed tools, settings), once. The cheap
         # pre-check reads the line from `summary` on (summary, payload): the fields before it
         # are the log's own (ids, type, source, timestamp, hashes, status) and the branch name.
-        if self.redactor is not None and self.redactor.needs(line[line.find('"summary":') :]):
+        redactor = self.redactor
+        if redactor is not None and (
+            redactor.needs(tail)
+            if redactor._quoted_clean is None
+            else redactor.needs_except(tail, _content(event))
+        ):
             exact = event
-            line, counts = self.redactor.redact(line)
-            personal = self.redactor.personal(line)
+            line, counts = redactor.redact(line)
+            personal = redactor.personal(line)
             if counts or personal:  # the clear text never reaches the log's file or what it shows
                 data = json.loads(line)
                 if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
@@ -274,6 +301,9 @@ class EventLog:
             event = redact_copies(event, self._revoked)
         self.events.append(event)
         self._last_by_branch[event.branch_id] = event.event_id
+        if folds(event):  # the status fold's index: `Trajectory` feeds it only these
+            self._folding.append(event.event_id)
+        self._folding_seen = len(self.events)
         if isinstance(event, TombstoneEvent):
             self._apply_tombstone(event)
 
@@ -429,7 +459,10 @@ class EventLog:
             raise UsageError(f"no event log at {p}")
         log = cls(None)
         log.path = p
-        lines = p.read_bytes().split(b"\n")
+        data = p.read_bytes()
+        log._read_size = len(data)
+        lines = data.split(b"\n")
+        del data
         bad: tuple[int, str, str] | None = None  # (line number, text, error) of an unparsed line
         for i, line in enumerate(lines):
             if not line.strip():
@@ -832,6 +865,12 @@ def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
             return None
         tags.add(cls.type)
     return frozenset(tags)
+
+
+def _content(event: Event) -> Any:
+    """The payload's `content` (a tool's result text, already scanned by the transport), or None."""
+    payload = event.payload
+    return payload.get("content") if isinstance(payload, dict) else None
 
 
 def _never_started(path: pathlib.Path) -> bool:

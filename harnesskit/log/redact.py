@@ -13,8 +13,10 @@ redacting a JSON line keeps it valid JSON.
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from harnesskit._lazy import lazy_pattern
@@ -73,8 +75,12 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "url_credentials": ("://",),
     "email": ("@",),
 }  # fmt: skip
-#: Heads shared by several triggers: `Redactor.needs` looks for the rest only after a head.
-_HEADS = ("pass", "private")
+#: Characters rare in log lines (JSON keys, ids, prose): `Redactor.needs` looks for the triggers
+#: that contain one of them only when it is in the text (one `memchr`-fast test for several).
+_RARE_CHARS = "qzj/xwbv"
+#: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
+#: ones cost less to scan again than to split a line around.
+_REMEMBER_CHARS = 512
 
 #: Credentials: rewritten to `[REDACTED:<kind>]` before anything is written (R-S1).
 DEFAULT_KINDS: tuple[str, ...] = (
@@ -107,11 +113,19 @@ class Redactor:
     literals: tuple[str, ...] = ()
     _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
-    _singles: tuple[str, ...] = field(init=False, repr=False)
-    _grouped: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False)
-    _token_next: frozenset[str] = field(init=False, repr=False)
+    # the checks `needs` makes (derived from the triggers; bound `search` methods compare by
+    # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
+    _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _searches: tuple[Callable[[str], object], ...] = field(init=False, repr=False, compare=False)
+    _gated: tuple[tuple[str, tuple[str | Callable[[str], object], ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
+    _splits: bool = field(init=False, repr=False, compare=False)
+    _quoted_clean: tuple[str, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         unknown = set(self.kinds) - set(_PATTERNS)
@@ -125,38 +139,47 @@ class Redactor:
             (k, re.compile(p) if k in self.extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
             for k, p in patterns.items()
         ]
-        self._triggers = tuple(sorted({t for k in patterns for t in _TRIGGERS.get(k, ())}))
-        # `needs` checks the triggers in three ways that find the same ones, with fewer scans
-        token = {t for t in self._triggers if t.startswith("token") and len(t) == 6}
-        heads = {h: tuple(t for t in self._triggers if t.startswith(h)) for h in _HEADS}
-        heads = {h: ts for h, ts in heads.items() if ts}
-        grouped = {t for ts in heads.values() for t in ts}
-        self._token_next = frozenset(t[5] for t in token)
-        self._singles = tuple(t for t in self._triggers if t not in token and t not in grouped)
-        self._grouped = tuple(heads.items())
-        self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
+        # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
+        # not only on one that also holds a credential
+        watched = [*patterns, *personal]
+        self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
+        self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
+        self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         self._personal = [(k, _builtin_pattern(k), _TRIGGERS[k]) for k in personal]
+        # a text holding a JSON string can be scanned around that string (`needs_except`) when
+        # no trigger runs on past a quote: then none can start outside it and end inside
+        self._splits = all('"' not in t[:-1] for t in self._triggers)
 
     def needs(self, text: str) -> bool:
-        """True when `text` may hold a secret (substring checks, no regex)."""
+        """True when `text` may hold a secret or personal data (a trigger is in it; no regex).
+
+        Exactly `any(t in text.lower() for t in triggers)`, in fewer scans of the text (see
+        `_trigger_checks`); always True with `extra` patterns or `literals`.
+
+        Args:
+            text: any text (a JSON line, a tool's result).
+
+        Returns:
+            Whether `redact` and `personal` must look at it.
+        """
         if self.extra or self.literals:
             return True
         low = text.lower()
-        for trigger in self._singles:  # a plain loop is ~2x faster than any()
+        for trigger in self._plain:  # a plain loop is ~2x faster than any()
             if trigger in low:
                 return True
-        for head, rest in self._grouped:  # triggers sharing a head: one scan when it is absent
-            if head in low:
-                for trigger in rest:
-                    if trigger in low:
+        for search in self._searches:  # triggers sharing a head: one scan for all of them
+            if search(low) is not None:
+                return True
+        for char, checks in self._gated:  # only when their rare character is in the text
+            if char in low:
+                for check in checks:
+                    if isinstance(check, str):
+                        if check in low:
+                            return True
+                    elif check(low) is not None:
                         return True
-        if self._token_next:  # `token` followed by a quote, separator or space
-            i = low.find("token")
-            while i >= 0:
-                if low[i + 5 : i + 6] in self._token_next:
-                    return True
-                i = low.find("token", i + 5)
         return False
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
@@ -191,6 +214,55 @@ class Redactor:
                 counts[kind] = n
         return text, counts
 
+    def needs_quoted(self, text: str) -> bool:
+        r"""`needs` of `text` written as a JSON string (`json.dumps(text, ensure_ascii=False)`).
+
+        True wherever `needs(text)` is (quoting keeps every trigger: `token"` becomes
+        `token\"`), so it stands in for `needs` before `redact(text)`. A long text found
+        clean is remembered (the last one, by identity): an event log that writes it (a tool's
+        result) then scans its line around it (`needs_except`), so the text is scanned once.
+
+        Args:
+            text: a text that will be logged as a JSON string value.
+
+        Returns:
+            Whether `redact` must look at it.
+        """
+        if len(text) < _REMEMBER_CHARS:
+            return self.needs(text)
+        quoted = json.encoder.encode_basestring(text)
+        if self.needs(quoted):
+            return True
+        if self._splits:
+            self._quoted_clean = (text, quoted)  # one assignment: safe to read from any thread
+        return False
+
+    def needs_except(self, text: str, known: object) -> bool:
+        """`needs(text)`, skipping the JSON string of `known` when `needs_quoted` found it clean.
+
+        `text` holds `known` written as a JSON string (a log line holding a tool's result);
+        when `known` is the text `needs_quoted` last remembered, only the parts of `text`
+        before and after that string are scanned, each with the string's quote at its end:
+        no trigger holds a quote before its last character (else nothing is remembered), so
+        no trigger can start outside the string and end inside it, and the answer is
+        exactly `needs(text)`.
+
+        Args:
+            text: the text to check (a JSON line).
+            known: a value written in it (e.g. the payload's `content`), any object.
+
+        Returns:
+            `needs(text)`.
+        """
+        memo = self._quoted_clean
+        if memo is None or memo[0] is not known:
+            return self.needs(text)
+        quoted = memo[1]
+        i = text.find(quoted)
+        if i < 0:  # written otherwise (e.g. cleaned of a lone surrogate): scan it all
+            return self.needs(text)
+        return self.needs(text[: i + 1]) or self.needs(text[i + len(quoted) - 1 :])
+
     def personal(self, text: str) -> tuple[str, ...]:
         """The personal-data kinds (e.g. `email`) in `text` that are kept exact, not rewritten.
 
@@ -216,6 +288,50 @@ def _builtin_pattern(kind: str) -> re.Pattern[str]:
 
 
 _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _trigger_checks(
+    triggers: tuple[str, ...],
+) -> tuple[
+    tuple[str, ...],
+    tuple[Callable[[str], object], ...],
+    tuple[tuple[str, tuple[str | Callable[[str], object], ...]], ...],
+]:
+    """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
+
+    Triggers with the same first two characters are one check: a regex of their longest common
+    prefix and the alternatives after it (`pass(?:code|phrase|w)`), which the regex engine
+    finds with one scan for the prefix. A check whose every trigger holds a character of
+    `_RARE_CHARS` runs only when that character is in the text. Each trigger is in exactly one
+    check, so a text passes the checks exactly when one of `triggers` is in it.
+
+    Returns:
+        `(plain, searches, gated)`: substrings to test with `in`, `search` methods of regexes,
+        and `(rare_char, checks)` pairs whose checks are either.
+    """
+    by_head: dict[str, list[str]] = {}
+    for t in triggers:
+        by_head.setdefault(t[:2], []).append(t)
+    plain: list[str] = []
+    searches: list[Callable[[str], object]] = []
+    gated: dict[str, list[str | Callable[[str], object]]] = {}
+    for group in by_head.values():
+        check: str | Callable[[str], object]
+        if len(group) == 1:
+            check = group[0]
+        else:
+            head = os.path.commonprefix(group)
+            rests = sorted((t[len(head) :] for t in group), key=len, reverse=True)
+            alternatives = "|".join(re.escape(r) for r in rests)
+            check = re.compile(f"{re.escape(head)}(?:{alternatives})").search
+        rare = next((c for c in _RARE_CHARS if all(c in t for t in group)), None)
+        if rare is not None:
+            gated.setdefault(rare, []).append(check)
+        elif isinstance(check, str):
+            plain.append(check)
+        else:
+            searches.append(check)
+    return tuple(plain), tuple(searches), tuple((c, tuple(cs)) for c, cs in gated.items())
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the

@@ -18,6 +18,7 @@ content (R-S3).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as dt
 import heapq
@@ -28,7 +29,7 @@ from typing import Any
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ArtifactNotFoundError, UsageError
-from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, kind_of
+from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold, folds, kind_of
 from harnesskit.log._search import SearchIndex
 from harnesskit.log._types import (
     EVENT_TYPES,
@@ -223,7 +224,7 @@ class Trajectory:
                 `now` count as `expired` (e.g. a permission lease).
         """
         self._fold()
-        out = {i + 1: s for i, s in enumerate(self._status)}
+        out = dict(zip(range(1, len(self._status) + 1), self._status, strict=True))
         if now is not None:
             cutoff = _iso(now)
             for e in self.log.events:
@@ -346,10 +347,23 @@ class Trajectory:
         if self._fold_key != self.log.tombstones:  # unknown log state: start over
             self._status, self._statuses, self._fold_key = [], StatusFold(), self.log.tombstones
         status, fold = self._status, self._statuses
-        for e in events[len(status) :]:
+        done = len(status)
+        if self.log._folding_seen == len(events):  # the log's index of the events that fold
+            index = self.log._folding
+            # every other event is `active` as written, and no event changes it (a status
+            # event targets earlier events only, so an event's own status is set first)
+            status.extend(["active"] * (len(events) - done))
+            for i in index[bisect.bisect_right(index, done) :]:
+                e = events[i - 1]
+                status[i - 1] = e.status
+                for target in fold.add(e, events):
+                    status[target - 1] = fold.statuses[target][0]
+            return
+        for e in events[done:]:  # events put in `log.events` by hand: look at each
             status.append(e.status)
-            for target in fold.add(e, events):
-                status[target - 1] = fold.statuses[target][0]
+            if folds(e):  # (the fold would do nothing for any other event)
+                for target in fold.add(e, events):
+                    status[target - 1] = fold.statuses[target][0]
 
     # -- causality (R-V4) ---------------------------------------------------------------------
 

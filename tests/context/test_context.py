@@ -188,6 +188,23 @@ def test_default_excludes_stale_other_branch_restricted_and_says_why():
     assert "[HUMAN-9] data_class.restricted" in text
 
 
+def test_withheld_reasons_survive_the_redactor_as_written():
+    # our own reason text must not look like a credential: "data_class.secret: above ..." was
+    # rewritten to "[REDACTED:password]" in the logged prompt and context records
+    from harnesskit.log.redact import Redactor
+
+    log = stale_log()
+    log.append("human.decision", {"note": "TOP"}, data_class="secret")
+    prompt = ContextBuilder("default").build(log)
+    reasons = list(prompt.excluded.values())
+    assert any(r.startswith("data_class.secret") for r in reasons)
+    for reason in reasons:
+        assert Redactor().redact(json.dumps({"reason": reason})) == (
+            json.dumps({"reason": reason}),
+            {},
+        )
+
+
 def test_full_history_keeps_every_status_but_not_sibling_branches():
     log = stale_log()
     text = json.dumps([m.to_openai() for m in ContextBuilder("full-history").build(log).messages])

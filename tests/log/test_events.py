@@ -203,6 +203,19 @@ def test_email_is_personal_data_kept_exact_unless_asked_for():
     assert counts == {"email": 1} and "[REDACTED:email]" in out
 
 
+def test_email_alone_on_an_event_is_marked_personal_data(tmp_path):
+    # an e-mail with no credential beside it is still marked (R-S1/R-S2), on disk and in memory
+    log = hk.EventLog(tmp_path / "p.jsonl")
+    user = log.append("user.message", {"content": "reach me at a.b@example.com"})
+    plain = log.append("user.message", {"content": "no address here"})
+    log.close()
+    assert log[user.event_id].payload["personal_data"] == ["email"]
+    assert "personal_data" not in log[plain.event_id].payload
+    again = hk.EventLog.read(tmp_path / "p.jsonl")
+    assert again[user.event_id].payload["personal_data"] == ["email"]
+    assert again[user.event_id].payload["content"] == "reach me at a.b@example.com"
+
+
 def test_redactor_leaves_ordinary_text_alone():
     from harnesskit.log.redact import Redactor
 

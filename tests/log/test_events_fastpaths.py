@@ -276,3 +276,111 @@ def test_changing_a_returned_frame_in_place_leaves_the_next_frame_alone():
     again = log.frame()
     assert again.equals(_reference_frame(log))
     assert list(again["ok"]) == [True, True, True] and list(again["event_id"]) == [1, 2, 3]
+
+
+def _reference_hash(value) -> str:
+    import hashlib
+
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+HASHABLE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(),  # lone surrogates too (hashed through surrogatepass)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(HASHABLE)
+def test_hash_json_matches_the_json_dumps_digest(value):
+    from harnesskit.log.events import hash_json
+
+    assert hash_json(value) == _reference_hash(value)
+
+
+def test_hash_json_unusual_values_and_errors_match_json_dumps():
+    from harnesskit.log.events import hash_json
+
+    odd = [
+        {"b": 1, "a": [float("nan"), float("inf"), -0.0, 10**400]},
+        {"when": dt.date(2024, 5, 1), "path": pathlib.Path("/x")},  # default=str
+        ["get_user", {"user_id": "mia_li_3668", "é": "\u4e2d"}],
+        "plain text",
+    ]
+    for value in odd:
+        assert hash_json(value) == _reference_hash(value)
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        hash_json(loop)
+    with pytest.raises(TypeError):  # keys json cannot sort
+        hash_json({1: "a", "b": 2})
+    assert hash_json({"a": [1]}) == _reference_hash({"a": [1]})  # the encoder recovered
+
+
+@given(
+    payload=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6),
+    summary=st.text(max_size=30),
+    branch=st.text(max_size=10),
+    source=st.sampled_from(["system", "model", "tool", "user", 'h\u00e9"\\']),
+    input_hash=TEXT_OR_NONE,
+    revision=TEXT_OR_NONE,
+    supersedes=st.none() | st.integers(min_value=1, max_value=3),
+    data_class=st.sampled_from(["public", "internal", "restricted", "secret"]),
+    status=st.sampled_from(["active", "audit-only"]),
+)
+def test_append_writes_the_json_dumps_line_of_the_event_it_keeps(
+    payload, summary, branch, source, input_hash, revision, supersedes, data_class, status
+):
+    # `append` builds the line from its arguments (`line_parts`), not from the event: the line
+    # on disk must be the json.dumps line of the event kept in memory, and parse back to it
+    from harnesskit.log._codec import line_parts
+
+    log = hk.EventLog(redactor=None, clock=lambda: 1_764_433_683.25)
+    log.append("user.message", {"content": "hi"})
+    written: list[tuple] = []
+    real = line_parts
+
+    def spy(*args):
+        parts = real(*args)
+        written.append(parts)
+        return parts
+
+    import harnesskit.log.events as events_module
+
+    events_module.line_parts = spy
+    try:
+        log.append(
+            "tool.result", payload, summary=summary, branch_id=branch, source=source,
+            input_hash=input_hash, workspace_revision=revision, supersedes=supersedes,
+            data_class=data_class, status=status,
+        )  # fmt: skip
+    finally:
+        events_module.line_parts = real
+    event = log.events[-1]
+    head, tail = written[0]
+    assert head + tail == _reference_line(event) == _event_line(event)
+    assert tail.startswith('"summary":') and head.endswith(",")
+
+
+def test_line_parts_gives_way_to_json_dumps_for_unusual_types():
+    from harnesskit.log._codec import line_parts
+
+    base = ({}, 1, None, "main", "brake", "system", "t", None, None, "active", "", None, "internal")
+    assert line_parts(*base) is not None
+    for i, odd in [(1, True), (2, 2.0), (11, 3.0), (4, None), (10, 5), (7, pathlib.Path("/w"))]:
+        args = list(base)
+        args[i] = odd
+        assert line_parts(*args) is None, (i, odd)
+    log = hk.EventLog(redactor=None)
+    log.append("brake", {"x": 1}, summary=None, workspace_revision=pathlib.Path("/w"))  # type: ignore[arg-type]
+    assert _event_line(log.events[0]) == _reference_line(log.events[0])

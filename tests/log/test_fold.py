@@ -152,3 +152,49 @@ def test_an_interpretation_cannot_supersede_a_fact_in_either_reader():
     assert hk.Trajectory(log).status(2) == "active"
     prompt = ContextBuilder("default").build(log)
     assert 2 not in prompt.excluded
+
+
+def test_the_fold_fast_path_equals_feeding_every_event():
+    """`Trajectory` feeds the fold only the events the log indexed as able to change a status
+    (or, for events put in by hand, those `folds` names); feeding all gives the same."""
+    import random
+
+    from harnesskit.log._fold import StatusFold
+
+    rng = random.Random(7)
+    log = hk.EventLog(None, run_id="r", clock=lambda: 0.0)
+    kept = hk.Trajectory(log)  # folds incrementally as the log grows
+    for k in range(600):
+        n = len(log.events)
+        x = rng.random()
+        if n > 3 and x < 0.2:
+            kind = rng.choice(["status.supersede", "status.reject", "status.expire"])
+            target = rng.choice([rng.randint(1, n), [rng.randint(1, n), 0], "x", n + 5])
+            log.append(kind, {"target": target}, source=rng.choice(["system", "model"]))
+        elif n > 3 and x < 0.25:
+            log.append(
+                "branch.merge",
+                {"supersedes": [rng.randint(1, n)], "reference_only": rng.random() < 0.5},
+            )
+        elif x < 0.6:
+            log.append(
+                "tool.result",
+                {"content": str(k)},
+                status=rng.choice(["active"] * 5 + ["audit-only"]),
+                supersedes=rng.randint(1, n) if n and rng.random() < 0.1 else None,
+            )
+        else:
+            log.append("model.response", {"message": {"role": "assistant", "content": "x"}})
+        if k % 37 == 0:
+            traj = hk.Trajectory(log)
+            fold = StatusFold()
+            want = {e.event_id: e.status for e in log.events}
+            for e in log.events:
+                for t in fold.add(e, log.events):
+                    want[t] = fold.statuses[t][0]
+            assert traj.statuses() == want
+            assert traj.refused == fold.refused
+            assert kept.statuses() == want and kept.refused == fold.refused
+            hand = hk.EventLog(None)  # events put in by hand: the log's index does not know
+            hand.events.extend(log.events)
+            assert hk.Trajectory(hand).statuses() == want

@@ -1,4 +1,5 @@
-"""The anchored password scan finds exactly what the pattern's own `subn` finds."""
+"""The redactor's fast paths: the anchored password scan finds exactly what the pattern's own
+`subn` finds; the pre-check wakes exactly when a trigger is in the text."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,13 +32,49 @@ def test_a_key_named_with_a_prefix_keeps_its_name_and_loses_its_value():
 TRIGGER_PIECES = [
     "token", "TOKEN", "pass", "Passw", "passcode", "private", "private key", "private_key",
     "sk", "-", "_", "gh", "o", "p", "api", "key", ":", "=", '"', "'", "\\", " ", "\t", "\n",
-    "@", "://", "x", "é", "tokens", "prompt_tokens",
+    "@", "://", "x", "é", "tokens", "prompt_tokens", "akia", "AKI", "asia", "aiz", "a", "eyJ",
+    "ey", "xo", "hf", "rk", "bear", "er", "github", "_pat_", "credential", "secret", "pw", "d",
+    "z", "j", "b", "v", "w", "/", "İ", "ghs_", "phrase",
 ]  # fmt: skip
+KIND_SETS = [
+    redact.DEFAULT_KINDS,
+    ("password",),
+    (*redact.DEFAULT_KINDS, "email"),
+    ("api_key", "jwt"),
+    ("bearer", "url_credentials", "private_key"),
+]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(TRIGGER_PIECES), max_size=20).map("".join))
 def test_the_pre_check_wakes_exactly_when_a_trigger_is_in_the_text(text):
-    for kinds in (redact.DEFAULT_KINDS, ("password",), (*redact.DEFAULT_KINDS, "email")):
+    for kinds in KIND_SETS:
         r = redact.Redactor(kinds=kinds)
         assert r.needs(text) == any(t in text.lower() for t in r._triggers)
+
+
+def test_the_pre_check_finds_every_trigger_and_nothing_one_character_off():
+    # the grouped checks (a regex per shared head, a rare character first) against the plain
+    # definition: each trigger alone, inside text, and each with one character dropped
+    filler = '{"step":3,"prompt_tokens":12,"token_estimate":9,"flight":"HAT1"} '
+    for kinds in KIND_SETS:
+        r = redact.Redactor(kinds=kinds)
+        for t in r._triggers:
+            variants = [t, t.upper(), filler + t + filler, filler + t.upper()]
+            variants += [t[:i] + t[i + 1 :] for i in range(len(t))]
+            variants += [filler + t[:i] + "|" + t[i:] + filler for i in range(1, len(t))]
+            for text in variants:
+                assert r.needs(text) == any(x in text.lower() for x in r._triggers), (kinds, text)
+            assert r.needs(filler + t + filler)
+
+
+def test_a_copied_or_unpickled_redactor_equals_and_checks_as_the_original():
+    import copy
+    import pickle
+
+    r = redact.Redactor(kinds=("api_key", "password"))
+    texts = ["sk-" + "a" * 20, "token: x", "plain words", "ghp_" + "b" * 30]
+    for other in (copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert other == r
+        assert [other.needs(t) for t in texts] == [r.needs(t) for t in texts]
+    assert redact.Redactor(kinds=("api_key",)) != r

@@ -3,6 +3,7 @@
 import io
 import os
 import sys
+import threading
 import types
 
 import tqdm
@@ -78,12 +79,27 @@ def test_no_bar_lines_in_redirected_output_such_as_ci_logs(capsys):
 
 def test_a_terminal_gets_the_bar():
     leader, follower = os.openpty()  # a real pseudo-terminal
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # read while the run writes: a full pty buffer would block the writer
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO once the follower side is closed (Linux)
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     with os.fdopen(follower, "w", encoding="utf-8") as tty:
         assert tty.isatty()
         _run_with(hk.TqdmProgress(file=tty, mininterval=0))
         tty.flush()
-        drawn = os.read(leader, 65536).decode("utf-8", "replace")
+    reader.join(timeout=10)
     os.close(leader)
+    drawn = b"".join(chunks).decode("utf-8", "replace")
     assert "run:" in drawn and "finished: stop" in drawn
 
 

@@ -1,0 +1,207 @@
+"""Context snapshots: a cold build's state, kept beside the log, so the next cold build is quick.
+
+A `ContextBuilder` that builds a large log loaded from disk (`EventLog.read`) from scratch writes
+what it read and decided (ids, statuses, reasons, the facts index; never a message) to
+`<log>.ctx-<key>` beside the log, where the key names the policy, the branch and this code. A
+later cold builder of the same log starts from it and reads only the events after it.
+
+The snapshot is a cache, never needed for correctness: it is used only when the log's file
+still starts with the bytes it was made from (the length, and a hash of 64 blocks spread over
+them plus the last 4 KiB), the events in memory match it at sampled ids, and the log has applied
+no tombstone since (a tombstone makes the builder read everything again, R-S3). Anything else -
+a log that was replaced, truncated or rewritten, a snapshot of another log, of another policy or
+version, a corrupt or unreadable file - is ignored, and the build reads the log as if it were
+absent. It is written atomically (a temporary file, then a rename) and a failure to write it
+(a read-only folder) is ignored.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+from typing import Any
+
+from harnesskit.log.events import EventLog
+
+__all__ = ["MIN_EVENTS", "ints", "load", "save", "snapshot_path", "unints"]
+
+#: Only a cold build that read at least this many events writes a snapshot.
+MIN_EVENTS = 10_000
+FORMAT = 1
+_BLOCKS = 64
+_BLOCK = 256
+_TAIL = 4096
+_SAMPLES = 64
+_INT = "i" if array.array("i").itemsize == 4 else "l"  # 4-byte signed ints
+
+
+def ints(values: list[int]) -> str:
+    """A list of ints as one JSON string (base64 of 4-byte ints): read back far faster.
+
+    Args:
+        values: the ints (each in 0..2**31 - 1: event ids, indexes, counts).
+
+    Returns:
+        The text `unints` reads back.
+
+    Raises:
+        OverflowError: an int does not fit (`save` then writes no snapshot).
+    """
+    return base64.b64encode(array.array(_INT, values).tobytes()).decode("ascii")
+
+
+def unints(text: str) -> list[int]:
+    """The list `ints` wrote.
+
+    Raises:
+        ValueError: `text` is not what `ints` writes (the snapshot is then ignored).
+    """
+    data = base64.b64decode(text)
+    out = array.array(_INT)
+    if len(data) % out.itemsize:
+        raise ValueError("not a list of 4-byte ints")
+    out.frombytes(data)
+    return out.tolist()
+
+
+@functools.cache
+def _code_hash() -> str:
+    """A hash of the code whose decisions a snapshot holds: another version never reads it."""
+    from harnesskit.context import _rules, builder
+    from harnesskit.data import _values
+    from harnesskit.log import _fold, _types
+
+    h = hashlib.sha256(str(FORMAT).encode())
+    for module in (builder, _rules, _values, _fold, _types):
+        h.update(pathlib.Path(str(module.__file__)).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def snapshot_path(log_path: pathlib.Path, spec: dict[str, Any], branch_id: str) -> pathlib.Path:
+    """Where the snapshot of `branch_id` under the policy `spec` of the log at `log_path` lives.
+
+    Args:
+        log_path: the log's file.
+        spec: the policy document.
+        branch_id: the branch built.
+
+    Returns:
+        `<log name>.ctx-<16 hex>` beside the log.
+    """
+    key = json.dumps([spec, branch_id, _code_hash()], sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return log_path.with_name(f"{log_path.name}.ctx-{digest}")
+
+
+def _fingerprint(path: pathlib.Path, size: int) -> str | None:
+    """sha256 of 64 blocks spread over the first `size` bytes and of their last 4 KiB."""
+    h = hashlib.sha256(str(size).encode())
+    try:
+        with open(path, "rb") as f:
+            for j in range(_BLOCKS):
+                f.seek(size * j // _BLOCKS)
+                h.update(f.read(min(_BLOCK, size - size * j // _BLOCKS)))
+            f.seek(max(0, size - _TAIL))
+            tail = f.read(min(_TAIL, size))
+    except OSError:
+        return None
+    if len(tail) != min(_TAIL, size):  # the file is shorter than `size`: truncated
+        return None
+    h.update(tail)
+    return h.hexdigest()
+
+
+def _samples(log: EventLog, n: int) -> list[list[Any]]:
+    """(id, type, branch, timestamp) of `_SAMPLES` events spread over the first `n`."""
+    ids = sorted({1 + (n - 1) * j // (_SAMPLES - 1) for j in range(_SAMPLES)}) if n else []
+    return [[i, (e := log.events[i - 1]).type, e.branch_id, e.created_at, e.status] for i in ids]
+
+
+def save(log: EventLog, path: pathlib.Path, state: dict[str, Any]) -> bool:
+    """Write `state` (the view of the log's first `state["index"]` events) beside the log.
+
+    Only for a log loaded with `EventLog.read` and not appended to since: its events are
+    then exactly the file's first bytes, as read.
+
+    Args:
+        log: the log the state was read from.
+        path: from `snapshot_path`.
+        state: JSON-ready state; its `index` is how many events it covers.
+
+    Returns:
+        True when the snapshot was written; False when the log does not qualify or the
+        folder cannot be written (never an error: a snapshot is only a cache).
+    """
+    size = getattr(log, "_read_size", None)
+    n = state["index"]
+    if (
+        size is None
+        or log.path is None
+        or n != len(log.events)
+        or not getattr(log, "_readonly", False)
+    ):
+        return False
+    fingerprint = _fingerprint(log.path, size)
+    if fingerprint is None:
+        return False
+    doc = {
+        "format": FORMAT,
+        "code": _code_hash(),
+        "size": size,
+        "fingerprint": fingerprint,
+        "tombstones": log.tombstones,
+        "samples": _samples(log, n),
+        "state": state,
+    }
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        os.replace(tmp, path)
+        return True
+    except (OSError, TypeError, ValueError, OverflowError):
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return False
+
+
+def load(log: EventLog, path: pathlib.Path) -> dict[str, Any] | None:
+    """The state saved at `path` if it describes the first events of `log`, else `None`.
+
+    Args:
+        log: the log about to be built (read, or reopened and appended to since).
+        path: from `snapshot_path`.
+
+    Returns:
+        The state, or `None` for a missing, corrupt, foreign or stale snapshot.
+    """
+    if log.path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            return None
+        if doc.get("code") != _code_hash() or doc.get("tombstones") != log.tombstones:
+            return None
+        state = doc["state"]
+        n = state["index"]
+        if not isinstance(n, int) or not 0 < n <= len(log.events):
+            return None
+        if doc["samples"] != _samples(log, n):
+            return None
+        size = doc["size"]
+        if not isinstance(size, int) or _fingerprint(log.path, size) != doc["fingerprint"]:
+            return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    return state if isinstance(state, dict) else None

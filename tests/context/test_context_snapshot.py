@@ -1,0 +1,218 @@
+"""Context snapshots beside the log: used when they fit, ignored otherwise, never a different prompt.
+
+Every build here is compared with a builder that never reads nor writes a snapshot
+(`snapshots=False`): the snapshot may only change how fast a cold build is.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from test_context_incremental import POLICIES, _same, _Script
+
+import harnesskit as hk
+from harnesskit.context import ContextBuilder, _snapshot
+
+STRUCTURED = [p for p in POLICIES if p not in ("full-history", "naive")]
+
+
+@pytest.fixture(autouse=True)
+def small_logs_qualify(monkeypatch):
+    monkeypatch.setattr(_snapshot, "MIN_EVENTS", 20)
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """How many snapshots were loaded (fitting ones only)."""
+    used = []
+    real = _snapshot.load
+
+    def spy(log, path):
+        state = real(log, path)
+        used.append(state is not None)
+        return state
+
+    monkeypatch.setattr(_snapshot, "load", spy)
+    return used
+
+
+def _write(path, seed=1, steps=120, secret=None, tombstones=True):
+    """A random log on disk (closed); with `secret`, a last tool result on main holds it.
+
+    Without `tombstones`, the script's tombstones are written as `context.injected` events
+    (then two logs differ in more than their tombstone counts).
+    """
+    script = _Script(seed)
+    for _ in range(steps):
+        script.step()
+    log = hk.EventLog(path, run_id="r", clock=lambda: 0.0, redactor=None)
+    for e in script.log.events:
+        tomb = e.type == "tombstone" and not tombstones
+        log.append(
+            "context.injected" if tomb else e.type,
+            {} if tomb else e.payload,
+            parent_id=e.parent_id,
+            branch_id=e.branch_id,
+            source=e.source,
+            status=e.status,
+            supersedes=e.supersedes,
+            data_class=e.data_class,
+        )
+    if secret is None:
+        log.close()
+        return script.branches
+    calls = [{"id": "cs", "type": "function", "function": {"name": "get", "arguments": "{}"}}]
+    log.append("model.response", {"message": {"role": "assistant", "tool_calls": calls}})
+    log.append("tool.call", {"tool": "get", "tool_call_id": "cs", "arguments": {}})
+    result = log.append(
+        "tool.result",
+        {"tool": "get", "tool_call_id": "cs", "content": json.dumps({"pnr": secret}), "ok": True},
+        source="tool",
+    )
+    for k in range(3):  # the result leaves the window: a fact of the memory, and in its index
+        log.append("user.message", {"content": f"next {k}"}, source="user")
+        log.append("model.response", {"message": {"role": "assistant", "content": "ok"}})
+    log.close()
+    return script.branches, result.event_id
+
+
+def _check(log, branches, policies=STRUCTURED):
+    for policy in policies:
+        for branch in branches:
+            got = ContextBuilder(policy).build(log, branch_id=branch)
+            want = ContextBuilder(policy, snapshots=False).build(log, branch_id=branch)
+            _same(got, want)
+
+
+def test_a_snapshot_is_written_then_used_and_builds_the_same(tmp_path, loads):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path)
+    log = hk.EventLog.read(path)
+    _check(log, branches)  # writes them
+    files = sorted(p.name for p in tmp_path.iterdir() if ".ctx-" in p.name)
+    assert len(files) == len(STRUCTURED) * len(branches)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+    loads.clear()
+    _check(hk.EventLog.read(path), branches)
+    assert loads and all(loads)
+    # a live builder carries on from a snapshot like from its own first build
+    live = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    builders = {p: ContextBuilder(p) for p in STRUCTURED}
+    for k in range(30):
+        live.append("user.message", {"content": f"more {k}"}, source="user")
+        if k % 7 == 3:
+            live.append("status.reject", {"target": 5 + k, "reason": "r"}, source="human")
+        for policy, builder in builders.items():
+            _same(builder.build(live), ContextBuilder(policy, snapshots=False).build(live))
+    live.close()
+
+
+def test_full_history_writes_no_snapshot(tmp_path):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path)
+    _check(hk.EventLog.read(path), branches, policies=["full-history", "naive"])
+    assert not [p for p in tmp_path.iterdir() if ".ctx-" in p.name]
+
+
+def test_a_grown_log_uses_the_snapshot_for_its_start(tmp_path, loads):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path)
+    _check(hk.EventLog.read(path), branches)
+    log = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    log.append("user.message", {"content": "and one more thing"}, source="user")
+    log.append("status.supersede", {"target": 12, "reason": "newer"}, source="system")
+    log.close()
+    loads.clear()
+    _check(hk.EventLog.read(path), branches)
+    assert loads and all(loads)
+
+
+@pytest.mark.parametrize("change", ["replaced", "truncated", "corrupt", "foreign", "garbage"])
+def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, seed=1, tombstones=False)
+    _check(hk.EventLog.read(path), branches)
+    snaps = sorted(p for p in tmp_path.iterdir() if ".ctx-" in p.name)
+    if change == "replaced":  # another run at the same path, the snapshots left behind
+        keep = {p: p.read_bytes() for p in snaps}
+        path.unlink()
+        branches = _write(path, seed=2, tombstones=False)
+        for p, data in keep.items():
+            p.write_bytes(data)
+    elif change == "truncated":  # the file shortened to fewer events
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[: len(lines) // 2]))
+        branches = ["main"]
+    elif change == "corrupt":  # a snapshot cut off mid-write, or with ids that do not exist
+        snaps[0].write_bytes(snaps[0].read_bytes()[:1000])
+        doc = json.loads(snaps[-1].read_text())
+        doc["state"]["seq"] = [10**9]
+        snaps[-1].write_text(json.dumps(doc))
+    elif change == "foreign":  # the snapshots of another log copied beside this one
+        other = tmp_path / "other" / "run.jsonl"
+        other.parent.mkdir()
+        branches = _write(other, seed=3, tombstones=False)
+        _check(hk.EventLog.read(other), branches)
+        for p in other.parent.iterdir():
+            if ".ctx-" in p.name:
+                shutil.copy(p, tmp_path / p.name)
+    else:
+        for p in snaps:
+            p.write_bytes(b"\x00\xff not json")
+    loads.clear()
+    _check(hk.EventLog.read(path), branches)
+    if change in ("replaced", "truncated", "foreign", "garbage"):
+        assert loads and not any(loads)
+    else:  # the cut one is not read; the one with bad ids is read, fails, and is ignored
+        assert False in loads
+
+
+def test_a_tombstone_after_the_snapshot_does_not_resurrect_content(tmp_path, loads):
+    """R-S3: a snapshot made before a tombstone is not used after it (nor its facts index)."""
+    path = tmp_path / "run.jsonl"
+    branches, secret_id = _write(path, secret="ZX81QQ")
+    log = hk.EventLog.read(path)
+    before = ContextBuilder("default").build(log)
+    assert "ZX81QQ" in "\n".join(m.text for m in before.messages)
+    _check(log, branches)
+    live = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    live.append("tombstone", {"target": secret_id, "reason": "revoked"})
+    live.close()
+    loads.clear()
+    after = hk.EventLog.read(path)
+    for policy in STRUCTURED:
+        for branch in branches:
+            prompt = ContextBuilder(policy).build(after, branch_id=branch)
+            assert "ZX81QQ" not in "\n".join(m.text for m in prompt.messages)
+            _same(prompt, ContextBuilder(policy, snapshots=False).build(after, branch_id=branch))
+    assert loads and not any(loads)
+
+
+def test_packed_ints_read_back_and_refuse_garbage():
+    for values in ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100):
+        assert _snapshot.unints(_snapshot.ints(values)) == values
+    with pytest.raises(OverflowError):
+        _snapshot.ints([2**31])
+    with pytest.raises(ValueError, match="padding|4-byte"):
+        _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
+
+
+def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, steps=60, tombstones=False)
+    log = hk.EventLog.read(path)
+    _check(log, branches, policies=["default"])
+    snap = ContextBuilder("default")._snapshot_path(log, "main")
+    first = json.loads(snap.read_text())["state"]["index"]
+    log = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    for k in range(_snapshot.MIN_EVENTS):
+        log.append("user.message", {"content": f"more {k}"}, source="user")
+    log.close()
+    _check(hk.EventLog.read(path), branches, policies=["default"])
+    assert loads[0] is True  # the old one was used for the start of the log
+    assert json.loads(snap.read_text())["state"]["index"] == first + _snapshot.MIN_EVENTS
+    loads.clear()
+    _check(hk.EventLog.read(path), branches, policies=["default"])
+    assert loads[0] is True
