@@ -783,6 +783,35 @@ def _json_default(value: Any) -> Any:
 _STRICT_JSON = json.JSONEncoder(ensure_ascii=False, default=_json_default, allow_nan=False)
 
 
+def _make_fast_strict() -> Callable[[Any], str] | None:
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator
+        return None
+    quote = json.encoder.encode_basestring  # the C escaper (ensure_ascii=False)
+    # markers=None: no circular-reference check, so the one C encoder holds no state between
+    # calls and threads; a cycle then fails with RecursionError, and `_strict_text` asks
+    # `_STRICT_JSON` again for the exact error it gives
+    c_encode = make(None, _json_default, quote, None, ": ", ", ", False, False, False)
+    return lambda value: "".join(c_encode(value, 0))
+
+
+_FAST_STRICT = _make_fast_strict()
+
+
+def _strict_text(value: Any) -> str:
+    """`_STRICT_JSON.encode(value)` (the same text, the same errors) with one reused C encoder.
+
+    Raises:
+        TypeError, ValueError, RecursionError: what `_STRICT_JSON.encode` raises for `value`.
+    """
+    if _FAST_STRICT is None or isinstance(value, str):
+        return _STRICT_JSON.encode(value)
+    try:
+        return _FAST_STRICT(value)
+    except (TypeError, ValueError, RecursionError):
+        return _STRICT_JSON.encode(value)  # raises the same error (a cycle: its own message)
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
@@ -792,7 +821,7 @@ def _success(
     else:
         try:
             try:  # strict RFC 8259 JSON: a provider refuses NaN / Infinity
-                content = _STRICT_JSON.encode(value)
+                content = _strict_text(value)
             except ValueError as exc:
                 if "Out of range float" not in str(exc):
                     raise
