@@ -407,7 +407,8 @@ class Executor:
             kwargs["dry_run"] = dry_run
         t0 = self.timer()
         value = tool.fn(**kwargs)
-        if inspect.isawaitable(value):  # async tools run to completion on this worker thread
+        if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
+            # async tools run to completion on this worker thread
             import asyncio  # deferred: about a third of `import harnesskit`'s time otherwise
 
             value = asyncio.run(_await(value))
@@ -534,6 +535,9 @@ class Executor:
         ex.emitted = list(ctx.emitted)
         return ex
 
+
+#: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
+_NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 
