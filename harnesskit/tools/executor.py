@@ -351,7 +351,7 @@ class Executor:
                 f"this run is dry-run only and {tool.name} cannot dry-run",
                 "describe the change to the user instead of making it",
             )
-        if self.gate.decision_for(tool) == "confirm" and tool.supports_dry_run:
+        if tool.supports_dry_run and self.gate.decision_for(tool) == "confirm":
             preview = self._call(tool, args, ctx, dry_run=True)[0]
         decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
