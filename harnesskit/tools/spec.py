@@ -120,7 +120,9 @@ class Tool:
     """Wall-clock limit per call in seconds; `None` means unlimited (runs inline).
 
     A lone synchronous read call on the main thread runs inline too, interrupted by SIGALRM
-    at the limit; other calls with a limit run on a worker thread the caller stops waiting for.
+    at the limit (an exception at the line it is running, as Ctrl-C would; code blocked in C
+    that never returns to Python is interrupted when it does); other calls with a limit run
+    on a worker thread the caller stops waiting for.
     """
     max_result_chars: int | None = None
     """Results longer than this many chars are cut and flagged; `None` keeps the default."""
