@@ -46,6 +46,7 @@ PARTS = [
     ("tool calls (executor + events)", loop.Run, "_execute", 1),
     ("executor (validate, gate, call)", executor.Executor, "execute", 2),
     ("worker thread round trip", executor, "_run_on_worker", 3),
+    ("inline call under SIGALRM", executor, "_run_under_alarm", 3),
     ("input hash", _records, "hash_json", 2),
     ("event appends (all 5)", events.EventLog, "append", 1),
     ("JSON line", events, "line_parts", 2),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
@@ -27,7 +28,9 @@ __all__ = [
     "excerpt",
     "wire_name",
     "loads",
+    "plain_arguments",
     "read_arguments",
+    "read_plain_object",
     "stand_in",
 ]
 
@@ -171,11 +174,11 @@ def loads(
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             return None, f"not valid UTF-8 (byte {exc.start})"
-    if strict and cleaned and _plain(text, max_depth):
-        # the common case, a well-formed object of plain values: the C decoder alone, no
-        # cleaning walk (nothing in `text` can be unclean, too deep, non-finite or too long)
+    if cleaned and _plain(text, max_depth):
+        # the common case, well-formed JSON of plain values: the C decoder alone, no cleaning
+        # walk (nothing in `text` can be unclean, too deep, non-finite or too long)
         try:
-            return _PLAIN.decode(text), None
+            return (_PLAIN if strict else _LENIENT_PLAIN).decode(text), None
         except ValueError:  # any refusal: the slow path below says exactly why
             pass
     try:
@@ -208,6 +211,79 @@ def _finite(text: str) -> float:
 _PLAIN = json.JSONDecoder(
     parse_float=_finite, parse_constant=_constant, object_pairs_hook=_no_duplicates
 )
+
+
+#: The lenient fast path's decoder (response bodies): a key given twice keeps its last value,
+#: as the slow path's; NaN, Infinity and overflowing floats go to the slow path (-> None).
+_LENIENT_PLAIN = json.JSONDecoder(parse_float=_finite, parse_constant=_constant)
+#: `scan_once(text, index) -> (value, end)`: the C scanner without the object hook.
+_PLAIN_SCAN: Callable[[str, int], tuple[Any, int]]
+_PLAIN_SCAN = _LENIENT_PLAIN.scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
+#: The end of an object key: its closing quote, JSON whitespace, the colon. Every key of an
+#: object text ends so once; text inside strings can only add matches, never remove one.
+_KEY_END = re.compile(r'"[ \t\n\r]*:')
+
+
+def read_plain_object(text: str) -> dict[str, Any] | None:
+    """The object a well-formed, plain JSON object text holds; `None` for anything else.
+
+    The fast path in front of `read_arguments` and `loads(strict=True)`: one pass of the C
+    decoder with no hook per object. It answers only when the strict reader would return the
+    very same object: JSON whitespace around one object and nothing else, no key given twice
+    (the keys decoded are counted against the key ends in the text, which no string can hide),
+    no NaN or Infinity, no float out of range, no integer over `MAX_INT_DIGITS` digits, no
+    nesting deeper than `MAX_DEPTH` and no string that needs cleaning. `None` never means the
+    text is wrong: the strict reader then decides, and says why.
+
+    Args:
+        text: the argument (or body) text as received.
+
+    Returns:
+        The decoded object, or `None` when the text needs the full reader.
+    """
+    start = 0
+    if text[:1] != "{":
+        start = len(text) - len(text.lstrip(_JSON_SPACE))
+        if text[start : start + 1] != "{":
+            return None
+    n = len(text)
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return None
+    if n > MAX_INT_DIGITS and _LONG_INT.search(text):
+        return None
+    braces = text.count("{")
+    if n > 2 * MAX_DEPTH and braces + text.count("[") > MAX_DEPTH:
+        return None
+    if not text.isascii() and clean_text(text) is not text:
+        return None
+    try:
+        value, end = _PLAIN_SCAN(text, start)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if end != n and text[end:].strip(_JSON_SPACE):
+        return None
+    keys = len(value) if braces == 1 else _count_keys(value)  # one brace: no nested object
+    if keys != _key_ends(text):  # a key given twice (or a ':' after a quote in a string)
+        return None
+    return value  # type: ignore[no-any-return]  # a dict: the value at `start` opens with {
+
+
+def _key_ends(text: str) -> int:
+    """At least the number of object keys in `text` (see `_KEY_END`), cheaply when it can."""
+    if '" ' in text or '"\n' in text or '"\t' in text or '"\r' in text:
+        return len(_KEY_END.findall(text))  # a key may end in whitespace before its colon
+    return text.count('":')  # every key's closing quote is right before its colon
+
+
+def _count_keys(value: Any) -> int:
+    """How many keys the objects in `value` hold, nested ones included."""
+    if type(value) is dict:
+        return len(value) + sum(_count_keys(v) for v in value.values() if type(v) in _NESTS)
+    return sum(_count_keys(v) for v in value if type(v) in _NESTS)
+
+
+_NESTS = (dict, list)
 
 
 def _plain(text: str, max_depth: int) -> bool:
@@ -256,6 +332,29 @@ def _remember_flat(text: str, value: dict[str, Any]) -> None:
     _LAST_FLAT = (text, dict(value))
 
 
+def plain_arguments(text: str) -> dict[str, Any] | None:
+    """The arguments object of well-formed argument text, as `read_arguments` reads it.
+
+    The fast path of `read_arguments` (and of the provider adapters, which then need no
+    `ArgumentsRead`): text read just before gives a fresh copy of the same flat object, else
+    `read_plain_object`.
+
+    Args:
+        text: a tool call's argument text as received.
+
+    Returns:
+        A new dict equal to `read_arguments(text).arguments` (with no `repair`), or `None` when
+        the text needs `read_arguments` (empty, repaired, not an object, not plain, wrong).
+    """
+    last = _LAST_FLAT
+    if last[0] == text:  # read again (the adapter, then the context builder): a fresh dict
+        return dict(last[1])
+    plain = read_plain_object(text)
+    if plain is not None:
+        _remember_flat(text, plain)
+    return plain
+
+
 def read_arguments(
     text: str, *, cut_off: bool = False, max_tokens: int | None = None
 ) -> ArgumentsRead:
@@ -277,9 +376,9 @@ def read_arguments(
     """
     if not text.strip():
         return ArgumentsRead(arguments={})
-    last = _LAST_FLAT
-    if last[0] == text:  # read again (the adapter, then the context builder): a fresh dict
-        return ArgumentsRead(arguments=dict(last[1]))
+    plain = plain_arguments(text)
+    if plain is not None:  # the common case: one well-formed object, exactly as below
+        return ArgumentsRead(arguments=plain)
     value, err = loads(text, strict=True)
     if err is not None and _TWICE in err:  # never guess which of the two values was meant
         return ArgumentsRead(

@@ -121,6 +121,9 @@ class ToolCall:
         if isinstance(raw, dict):
             return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
         text = raw if isinstance(raw, str) else ""
+        plain = _json.plain_arguments(text)
+        if plain is not None:  # well-formed (the common case): what read_arguments gives
+            return cls(id=str(data.get("id") or ""), name=name, arguments=plain, raw_arguments=text)
         read = _json.read_arguments(text)
         return cls(
             id=str(data.get("id") or ""),

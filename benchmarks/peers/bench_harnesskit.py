@@ -16,8 +16,9 @@ Variants:
 - `harnesskit/disk`: the default, logs under a temporary folder (removed at exit).
 - `harnesskit/memory`: `log_dir=None`, the same events kept in memory only.
 - `harnesskit/disk-no-timeout`: as `disk`, the tools declared with `timeout_seconds=None`, so
-  each call runs inline instead of on a worker thread that enforces the 30 s default timeout
-  (shows what that thread hand-off costs; a hung tool would then hang the run).
+  each call runs inline with no timer at all (the `disk` variant's read calls run inline too,
+  under a SIGALRM timer for the 30 s default timeout; this shows what that timer costs; a hung
+  tool would then hang the run).
 
     cd ../shared/bench/peers && /tmp/peers-venv/bin/python run.py --add \
         /path/to/benchmarks/peers/bench_harnesskit.py

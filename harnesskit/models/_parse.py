@@ -375,8 +375,19 @@ def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
         fn = data  # some servers put name/arguments at the top level
     name = fn.get("name")
     raw = fn.get("arguments", fn.get("parameters"))
-    read = _arguments(raw, cut)
     raw_id = data.get("id")
+    plain = _json.plain_arguments(raw) if isinstance(raw, str) else None
+    if plain is not None:  # well-formed (the common case): what `_arguments` reads, no repair
+        return ToolCall(
+            id=raw_id if isinstance(raw_id, str) else "",
+            name=name if isinstance(name, str) else "",
+            arguments=plain,
+            raw_arguments=raw,
+            original_id=None
+            if isinstance(raw_id, str)
+            else ("" if raw_id is None else str(raw_id)),
+        )
+    read = _arguments(raw, cut)
     return ToolCall(
         id=raw_id if isinstance(raw_id, str) else "",
         name=name if isinstance(name, str) else "",

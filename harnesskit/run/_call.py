@@ -16,7 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from harnesskit.errors import BrakeTripped, ContextError, ModelError
-from harnesskit.messages import ModelRequest, ModelResponse, Usage
+from harnesskit.messages import Message, ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
 from harnesskit.run._ids import unique_call_ids
 
@@ -183,7 +183,7 @@ def call_model(
     )
     st.prompt_tokens += usage.prompt_tokens
     st.completion_tokens += usage.completion_tokens
-    answer = dataclasses.replace(reply, message=unique_call_ids(reply.message, st), usage=usage)
+    answer = _with(reply, unique_call_ids(reply.message, st), usage)
     unexecuted: list[dict[str, Any]] | None = None
     if final and answer.message.tool_calls:  # tool_choice="none" not heeded: never run them
         unexecuted = [c.to_openai(wire=False) for c in answer.message.tool_calls]
@@ -200,6 +200,22 @@ def call_model(
         model_info=dict(info) if isinstance(info, dict) else None, unexecuted_calls=unexecuted,
     )  # fmt: skip
     return answer
+
+
+def _with(reply: ModelResponse, message: Message, usage: Usage) -> ModelResponse:
+    """`dataclasses.replace(reply, message=message, usage=usage)`, without a copy when equal."""
+    if message is reply.message and usage is reply.usage:
+        return reply  # frozen: the same value
+    if type(reply) is not ModelResponse:  # a subclass keeps its type (and its fields)
+        return dataclasses.replace(reply, message=message, usage=usage)
+    return ModelResponse(
+        message=message,
+        usage=usage,
+        finish_reason=reply.finish_reason,
+        model=reply.model,
+        raw=reply.raw,
+        original_content=reply.original_content,
+    )
 
 
 def closing_settings(settings: dict[str, Any], tools: tuple[dict[str, Any], ...]) -> dict[str, Any]:

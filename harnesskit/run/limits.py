@@ -136,9 +136,28 @@ class Limits:
         Raises:
             BrakeTripped: the first brake whose value reached its limit.
         """
+        if type(self) is Limits and self._clear(state, seconds):
+            return  # the common case, without building every reading (a subclass may add some)
         for brake, (value, limit, unit) in self.measure(state, seconds=seconds).items():
             if limit is not None and value >= limit:
                 raise BrakeTripped(brake, value=value, limit=limit, unit=unit)
+
+    def _clear(self, state: RunState, seconds: float) -> bool:
+        """True when no brake of `measure` has reached its limit (False also when unsure)."""
+        limit = self.max_steps
+        if limit is not None and not state.step < limit:
+            return False
+        limit = self.max_tokens
+        if limit is not None and not state.total_tokens < limit:
+            return False
+        limit = self.max_prompt_tokens
+        if limit is not None and not state.prompt_tokens < limit:
+            return False
+        seconds_limit = self.max_seconds
+        if seconds_limit is not None and not seconds < seconds_limit:
+            return False
+        limit = self.max_consecutive_errors
+        return limit is None or state.consecutive_errors < limit
 
     def check_after_response(
         self, state: RunState, response: ModelResponse, *, seconds: float

@@ -2,8 +2,11 @@
 
 Every failure becomes a structured `ToolResult` (`{"ok": false, "error_type", "message",
 "hint"}`), never an exception in the loop. Results are matched to calls by `tool_call_id`;
-several calls in one turn run concurrently and each gets its own result. The gate (policy)
-lives in `gate.py`; this module only asks it.
+several calls in one turn run concurrently and each gets its own result. A lone call runs
+without a thread hand-off when it can: inline without a timeout, and inline under a SIGALRM
+timer when it is a synchronous read on the main thread (`_run_under_alarm`); otherwise one
+worker thread enforces its timeout. The gate (policy) lives in `gate.py`; this module only
+asks it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+
+try:  # the C module: `signal.signal` and `getsignal` wrap it in enum conversions (~4 us a pair)
+    import _signal as _sig  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another Python
+    import signal as _sig
 
 from harnesskit import _json
 from harnesskit.errors import EventLogError, StopRun, ToolError
@@ -213,6 +221,9 @@ class Executor:
             deadline: a reading of `timer` (seconds) no call is waited for past (the run's
                 `max_seconds`); a call still running then fails with `timeout` (its thread is
                 not interrupted; a write's outcome is unknown). `None` = only tool timeouts.
+                A lone synchronous read on the main thread without a deadline runs inline and
+                is interrupted at its timeout (SIGALRM, when no one else uses it); the
+                result is the same `timeout` failure a worker thread's call gets.
 
         Returns:
             One `Executed` per call, in the order of `calls`; each result carries its call's id.
@@ -234,8 +245,14 @@ class Executor:
             tool, call, args, ctx = p[0]
             lone = len(runnable) == 1 and deadline is None
             if lone and not (tool.timeout_seconds is None and tool.is_async):
-                # nothing to overlap: inline, or one worker thread that enforces the timeout
-                started[id(p)] = None if tool.timeout_seconds is None else _ON_WORKER
+                # nothing to overlap: inline (a read under an alarm), or on one worker thread
+                # that enforces the timeout
+                if tool.timeout_seconds is None:
+                    started[id(p)] = None
+                elif _inline_eligible(tool, ctx) and _alarm_free():
+                    started[id(p)] = _INLINE
+                else:
+                    started[id(p)] = _ON_WORKER
             else:
                 future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 started[id(p)] = (future, time.monotonic())
@@ -334,7 +351,7 @@ class Executor:
                 f"this run is dry-run only and {tool.name} cannot dry-run",
                 "describe the change to the user instead of making it",
             )
-        if self.gate.decision_for(tool) == "confirm" and tool.supports_dry_run:
+        if tool.supports_dry_run and self.gate.decision_for(tool) == "confirm":
             preview = self._call(tool, args, ctx, dry_run=True)[0]
         decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
@@ -390,7 +407,8 @@ class Executor:
             kwargs["dry_run"] = dry_run
         t0 = self.timer()
         value = tool.fn(**kwargs)
-        if inspect.isawaitable(value):  # async tools run to completion on this worker thread
+        if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
+            # async tools run to completion on this worker thread
             import asyncio  # deferred: about a third of `import harnesskit`'s time otherwise
 
             value = asyncio.run(_await(value))
@@ -408,6 +426,14 @@ class Executor:
         try:
             if started is None:
                 value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
+            elif started is _INLINE:
+                done = _run_under_alarm(
+                    functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run),
+                    tool.timeout_seconds or 0.0,
+                )
+                if done is None:
+                    return self._timed_out(tool, call, args, ctx)
+                value, seconds = done
             elif started is _ON_WORKER:
                 job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
                 on_late = None
@@ -510,14 +536,107 @@ class Executor:
         return ex
 
 
+#: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
+_NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
+
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 
 
 class _Start(enum.Enum):
     ON_WORKER = "worker"  # a lone call with a timeout: run it on a reused worker thread
+    INLINE = "inline"  # a lone read call with a timeout: on the caller's thread, under SIGALRM
 
 
-_ON_WORKER = _Start.ON_WORKER
+_ON_WORKER: Final = _Start.ON_WORKER
+_INLINE: Final = _Start.INLINE
+
+#: Lone synchronous read calls on the main thread run inline with their timeout enforced by
+#: SIGALRM (no thread hand-off); `False` sends them to a worker thread as before (tests compare
+#: both paths).
+INLINE_READS = hasattr(_sig, "setitimer") and hasattr(_sig, "SIGALRM")
+_SIGALRM: int = getattr(_sig, "SIGALRM", 14)
+_ITIMER_REAL: int = getattr(_sig, "ITIMER_REAL", 0)
+_NO_TIMER = (0.0, 0.0)
+
+
+def _inline_eligible(tool: Tool, ctx: ToolContext) -> bool:
+    """A call that may run inline under an alarm: a plain synchronous read (no ledger).
+
+    Write tools (their late outcome is settled by the ledger), async tools and tools whose
+    function says it must run on a thread (`_hk_needs_thread`, e.g. an MCP forwarder) are not.
+    """
+    return (
+        INLINE_READS
+        and tool.risk == "read"
+        and not tool.is_async
+        and ctx.idempotency_key is None
+        and not getattr(tool.fn, "_hk_needs_thread", False)
+    )
+
+
+def _alarm_free() -> bool:
+    """True on the main thread when nothing else uses SIGALRM (default handler, no timer)."""
+    if threading.get_ident() != threading.main_thread().ident:  # handlers run there only
+        return False
+    handler = _sig.getsignal(_SIGALRM)
+    return (
+        isinstance(handler, int)
+        and handler == _sig.SIG_DFL
+        and _sig.getitimer(_ITIMER_REAL) == _NO_TIMER
+    )
+
+
+class _Alarm(BaseException):
+    """Raised into an inline call when its timeout passes (never leaves this module)."""
+
+
+#: After the first alarm, how often (seconds) it is raised again into a call that swallowed it.
+_REARM_SECONDS = 0.05
+#: An alarm that comes while `_run_under_alarm` itself runs, before the call starts, comes
+#: again this soon (seconds), inside the call.
+_SOON_SECONDS = 0.001
+
+
+def _run_under_alarm(job: Callable[[], Any], timeout: float) -> Any:
+    """`job()` on this (main) thread, interrupted after `timeout` seconds: `None` then.
+
+    The SIGALRM handler and the real-time timer are installed for the call only and put back
+    exactly as they were (the default handler, no timer: `_alarm_free`). The alarm is raised
+    only inside the call, never in this function's own bookkeeping; a call that catches it
+    gets it again every `_REARM_SECONDS`, and its outcome after the alarm went off (a value,
+    or an `Exception`) counts as a timeout, as a worker's answer after its caller gave up.
+    What `job` raises otherwise is re-raised (KeyboardInterrupt and SystemExit always).
+    """
+    fired = done = False
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        nonlocal fired
+        if frame is not None and frame.f_code is _RUN_UNDER_ALARM_CODE:
+            if not done:  # not in the call yet: ring again once it is
+                _sig.setitimer(_ITIMER_REAL, _SOON_SECONDS)
+            return
+        fired = True
+        _sig.setitimer(_ITIMER_REAL, _REARM_SECONDS)  # swallowed? it comes again
+        raise _Alarm
+
+    previous = _sig.signal(_SIGALRM, on_alarm)
+    try:
+        _sig.setitimer(_ITIMER_REAL, timeout)
+        value = job()
+    except _Alarm:
+        return None
+    except Exception:
+        if fired:  # it caught the alarm and then failed otherwise: still a timeout
+            return None
+        raise
+    finally:
+        done = True
+        _sig.setitimer(_ITIMER_REAL, 0)
+        _sig.signal(_SIGALRM, previous)  # runs a pending alarm first (ignored here)
+    return None if fired else value
+
+
+_RUN_UNDER_ALARM_CODE = _run_under_alarm.__code__
 
 
 class _Worker:
@@ -668,6 +787,35 @@ def _json_default(value: Any) -> Any:
 _STRICT_JSON = json.JSONEncoder(ensure_ascii=False, default=_json_default, allow_nan=False)
 
 
+def _make_fast_strict() -> Callable[[Any], str] | None:
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator
+        return None
+    quote = json.encoder.encode_basestring  # the C escaper (ensure_ascii=False)
+    # markers=None: no circular-reference check, so the one C encoder holds no state between
+    # calls and threads; a cycle then fails with RecursionError, and `_strict_text` asks
+    # `_STRICT_JSON` again for the exact error it gives
+    c_encode = make(None, _json_default, quote, None, ": ", ", ", False, False, False)
+    return lambda value: "".join(c_encode(value, 0))
+
+
+_FAST_STRICT = _make_fast_strict()
+
+
+def _strict_text(value: Any) -> str:
+    """`_STRICT_JSON.encode(value)` (the same text, the same errors) with one reused C encoder.
+
+    Raises:
+        TypeError, ValueError, RecursionError: what `_STRICT_JSON.encode` raises for `value`.
+    """
+    if _FAST_STRICT is None or isinstance(value, str):
+        return _STRICT_JSON.encode(value)
+    try:
+        return _FAST_STRICT(value)
+    except (TypeError, ValueError, RecursionError):
+        return _STRICT_JSON.encode(value)  # raises the same error (a cycle: its own message)
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
@@ -677,7 +825,7 @@ def _success(
     else:
         try:
             try:  # strict RFC 8259 JSON: a provider refuses NaN / Infinity
-                content = _STRICT_JSON.encode(value)
+                content = _strict_text(value)
             except ValueError as exc:
                 if "Out of range float" not in str(exc):
                     raise

@@ -70,6 +70,8 @@ class GateDecision:
     """`"policy"` or `"callback"` when allowed."""
 
 
+_ALLOWED_BY_POLICY = GateDecision(allowed=True, decision="allow", approved_by="policy")
+
 ApprovalCallback = Callable[[ApprovalRequest], bool]
 
 
@@ -267,7 +269,7 @@ class Gate:
         if violation:
             return GateDecision(allowed=False, decision=decision, reason=violation)
         if decision == "allow":
-            return GateDecision(allowed=True, decision=decision, approved_by="policy")
+            return _ALLOWED_BY_POLICY  # one shared value: decisions are frozen
         request = ApprovalRequest(
             tool=tool.name,
             risk=tool.risk,

@@ -386,6 +386,10 @@ def mcp_tools(
 class _Forward:
     """A tool function that forwards its keyword arguments to one MCP tool."""
 
+    #: The executor never runs it inline under SIGALRM: the call waits on the connection's
+    #: event loop thread, which an alarm would leave with a call it still runs.
+    _hk_needs_thread = True
+
     def __init__(self, connection: MCPConnection, name: str, timeout: float | None) -> None:
         self.connection, self.name, self.timeout = connection, name, timeout
 

@@ -118,7 +118,13 @@ class Tool:
     group: str | None = None
     """Optional group name (R-T3)."""
     timeout_seconds: float | None = 30.0
-    """Wall-clock limit per call in seconds; `None` means unlimited (runs inline)."""
+    """Wall-clock limit per call in seconds; `None` means unlimited (runs inline).
+
+    A lone synchronous read call on the main thread runs inline too, interrupted by SIGALRM
+    at the limit (an exception at the line it is running, as Ctrl-C would; code blocked in C
+    that never returns to Python is interrupted when it does); other calls with a limit run
+    on a worker thread the caller stops waiting for.
+    """
     max_result_chars: int | None = None
     """Results longer than this many chars are cut and flagged; `None` keeps the default."""
     idempotent: bool = True

@@ -1,4 +1,8 @@
-"""A lone tool call with a timeout runs on a reusable worker thread, with pool semantics."""
+"""A lone tool call with a timeout runs on a reusable worker thread, with pool semantics.
+
+Lone read calls on the main thread run inline under SIGALRM instead
+(`test_executor_inline.py`); here that is switched off, so the worker path is what runs.
+"""
 
 import multiprocessing
 import threading
@@ -6,6 +10,12 @@ import threading
 import pytest
 
 import harnesskit as hk
+from harnesskit.tools import executor as executor_module
+
+
+@pytest.fixture(autouse=True)
+def _worker_path(monkeypatch):
+    monkeypatch.setattr(executor_module, "INLINE_READS", False)
 
 
 def _run(executor, name, **arguments):
