@@ -98,7 +98,7 @@ class _PayloadEncoder:
         self._encode = lambda value: "".join(c_encode(value, 0))
 
     def __call__(self, value: Any) -> str:
-        if isinstance(value, str):
+        if value.__class__ is str:  # a str subclass takes the encoder, which writes the same
             return _quote(value)
         try:
             return self._encode(value)

@@ -57,6 +57,7 @@ from harnesskit.log._types import (
     payloads_of,
 )
 from harnesskit.log.redact import Redactor
+from harnesskit.messages import Message
 
 __all__ = [
     "EVENT_TYPES",
@@ -197,7 +198,7 @@ class EventLog:
             raise UsageError(f"unknown event type {type!r}; use one of {sorted(EVENT_TYPES)}")
         if data_class not in DATA_CLASSES:
             raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
-        if isinstance(parent_id, _Auto):
+        if parent_id is _AUTO:
             parent_id = self._last_by_branch.get(branch_id)
         if payload is None:
             payload = {}
@@ -360,8 +361,7 @@ class EventLog:
         ):
             payload["prefix_of"] = prev[0]
             payload["prefix_len"] = len(prev[1])
-            new = [m.to_openai() for m in messages[len(prev[1]) :]]
-            payload["new_messages"] = self._as_refs(new, prev[0])
+            payload["new_messages"] = self._as_refs(messages[len(prev[1]) :], prev[0])
         else:
             payload["messages"] = [m.to_openai() for m in messages]
         payload["n_messages"] = len(messages)
@@ -613,17 +613,24 @@ class EventLog:
             raise UsageError(f"event {event_id} is a {event.type}, not a model.request")
         return event
 
-    def _as_refs(self, new: list[dict[str, Any]], since: int) -> list[dict[str, Any] | int]:
-        """`new` with each message already in the log since event `since` as that event's id.
+    def _as_refs(self, new: tuple[Any, ...], since: int) -> list[dict[str, Any] | int]:
+        """`new` (`Message`s) as sent, each one already in the log since event `since` as its id.
 
-        A message is a reference only when it equals what `message_of` rebuilds from the
-        event (the assistant message as its `model.response` logged it, a tool message from its
-        `tool.result`), so `request_messages` gives back exactly what was sent; anything else
-        (a cut or redacted result, a stub, a rewritten call) is written in full.
+        A message is a reference only when its chat-completions dict (`to_openai()`) equals
+        what `message_of` rebuilds from the event (the assistant message as its
+        `model.response` logged it, a tool message from its `tool.result`), so
+        `request_messages` gives back exactly what was sent; anything else (a cut or redacted
+        result, a stub, a rewritten call) is written in full. A plain tool `Message` is
+        compared field by field (`_tool_ref`), without building either dict.
         """
         events = self.events
         out: list[dict[str, Any] | int] = []
-        for d in new:
+        for m in new:
+            if m.__class__ is Message and m.role == "tool":
+                ref = self._tool_ref(m, since)
+                out.append(m.to_openai() if ref is None else ref)
+                continue
+            d = m.to_openai()
             ref = None
             role = d.get("role")
             if role == "tool" or role == "assistant":
@@ -635,6 +642,26 @@ class EventLog:
                         break
             out.append(d if ref is None else ref)
         return out
+
+    def _tool_ref(self, m: Message, since: int) -> int | None:
+        """The id of the latest `tool.result` after event `since` that tool message `m` repeats.
+
+        Exactly the event `_as_refs` finds by `message_of(e) == m.to_openai()`: that dict is
+        `{"role": "tool", "content", "tool_call_id"}` when `m` has no calls, no name and a call
+        id, and its values compare as a dict's do (identity, then `==`).
+        """
+        if m.tool_calls or m.name is not None or m.tool_call_id is None:
+            return None  # its dict has other keys than the three `message_of` rebuilds
+        content, call_id = m.content, m.tool_call_id
+        events = self.events
+        for i in range(len(events) - 1, since - 1, -1):
+            e = events[i]
+            if e.type == "tool.result":
+                p = e.payload
+                c, t = p.get("content"), p.get("tool_call_id")
+                if (c is content or c == content) and (t is call_id or t == call_id):
+                    return e.event_id
+        return None
 
     def request_messages(self, event_id: int) -> list[dict[str, Any]]:
         """The exact chat-completions messages sent by the `model.request` event `event_id`.

@@ -117,7 +117,7 @@ class Redactor:
     # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
     _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _searches: tuple[Callable[[str], object], ...] = field(init=False, repr=False, compare=False)
-    _gated: tuple[tuple[str, tuple[str | Callable[[str], object], ...]], ...] = field(
+    _gated: tuple[tuple[str, tuple[str, ...], tuple[Callable[[str], object], ...]], ...] = field(
         init=False, repr=False, compare=False
     )
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
@@ -172,13 +172,13 @@ class Redactor:
         for search in self._searches:  # triggers sharing a head: one scan for all of them
             if search(low) is not None:
                 return True
-        for char, checks in self._gated:  # only when their rare character is in the text
+        for char, plain, searches in self._gated:  # only when their rare character is in it
             if char in low:
-                for check in checks:
-                    if isinstance(check, str):
-                        if check in low:
-                            return True
-                    elif check(low) is not None:
+                for trigger in plain:
+                    if trigger in low:
+                        return True
+                for search in searches:
+                    if search(low) is not None:
                         return True
         return False
 
@@ -295,7 +295,7 @@ def _trigger_checks(
 ) -> tuple[
     tuple[str, ...],
     tuple[Callable[[str], object], ...],
-    tuple[tuple[str, tuple[str | Callable[[str], object], ...]], ...],
+    tuple[tuple[str, tuple[str, ...], tuple[Callable[[str], object], ...]], ...],
 ]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
@@ -307,7 +307,8 @@ def _trigger_checks(
 
     Returns:
         `(plain, searches, gated)`: substrings to test with `in`, `search` methods of regexes,
-        and `(rare_char, checks)` pairs whose checks are either.
+        and `(rare_char, plain, searches)` triples whose checks run only when `rare_char` is
+        in the text.
     """
     by_head: dict[str, list[str]] = {}
     for t in triggers:
@@ -331,7 +332,18 @@ def _trigger_checks(
             plain.append(check)
         else:
             searches.append(check)
-    return tuple(plain), tuple(searches), tuple((c, tuple(cs)) for c, cs in gated.items())
+    return (
+        tuple(plain),
+        tuple(searches),
+        tuple(
+            (
+                c,
+                tuple(x for x in cs if isinstance(x, str)),
+                tuple(x for x in cs if not isinstance(x, str)),
+            )
+            for c, cs in gated.items()
+        ),
+    )
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the
