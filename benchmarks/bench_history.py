@@ -1,7 +1,8 @@
 """Per-turn cost as history grows: one run of 1,000 tool steps, first turns against last turns.
 
 A real run (FunctionModel, four tools, log on disk, default limits raised) where each turn's
-cost is the time between consecutive model calls. The full-history prompt grows by two
+cost is the time between consecutive model calls, by wall time and by CPU time (`process_time`:
+it spreads far less on a busy machine). The full-history prompt grows by two
 messages a turn; requests are logged as deltas and the builder is incremental, so the turn
 cost should stay flat. Reports the mean of turns 11-60 (baseline) and of the last 50 turns,
 their ratio, the least-squares slope (us per turn) and the log bytes per turn at both ends.
@@ -32,14 +33,16 @@ def slope_us(ts: list[float]) -> float:
     return num / sum((i - xm) ** 2 for i in range(n)) * 1e6
 
 
-def one_run(log_dir: Path) -> tuple[list[float], list[int]]:
-    """Per-turn seconds and log bytes per turn of one long run."""
+def one_run(log_dir: Path) -> tuple[list[float], list[float], list[int]]:
+    """Per-turn wall seconds, CPU seconds and log bytes per turn of one long run."""
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
     sizes: list[int] = []
     calls = _synth.CALLS
 
     def policy(messages, info):
         stamps.append(time.perf_counter())
+        cpu_stamps.append(time.process_time())
         i = len(stamps) - 1
         if i >= TURNS:
             return "Done."
@@ -60,7 +63,8 @@ def one_run(log_dir: Path) -> tuple[list[float], list[int]]:
         run.step()
         sizes.append(path.stat().st_size - before)
     gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
-    return gaps, sizes
+    cpu_gaps = [b - a for a, b in zip(cpu_stamps, cpu_stamps[1:], strict=False)]
+    return gaps, cpu_gaps, sizes
 
 
 def main() -> None:
@@ -70,10 +74,11 @@ def main() -> None:
         runs = [one_run(tmp) for _ in range(max(1, args.repeat // 2))]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    gaps = [statistics.median(col) for col in zip(*(g for g, _ in runs), strict=True)]
-    sizes = runs[0][1]
-    first = statistics.mean(gaps[10:60])
-    last = statistics.mean(gaps[-50:])
+    gaps = [statistics.median(col) for col in zip(*(g for g, _, _ in runs), strict=True)]
+    cpu_gaps = [statistics.median(col) for col in zip(*(c for _, c, _ in runs), strict=True)]
+    sizes = runs[0][2]
+    first, last = statistics.mean(gaps[10:60]), statistics.mean(gaps[-50:])
+    cpu_first, cpu_last = statistics.mean(cpu_gaps[10:60]), statistics.mean(cpu_gaps[-50:])
     rows = [
         _common.row(
             "history",
@@ -82,7 +87,9 @@ def main() -> None:
             "us",
             baseline="turns 11-60",
             baseline_value=first * 1e6,
-            note=f"slope {slope_us(gaps):+.3f} us/turn",
+            cpu_value=cpu_last * 1e6,
+            cpu_baseline_value=cpu_first * 1e6,
+            note=f"slope {slope_us(gaps):+.3f} us/turn (CPU {slope_us(cpu_gaps):+.3f})",
         ),
         _common.row(
             "history",
@@ -90,6 +97,7 @@ def main() -> None:
             last / first,
             "x",
             target=1.2,
+            cpu_value=cpu_last / cpu_first,
         ),
         _common.row(
             "history",
