@@ -16,9 +16,11 @@ Variants:
 - `harnesskit/disk`: the default, logs under a temporary folder (removed at exit).
 - `harnesskit/memory`: `log_dir=None`, the same events kept in memory only.
 - `harnesskit/disk-no-timeout`: as `disk`, the tools declared with `timeout_seconds=None`, so
-  each call runs inline with no timer at all (the `disk` variant's read calls run inline too,
-  under a SIGALRM timer for the 30 s default timeout; this shows what that timer costs; a hung
-  tool would then hang the run).
+  each call runs inline with no timer at all (the `disk` variant hands each call to a worker
+  thread that enforces the 30 s default timeout; this shows what that costs; a hung tool
+  would then hang the run).
+- `harnesskit/disk-inline`: as `disk`, with the opt-in `executor.INLINE_READS` on: the read
+  calls run inline under a SIGALRM timer for their 30 s timeout.
 
     cd ../shared/bench/peers && /tmp/peers-venv/bin/python run.py --add \
         /path/to/benchmarks/peers/bench_harnesskit.py
@@ -44,7 +46,9 @@ _TMP = tempfile.mkdtemp(prefix="hk-bench-")
 atexit.register(shutil.rmtree, _TMP, True)
 
 
-def _build(on_disk: bool, timeout: float | None = 30.0):
+def _build(on_disk: bool, timeout: float | None = 30.0, inline_reads: bool = False):
+    from harnesskit.tools import executor
+
     state = [0]
 
     def scripted(messages, info):
@@ -77,7 +81,11 @@ def _build(on_disk: bool, timeout: float | None = 30.0):
     def run():
         state[0] = 0
         model.requests.clear()
-        r = harness.run(workload.USER_PROMPT)
+        executor.INLINE_READS = inline_reads  # set for this run only (variants interleave)
+        try:
+            r = harness.run(workload.USER_PROMPT)
+        finally:
+            executor.INLINE_READS = False
         if r.finish_reason != "stop":
             raise AssertionError(f"harnesskit run ended with {r.finish_reason}: {r.error}")
         return r.final_text
@@ -89,4 +97,5 @@ VARIANTS = {
     "harnesskit/disk": lambda: _build(True),
     "harnesskit/memory": lambda: _build(False),
     "harnesskit/disk-no-timeout": lambda: _build(True, timeout=None),
+    "harnesskit/disk-inline": lambda: _build(True, inline_reads=True),
 }

@@ -8,7 +8,9 @@ later cold builder of the same log starts from it and reads only the events afte
 The snapshot is a cache, never needed for correctness: it is used only when the log's file
 still starts with the bytes it was made from (the length, and a hash of 64 blocks spread over
 them plus the last 4 KiB), the events in memory match it at sampled ids, and the log has applied
-no tombstone since (a tombstone makes the builder read everything again, R-S3). Anything else -
+no tombstone since (a tombstone makes the builder read everything again, R-S3), and the saved
+state's own bytes match the CRC-32 written beside them (a snapshot damaged on disk or edited by
+hand is refused rather than trusted). Anything else -
 a log that was replaced, truncated or rewritten, a snapshot of another log, of another policy or
 version, a corrupt or unreadable file - is ignored, and the build reads the log as if it were
 absent. It is written atomically (a temporary file, then a rename) and a failure to write it
@@ -26,6 +28,7 @@ import json
 import os
 import pathlib
 import tempfile
+import zlib
 from typing import Any
 
 from harnesskit.log.events import EventLog
@@ -34,7 +37,7 @@ __all__ = ["MIN_EVENTS", "ints", "load", "save", "snapshot_path", "unints"]
 
 #: Only a cold build that read at least this many events writes a snapshot.
 MIN_EVENTS = 10_000
-FORMAT = 1
+FORMAT = 2  # a header line (with the state's CRC-32), then the state's JSON
 _BLOCKS = 64
 _BLOCK = 256
 _TAIL = 4096
@@ -151,6 +154,10 @@ def save(log: EventLog, path: pathlib.Path, state: dict[str, Any]) -> bool:
     fingerprint = _fingerprint(log.path, size)
     if fingerprint is None:
         return False
+    try:
+        body = json.dumps(state, separators=(",", ":")).encode()
+    except (TypeError, ValueError, OverflowError):
+        return False
     doc = {
         "format": FORMAT,
         "code": _code_hash(),
@@ -158,13 +165,15 @@ def save(log: EventLog, path: pathlib.Path, state: dict[str, Any]) -> bool:
         "fingerprint": fingerprint,
         "tombstones": log.tombstones,
         "samples": _samples(log, n),
-        "state": state,
+        "state_bytes": len(body),
+        "state_crc32": zlib.crc32(body),
     }
     tmp = None
     try:
+        header = json.dumps(doc, separators=(",", ":")).encode()
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, separators=(",", ":"))
+        with os.fdopen(fd, "wb") as f:
+            f.write(header + b"\n" + body)
         os.replace(tmp, path)
         return True
     except (OSError, TypeError, ValueError, OverflowError):
@@ -187,13 +196,18 @@ def load(log: EventLog, path: pathlib.Path) -> dict[str, Any] | None:
     if log.path is None:
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open(path, "rb") as f:
+            header, _, body = f.read().partition(b"\n")
+        doc = json.loads(header)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             return None
         if doc.get("code") != _code_hash() or doc.get("tombstones") != log.tombstones:
             return None
-        state = doc["state"]
+        if doc["state_bytes"] != len(body) or doc["state_crc32"] != zlib.crc32(body):
+            return None  # damaged or edited: never trusted
+        state = json.loads(body)
+        if not isinstance(state, dict):
+            return None
         n = state["index"]
         if not isinstance(n, int) or not 0 < n <= len(log.events):
             return None
@@ -204,4 +218,4 @@ def load(log: EventLog, path: pathlib.Path) -> dict[str, Any] | None:
             return None
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    return state if isinstance(state, dict) else None
+    return state

@@ -120,10 +120,12 @@ class Tool:
     timeout_seconds: float | None = 30.0
     """Wall-clock limit per call in seconds; `None` means unlimited (runs inline).
 
-    A lone synchronous read call on the main thread runs inline too, interrupted by SIGALRM
-    at the limit (an exception at the line it is running, as Ctrl-C would; code blocked in C
-    that never returns to Python is interrupted when it does); other calls with a limit run
-    on a worker thread the caller stops waiting for.
+    Calls with a limit run on a worker thread the caller stops waiting for at the limit (the
+    thread is not interrupted). With the opt-in `harnesskit.tools.executor.INLINE_READS =
+    True`, a lone synchronous read call on the main thread runs inline instead, interrupted by
+    SIGALRM at the limit (an exception at the line it is running, as Ctrl-C would): cheaper,
+    but a tool that catches every exception in a loop, sets its own SIGALRM timer or blocks in
+    C defeats that limit, so it is for trusted tools only.
     """
     max_result_chars: int | None = None
     """Results longer than this many chars are cut and flagged; `None` keeps the default."""

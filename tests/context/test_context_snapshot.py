@@ -147,9 +147,9 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
         branches = ["main"]
     elif change == "corrupt":  # a snapshot cut off mid-write, or with ids that do not exist
         snaps[0].write_bytes(snaps[0].read_bytes()[:1000])
-        doc = json.loads(snaps[-1].read_text())
-        doc["state"]["seq"] = [10**9]
-        snaps[-1].write_text(json.dumps(doc))
+        header, state = _read_snapshot(snaps[-1])
+        state["seq"] = [10**9]
+        _write_snapshot(snaps[-1], header, state)
     elif change == "foreign":  # the snapshots of another log copied beside this one
         other = tmp_path / "other" / "run.jsonl"
         other.parent.mkdir()
@@ -167,6 +167,42 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
         assert loads and not any(loads)
     else:  # the cut one is not read; the one with bad ids is read, fails, and is ignored
         assert False in loads
+
+
+def _read_snapshot(path):
+    """A snapshot file's header and state (a header line, then the state's JSON)."""
+    header, _, body = path.read_bytes().partition(b"\n")
+    return json.loads(header), json.loads(body)
+
+
+def _write_snapshot(path, header, state):
+    """Write `state` back under the old `header`: its CRC-32 no longer matches an edit."""
+    body = json.dumps(state, separators=(",", ":")).encode()
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)
+
+
+@pytest.mark.parametrize("edit", ["contract", "core", "statuses", "byte"])
+def test_a_snapshot_edited_on_disk_is_refused_not_trusted(tmp_path, loads, edit):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, seed=4, tombstones=False)
+    _check(hk.EventLog.read(path), branches)
+    for snap in (p for p in tmp_path.iterdir() if ".ctx-" in p.name):
+        header, state = _read_snapshot(snap)
+        if edit == "contract":  # found by a fuzz: a raw AttributeError in the build
+            state["contract"] = (state["contract"] or 0) + 1
+        elif edit == "core":  # found by a fuzz: a different prompt, silently
+            state["core"] = state["core"][:-1]
+        elif edit == "statuses":
+            state["statuses"] = state["statuses"][1:]
+        if edit == "byte":  # one byte of the saved state flipped
+            data = bytearray(snap.read_bytes())
+            data[-10] ^= 0x01
+            snap.write_bytes(bytes(data))
+        else:
+            _write_snapshot(snap, header, state)
+    loads.clear()
+    _check(hk.EventLog.read(path), branches)  # every build equals one with snapshots off
+    assert loads and not any(loads)
 
 
 def test_a_tombstone_after_the_snapshot_does_not_resurrect_content(tmp_path, loads):
@@ -205,14 +241,14 @@ def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
     log = hk.EventLog.read(path)
     _check(log, branches, policies=["default"])
     snap = ContextBuilder("default")._snapshot_path(log, "main")
-    first = json.loads(snap.read_text())["state"]["index"]
+    first = _read_snapshot(snap)[1]["index"]
     log = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
     for k in range(_snapshot.MIN_EVENTS):
         log.append("user.message", {"content": f"more {k}"}, source="user")
     log.close()
     _check(hk.EventLog.read(path), branches, policies=["default"])
     assert loads[0] is True  # the old one was used for the start of the log
-    assert json.loads(snap.read_text())["state"]["index"] == first + _snapshot.MIN_EVENTS
+    assert _read_snapshot(snap)[1]["index"] == first + _snapshot.MIN_EVENTS
     loads.clear()
     _check(hk.EventLog.read(path), branches, policies=["default"])
     assert loads[0] is True

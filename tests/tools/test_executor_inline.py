@@ -1,5 +1,8 @@
 """A lone read call on the main thread runs inline under SIGALRM, exactly as on a worker thread.
 
+The inline path is off by default (`executor.INLINE_READS = False`): a tool that swallows every
+interruption in a loop, or sets its own SIGALRM timer, would defeat its timeout there, while a
+worker thread is given up on at the timeout whatever the tool does. These tests switch it on.
 Every tool here runs through both paths (`executor.INLINE_READS` on and off) and the results
 must be the same, field for field (the traceback text and durations aside); the SIGALRM handler
 and timer are put back exactly; every case the alarm cannot serve goes to the worker thread.
@@ -21,6 +24,11 @@ from harnesskit.tools import executor as executor_module
 pytestmark = pytest.mark.skipif(
     not hasattr(signal, "setitimer"), reason="SIGALRM timers are POSIX only"
 )
+
+
+@pytest.fixture(autouse=True)
+def _inline_on(monkeypatch):
+    monkeypatch.setattr(executor_module, "INLINE_READS", True)
 
 
 class Odd:
@@ -366,3 +374,28 @@ def test_the_mcp_forwarder_asks_for_a_thread():
     from harnesskit.tools.mcp import _Forward
 
     assert _Forward._hk_needs_thread is True
+
+
+def test_the_default_path_gives_up_on_a_tool_that_swallows_every_interruption(monkeypatch):
+    # off by default: inline, this retry loop catches every alarm and never ends
+    monkeypatch.setattr(executor_module, "INLINE_READS", False)
+    stop = threading.Event()
+
+    @hk.tool(timeout_seconds=0.2)
+    def fetch() -> str:
+        """Retry forever, catching everything (until the test ends)."""
+        while not stop.is_set():
+            try:
+                time.sleep(0.02)
+                raise ConnectionError
+            except BaseException:  # what a careless tool does
+                continue
+        return "late"
+
+    started = time.monotonic()
+    try:
+        (ex,) = _run("fetch", tools=[fetch])
+    finally:
+        stop.set()
+    assert not ex.result.ok and ex.result.error_type == "timeout"
+    assert time.monotonic() - started < 5

@@ -83,3 +83,8 @@ def test_a_forked_child_starts_its_own_worker():
     child.start()
     child.join(20)
     assert child.exitcode == 0 and queue.get(timeout=1) is True
+
+
+def test_lone_reads_go_to_a_worker_thread_by_default():
+    # the inline SIGALRM path is opt-in: a tool can defeat an alarm, never a worker's timeout
+    assert executor_module.INLINE_READS is False
