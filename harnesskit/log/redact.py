@@ -32,25 +32,29 @@ _PATTERNS: dict[str, str] = {
     "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
     r"|xox[abpr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
-    "bearer": r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*",
+    # Bearer tokens, and HTTP Basic credentials after an Authorization header name.
+    "bearer": r"(?i)(?:\bbearer|\bauthorization" + _Q + r"\s*[:=]\s*" + _Q + r"\s*basic)"
+    r"\s+[A-Za-z0-9._~+/\-]{8,}=*",
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
     "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
     # "password": "...", password=..., aws_secret_access_key = ..., "token": "..." (the value
     # only; the key stays readable), at any escaping depth.
     # The match starts at the keyword (a name's prefix such as `aws_` stays outside it and so
     # unchanged): a leading `\b[a-z0-9_-]*` would make the engine try every word of a line.
-    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret|api_?key"
+    # A quoted value is taken up to its closing quote (spaces and commas included).
+    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?key)?|api[_-]?key"
     r"|access_key|private_key|(?<![a-z])token|_token|credential)s?(?<!tokens)"
     + _Q
     + r"\s*[:=]\s*"
     + _Q
-    + r"\s*)(?!\[REDACTED)[^\s\"'\\,}]{4,}",
+    + r"\s*)(?!\[REDACTED)(?:(?<=[\"'])[^\"'\\\n]{4,}|[^\s\"'\\,}]{4,})",
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*)"
     r"(?!\[REDACTED)[^\s\"'\\,}]{4,}",
     "private_key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----",
     # user:password@ in a URL (the password only).
-    "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'\\]+:)[^\s/@\"'\\]+(?=@)",
+    "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]+:)"
+    r"(?!\[REDACTED)[^\s/@\"'\\]+(?=@)",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
 }
@@ -61,10 +65,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "sk-", "sk_", "rk_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "hf_",
         "xox", "akia", "asia", "aiza",
     ),
-    "bearer": ("bearer",),
+    "bearer": ("bearer", "authorization"),
     "jwt": ("eyj",),
     "password": (
-        "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "access_key",
+        "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "api-key", "access_key",
         "private_key", "credential",
         # a `token` key is followed by a quote, a separator or space (never `s` or `_`: our
         # own `prompt_tokens`, `token_estimate` must not wake the scan on every event)
@@ -341,8 +345,8 @@ def _trigger_checks(
 #: line (the same matches, ~20x cheaper on a typical event line).
 _ANCHORS: dict[str, tuple[str, ...]] = {
     "password": (
-        "password", "passwd", "passphrase", "pwd", "secret", "apikey", "api_key", "access_key",
-        "private_key", "token", "credential",
+        "password", "passwd", "passphrase", "pwd", "secret", "apikey", "api_key", "api-key",
+        "access_key", "private_key", "token", "credential",
     ),
 }  # fmt: skip
 

@@ -203,6 +203,35 @@ def test_email_is_personal_data_kept_exact_unless_asked_for():
     assert counts == {"email": 1} and "[REDACTED:email]" in out
 
 
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [  # forms the fresh-user test found in clear on disk
+        ("SECRET_KEY='django-insecure-x1y2z3w4'", "django-insecure-x1y2z3w4", "password"),
+        ('{"secret_key": "abcdefgh1234"}', "abcdefgh1234", "password"),
+        ("X-Api-Key: abcdef1234567890", "abcdef1234567890", "password"),
+        ('{"api-key": "abcdef1234567890"}', "abcdef1234567890", "password"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "bearer"),
+        ('{"password": "correct horse battery"}', "horse battery", "password"),
+        ('{"password": "ab,cdefgh12"}', "cdefgh12", "password"),
+    ],
+)
+def test_redactor_takes_the_whole_secret(tmp_path, text, secret, kind):
+    log = hk.EventLog(tmp_path / "r.jsonl")
+    log.append("tool.result", {"tool": "t", "tool_call_id": "c", "ok": True, "content": text})
+    log.close()
+    on_disk = (tmp_path / "r.jsonl").read_text()
+    assert secret not in on_disk and f"[REDACTED:{kind}]" in on_disk
+
+
+def test_a_url_credential_already_redacted_keeps_its_kind():
+    from harnesskit.log.redact import Redactor
+
+    text = "git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x/y"
+    out, counts = Redactor().redact(text)
+    assert out == "git clone https://[REDACTED:api_key]@github.com/x/y"
+    assert counts == {"api_key": 1}
+
+
 def test_email_alone_on_an_event_is_marked_personal_data(tmp_path):
     # an e-mail with no credential beside it is still marked (R-S1/R-S2), on disk and in memory
     log = hk.EventLog(tmp_path / "p.jsonl")
