@@ -155,10 +155,15 @@ def test_tool_options_are_validated():
     def f(x: int) -> int:
         return x
 
-    with pytest.raises(hk.UsageError, match="timeout_seconds"):
-        hk.tool(f, timeout_seconds=0)
-    with pytest.raises(hk.UsageError, match="max_result_chars"):
-        hk.tool(f, max_result_chars=-5)
+    # a string raised a raw TypeError; inf and 1e12 were taken, then every call failed with
+    # `tool_error: OverflowError` and the tool was blamed
+    for bad in (0, -1, "1", float("inf"), float("nan"), 1e12, True):
+        with pytest.raises(hk.UsageError, match="timeout_seconds"):
+            hk.tool(f, timeout_seconds=bad)
+    for bad in (-5, 0, "100", 2.5, True):
+        with pytest.raises(hk.UsageError, match="max_result_chars"):
+            hk.tool(f, max_result_chars=bad)
+    assert hk.tool(f, timeout_seconds=2).timeout_seconds == 2
 
 
 def test_run_that_raises_still_records_its_end(tmp_path):

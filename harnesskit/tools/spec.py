@@ -17,6 +17,7 @@ import inspect
 import json
 import pathlib
 import re
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -160,10 +161,21 @@ class Tool:
             raise UsageError(f"tool {self.name!r}: risk must be one of {RISKS}, got {self.risk!r}")
         if self.parameters.get("type") != "object":
             raise UsageError(f"tool {self.name!r}: parameters schema must have type 'object'")
-        if self.timeout_seconds is not None and not self.timeout_seconds > 0:
+        t = self.timeout_seconds
+        if t is not None and (
+            isinstance(t, bool)
+            or not isinstance(t, int | float)
+            or not 0 < t <= threading.TIMEOUT_MAX  # inf and NaN fail here too
+        ):
             raise UsageError(
-                f"tool {self.name!r}: timeout_seconds must be > 0 (or None for no limit), "
-                f"got {self.timeout_seconds!r}"
+                f"tool {self.name!r}: timeout_seconds must be a number of seconds > 0 and at "
+                f"most {threading.TIMEOUT_MAX:.0f} (or None for no limit), got {t!r}"
+            )
+        m = self.max_result_chars
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int)):
+            raise UsageError(
+                f"tool {self.name!r}: max_result_chars must be an int >= 1 (or None for the "
+                f"default), got {m!r}"
             )
         if self.max_result_chars is not None and self.max_result_chars < 1:
             raise UsageError(
