@@ -772,6 +772,11 @@ class EventLog:
         summary, data_class, tool, tool_call_id, ok, error_type, prompt_tokens,
         completion_tokens, payload (the dict).
 
+        The frame's cells are yours; the `payload` dicts in them are the events' own (not
+        copied, to keep a frame of 100k events cheap): read them, never change them, as with
+        `Event.payload`. The log is append-only: events replaced in `log.events` by hand are
+        not seen by the kept frame (`EventLog.read` the file again for a fresh one).
+
         The log keeps the last frame it built: a later call copies it, and after more events
         builds rows for the new events only and appends them (when their column types agree;
         otherwise, and after a tombstone, it builds the whole frame again).
