@@ -483,6 +483,11 @@ class EventLog:
                     log.torn_lines.append(bad[0])  # killed again while writing the same event
                 bad = (i + 1, raw, msg)
                 continue
+            except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
+                raise CorruptLogError(
+                    f"{p}:{i + 1}: a JSON line no event can be ({type(exc).__name__}: "
+                    f"{str(exc)[:200]}); the log is corrupt"
+                ) from exc
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
             version = data.get("v", 1)

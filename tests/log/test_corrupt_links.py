@@ -64,3 +64,16 @@ def test_an_intact_log_reads_back(logged):
     log = hk.EventLog.read(logged)
     for rid in requests(logged):
         assert log.request_messages(rid) and log.request_tools(rid)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"a":' * 100_000 + "1" + "}" * 100_000, '{"event_id": ' + "9" * 5000 + "}"],
+    ids=["nested-100k-deep", "int-of-5000-digits"],
+)
+def test_a_line_json_cannot_decode_is_a_corrupt_log_error(tmp_path, line):
+    # raised a raw RecursionError / ValueError from EventLog.read
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(hk.errors.CorruptLogError, match="bad.jsonl:1"):
+        hk.EventLog.read(path)
