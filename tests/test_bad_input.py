@@ -300,3 +300,20 @@ def test_a_harness_without_a_model_inspects_but_its_first_step_says_what_to_pass
     finished = hk.EventLog.read(tmp_path / "nomodel.jsonl").last("run.finished")
     assert "ScriptedModel" in finished.payload["error"]  # the hint is on record too
     assert "ran out of turns" not in finished.payload["error"]
+
+
+def test_bad_containers_and_payloads_are_usage_errors():
+    # each raised a raw AttributeError / TypeError / ValueError before
+    with pytest.raises(hk.UsageError, match="EventLog"):
+        hk.context.ContextBuilder("default").build(None)
+    with pytest.raises(hk.UsageError, match="list of tools"):
+        hk.Harness(5, hk.ScriptedModel([]))
+    with pytest.raises(hk.UsageError, match="a Tool or a function"):
+        hk.Harness([5], hk.ScriptedModel([]))
+    log = hk.EventLog()
+    cyclic: dict = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(hk.UsageError, match="cannot be written as JSON"):
+        log.append("checkpoint", cyclic)
+    assert len(log) == 0  # nothing half-written
+    assert log.append("checkpoint", {"ok": 1}).event_id == 1

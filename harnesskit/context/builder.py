@@ -74,7 +74,7 @@ from harnesskit.context._rules import (
 )
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.data._values import index_line, tool_values
-from harnesskit.errors import ContextError
+from harnesskit.errors import ContextError, UsageError
 from harnesskit.log._fold import STATUS_EVENTS, BranchView, StatusFold
 from harnesskit.log._types import (
     BranchForkEvent,
@@ -488,7 +488,13 @@ class ContextBuilder:
         Raises:
             ContextError: the core (task contract, user turns, human decisions, failure
                 evidence and the last turn) does not fit the policy's limits.
+            UsageError: `log` is not an `EventLog`.
         """
+        if not isinstance(log, EventLog):
+            raise UsageError(
+                f"ContextBuilder.build takes an EventLog (run.log, or EventLog.read(path)), "
+                f"got {type(log).__name__}"
+            )
         view = self._view(log, branch_id)
         view.volatile, volatile = set(), view.volatile
         if self._linear:

@@ -191,7 +191,8 @@ class EventLog:
             workspace_revision: the workspace revision, if tracked.
 
         Raises:
-            UsageError: unknown type or data class, or the log is closed.
+            UsageError: unknown type or data class, the log is closed, or the payload cannot
+                be written as JSON (it holds itself, or nests past the recursion limit).
         """
         make = _MAKERS.get(type)
         if make is None:
@@ -219,10 +220,16 @@ class EventLog:
             data_class,
         )
         # the line straight from the values (no line dict, no reading them back off the event)
-        parts = line_parts(
-            payload, event_id, parent_id, branch_id, type, source, created_at,
-            workspace_revision, input_hash, status, summary, supersedes, data_class,
-        )  # fmt: skip
+        try:
+            parts = line_parts(
+                payload, event_id, parent_id, branch_id, type, source, created_at,
+                workspace_revision, input_hash, status, summary, supersedes, data_class,
+            )  # fmt: skip
+        except (ValueError, RecursionError) as exc:  # a payload holding itself, or too deep
+            raise UsageError(
+                f"the {type} event's payload cannot be written as JSON ({exc}); pass JSON-ready "
+                "data (dicts, lists, strings, numbers) without cycles"
+            ) from None
         self._write(event, parts)
         return event
 

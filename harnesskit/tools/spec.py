@@ -876,18 +876,30 @@ class ToolRegistry:
             tools: `Tool`s or plain functions (wrapped with `tool()` defaults).
 
         Raises:
-            UsageError: two tools share a name.
+            UsageError: two tools share a name, or `tools` is not an iterable of tools.
         """
         self._tools: dict[str, Tool] = {}
-        for t in tools:
+        try:
+            items = iter(tools)
+        except TypeError:
+            raise UsageError(
+                f"a tool registry takes a list of tools or functions, got "
+                f"{type(tools).__name__}: pass [my_tool]"
+            ) from None
+        for t in items:
             self.add(t)
 
     def add(self, item: Tool | Callable[..., Any]) -> Tool:
         """Register a tool (a plain function is wrapped with `tool()`); returns the `Tool`.
 
         Raises:
-            UsageError: a tool with that name is already registered.
+            UsageError: a tool with that name is already registered, or `item` is neither a
+                `Tool` nor a function.
         """
+        if not isinstance(item, Tool) and not callable(item):
+            raise UsageError(
+                f"a tool must be a Tool or a function, got {type(item).__name__}: {item!r:.80}"
+            )
         t = item if isinstance(item, Tool) else tool(item)
         if t.name in self._tools:
             raise UsageError(f"a tool named {t.name!r} is already registered; names must be unique")
