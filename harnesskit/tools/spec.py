@@ -172,15 +172,10 @@ class Tool:
                 f"most {threading.TIMEOUT_MAX:.0f} (or None for no limit), got {t!r}"
             )
         m = self.max_result_chars
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int)):
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
             raise UsageError(
                 f"tool {self.name!r}: max_result_chars must be an int >= 1 (or None for the "
                 f"default), got {m!r}"
-            )
-        if self.max_result_chars is not None and self.max_result_chars < 1:
-            raise UsageError(
-                f"tool {self.name!r}: max_result_chars must be >= 1 (or None for the default), "
-                f"got {self.max_result_chars!r}"
             )
         try:
             compiled = _compiled_validator(self.parameters)
