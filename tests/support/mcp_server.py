@@ -12,6 +12,7 @@ import sys
 import time
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 server = MCPServer("orders")
@@ -21,8 +22,10 @@ ORDERS = {"A1": {"id": "A1", "status": "open", "total": 12.5}}
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def get_order(order_id: str) -> dict[str, object]:
     """Look up one order by its id. Returns the order as an object."""
-    if order_id not in ORDERS:
-        raise ValueError(f"no order {order_id}")
+    if order_id == "CRASH":  # an unexpected exception: the SDK hides its text and logs it
+        raise ValueError("the order store is corrupt")
+    if order_id not in ORDERS:  # a deliberate tool error: its text reaches the client
+        raise ToolError(f"no order {order_id}")
     return ORDERS[order_id]
 
 

@@ -100,16 +100,20 @@ def test_a_tool_error_on_the_server_is_a_structured_result(conn):
     (result,) = _results(run)
     assert result.error_type == "tool_error"
     assert "get_order reported an error" in result.content
+    assert "no order ZZ" in result.content  # the server's own words reach the model
     assert conn.alive
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="seen 2026-12-02 on a fresh install (mcp 2.2.0 and 2.3.0 alike; passed on the "
-    "2026-12-01 install): after the 5 s call times out, the next calls on the same connection "
-    "time out too (error_type 'timeout', not 'tool_error'), as if the server or the client "
-    "session still held them behind the sleeping call; under investigation",
-)
+def test_a_crash_on_the_server_is_a_structured_result_without_its_text(conn):
+    model = hk.ScriptedModel([reply.tool_call("get_order", order_id="CRASH"), reply.text("ok")])
+    run = hk.Harness(tools=conn.tools(), model=model).run("x")
+    (result,) = _results(run)
+    assert result.error_type == "tool_error"
+    assert "get_order reported an error" in result.content
+    assert "corrupt" not in result.content  # the SDK keeps a crash's text on the server
+    assert conn.alive
+
+
 def test_mcp_results_are_externalized_timed_out_and_circuit_broken_like_python_tools(conn):
     tools = conn.tools(timeout_seconds=0.5)
     model = hk.ScriptedModel(
