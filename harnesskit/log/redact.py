@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from harnesskit._lazy import lazy_pattern
+from harnesskit.errors import UsageError
 
 __all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "scrub_literal"]
 
@@ -102,6 +103,21 @@ DEFAULT_KINDS: tuple[str, ...] = (
 PERSONAL_KINDS: tuple[str, ...] = ("email",)
 
 
+def _compile_extra(kind: object, pattern: object) -> re.Pattern[str]:
+    """An `extra` pattern compiled, or a `UsageError` naming its kind and what is wrong."""
+    if not isinstance(kind, str) or not isinstance(pattern, str):
+        raise UsageError(
+            f"Redactor extra: {kind!r}: {pattern!r} must map a kind name (str) to a regex (str)"
+        )
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(
+            f"Redactor extra pattern for {kind!r} is not a valid regex ({exc}): {pattern!r}; "
+            "escape literal characters with re.escape()"
+        ) from exc
+
+
 @dataclass(slots=True)
 class Redactor:
     """Replaces secrets in text with `[REDACTED:<kind>]`.
@@ -112,6 +128,11 @@ class Redactor:
         extra: more `{kind: regex}` patterns (e.g. a customer id format).
         literals: exact strings to rewrite wherever they appear (e.g. a client's own API key),
             as `[REDACTED:secret]`.
+
+    Raises:
+        UsageError: an unknown kind; an `extra` pattern that is not a string or not a valid
+            regular expression (the message names the kind and the regex error); `literals`
+            given as one string rather than a tuple of strings.
     """
 
     kinds: Iterable[str] = DEFAULT_KINDS
@@ -134,16 +155,22 @@ class Redactor:
     )
 
     def __post_init__(self) -> None:
+        self.kinds = tuple(self.kinds)
         unknown = set(self.kinds) - set(_PATTERNS)
         if unknown:
-            raise ValueError(
+            raise UsageError(
                 f"unknown redaction kinds {sorted(unknown)}; known: {sorted(_PATTERNS)}"
             )
+        if not isinstance(self.extra, Mapping):
+            raise UsageError(
+                f"Redactor extra must be a dict of {{kind: regex}}, not {type(self.extra).__name__}"
+            )
+        extra = {k: _compile_extra(k, p) for k, p in self.extra.items()}
         patterns = {k: _PATTERNS[k] for k in self.kinds} | dict(self.extra)
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
         self._compiled = [
-            (k, re.compile(p) if k in self.extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
-            for k, p in patterns.items()
+            (k, extra[k] if k in extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
+            for k in patterns
         ]
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
         # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
@@ -151,6 +178,11 @@ class Redactor:
         watched = [*patterns, *personal]
         self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
         self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
+        if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
+            raise UsageError(
+                f"Redactor literals must be a tuple of strings, not {self.literals!r:.60}; "
+                "wrap a single secret as (secret,)"
+            )
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
         self._personal = [(k, _builtin_pattern(k), _TRIGGERS[k]) for k in personal]
         # a text holding a JSON string can be scanned around that string (`needs_except`) when
