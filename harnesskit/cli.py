@@ -356,11 +356,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:  # a wrong flag or an unreachable provider: say so, no traceback
         print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a path that is a file, not writable, missing ...
-        print(
-            f"harnesskit: cannot use {exc.filename or 'a path'}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
+    except OSError as exc:  # a path that is a file, not writable, missing ... or the network
+        if exc.filename is None:  # not about a path: a connection refused or timed out ...
+            print(f"harnesskit: {type(exc).__name__}: {exc}", file=sys.stderr)
+        else:
+            print(f"harnesskit: cannot use {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except ValueError as exc:  # e.g. a data file that is not JSON
         print(f"harnesskit: bad input: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 
@@ -223,11 +224,41 @@ def test_cli_reports_user_mistakes_without_a_traceback(tmp_path, capsys):
     a_file = tmp_path / "afile.txt"
     a_file.write_text("x")
     assert cli.main(["demo", "--out", str(a_file)]) == 2
-    assert "is a file" in capsys.readouterr().err
+    assert "is a file; give --out a folder" in capsys.readouterr().err
+    runs = Path(__file__).parents[2] / "shared" / "datasets" / "sierra-research__tau-bench"
+    recorded = runs / "historical_trajectories" / "gpt-4o-airline.json"
+    if recorded.exists():  # the option named is the one the user gave
+        assert cli.main(["replay", "--limit", "1", "--log-dir", str(a_file), str(recorded)]) == 2
+        assert "is a file; give --log-dir a folder" in capsys.readouterr().err
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
     assert cli.main(["replay", str(empty)]) == 2
     assert "no runs" in capsys.readouterr().err
+
+
+def test_cli_names_a_network_error_as_such_not_as_a_path(monkeypatch, capsys):
+    from harnesskit import cli
+
+    def refused(args):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(cli, "build_parser", _parser_running(refused))
+    assert cli.main(["anything"]) == 2
+    err = capsys.readouterr().err
+    assert "ConnectionRefusedError" in err and "Connection refused" in err
+    assert "cannot use a path" not in err
+
+
+def _parser_running(func):
+    import argparse
+
+    def build():
+        p = argparse.ArgumentParser()
+        p.add_argument("x")
+        p.set_defaults(func=func)
+        return p
+
+    return build
 
 
 def test_unset_api_key_env_is_an_error(monkeypatch):

@@ -169,7 +169,7 @@ def run_replay(
     started = time.perf_counter()
     runs = load_recorded_runs(path, limit=limit)
     if log_dir is not None:  # a new folder per replay: logs are append-only, never reused
-        log_dir = _fresh_dir(Path(log_dir), "replay")
+        log_dir = _fresh_dir(Path(log_dir), "replay", flag="--log-dir")
     if mode not in ("tau_bench", "strict"):
         raise hk.UsageError(f"mode must be 'tau_bench' or 'strict', got {mode!r}")
     if workers is None:
@@ -528,14 +528,19 @@ def _draw_chart(rows: tuple[DemoRow, ...], path: Path) -> Path:
     return path
 
 
-def _fresh_dir(parent: Path, prefix: str) -> Path:
+def _fresh_dir(parent: Path, prefix: str, *, flag: str) -> Path:
     """Create and return a new folder `<parent>/<prefix>-<timestamp>[-N]` (never an old one).
+
+    Args:
+        parent: where to create it (created if missing).
+        prefix: the folder name's prefix.
+        flag: the option `parent` came from, named in the error (`--out`, `--log-dir`).
 
     Raises:
         UsageError: `parent` exists and is not a folder.
     """
     if parent.exists() and not parent.is_dir():
-        raise hk.UsageError(f"{parent} is a file; give --out a folder (it is created if missing)")
+        raise hk.UsageError(f"{parent} is a file; give {flag} a folder (it is created if missing)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for n in range(1000):
         path = parent / (f"{prefix}-{stamp}" if n == 0 else f"{prefix}-{stamp}-{n}")
@@ -587,7 +592,7 @@ def run_demo(
     """
     _check_demo_args(out_dir, tasks, model, policy, max_steps, echo)
     started = time.perf_counter()
-    root = _fresh_dir(Path(out_dir), "demo")
+    root = _fresh_dir(Path(out_dir), "demo", flag="--out")
     rows: list[DemoRow] = []
     interrupted = False
     try:
