@@ -80,14 +80,19 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "url_credentials": ("://",),
     "email": ("@",),
 }  # fmt: skip
-#: Characters rare in log lines (JSON keys, ids, prose): `Redactor.needs` looks for the triggers
-#: that contain one of them only when it is in the text (one `memchr`-fast test for several).
-_RARE_CHARS = "qzj/xwbv"
+#: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
+#: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
+#: that character is in the text, then, only when it is, one regex that starts at the character
+#: and checks the rest of every such trigger around it.
+_RARE_CHARS = "@/zjxvbwhk"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
 #: One check of `Redactor.needs`: `(prefix, search)`, the regex runs when `prefix` is in the text.
 _Search = tuple[str, Callable[[str], object]]
+#: One gated check of `Redactor.needs`: `(char, needle, search)`: when `char` is in the text,
+#: `needle in text` (`search` is None) or `search(text)` (a regex that starts at `char`).
+_Gate = tuple[str, str, Callable[[str], object] | None]
 
 #: Credentials: rewritten to `[REDACTED:<kind>]` before anything is written (R-S1).
 DEFAULT_KINDS: tuple[str, ...] = (
@@ -144,9 +149,7 @@ class Redactor:
     # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
     _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _searches: tuple[_Search, ...] = field(init=False, repr=False, compare=False)
-    _gated: tuple[tuple[str, tuple[str, ...], tuple[_Search, ...]], ...] = field(
-        init=False, repr=False, compare=False
-    )
+    _gated: tuple[_Gate, ...] = field(init=False, repr=False, compare=False)
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
@@ -210,14 +213,9 @@ class Redactor:
         for head, search in self._searches:  # triggers sharing a head: one scan for all
             if head in low and search(low) is not None:  # `in` finds the head faster
                 return True
-        for char, plain, searches in self._gated:  # only when their rare character is in it
-            if char in low:
-                for trigger in plain:
-                    if trigger in low:
-                        return True
-                for head, search in searches:
-                    if head in low and search(low) is not None:
-                        return True
+        for char, needle, search in self._gated:  # only when their rare character is in it
+            if char in low and (needle in low if search is None else search(low) is not None):
+                return True
         return False
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
@@ -330,46 +328,66 @@ _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 def _trigger_checks(
     triggers: tuple[str, ...],
-) -> tuple[
-    tuple[str, ...],
-    tuple[_Search, ...],
-    tuple[tuple[str, tuple[str, ...], tuple[_Search, ...]], ...],
-]:
+) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...]]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
-    Triggers with the same first two characters are one check: a regex of their longest common
-    prefix and the alternatives after it (`pass(?:code|phrase|w)`), run only when that prefix
-    is in the text (`in` finds it several times faster than the regex engine). A check whose
-    every trigger holds a character of `_RARE_CHARS` runs only when that character is in the
-    text. Each trigger is in exactly one check, so a text passes the checks exactly when one of
-    `triggers` is in it.
+    A trigger that holds a character of `_RARE_CHARS` is checked from the rarest one it holds
+    (its anchor): one test whether the anchor is in the text (`memchr`-fast, and false in most
+    log lines for most anchors), then, only when it is, one regex for every trigger with that
+    anchor, `c(?:(?<=before c)after|...)`, which the engine runs only at the places the anchor
+    is (it scans for the literal `c`, then looks behind and ahead), instead of one scan of the
+    text per trigger. The other triggers (only common letters) are tested with `in`; those
+    sharing their first two characters as one regex of their longest common prefix and the
+    alternatives after it (`pass(?:code|phrase)`), run only when that prefix is in the text.
+    Each trigger is in exactly one check, and a check passes exactly when one of its triggers
+    is in the text, so a text passes the checks exactly when one of `triggers` is in it.
 
     Returns:
         `(plain, searches, gated)`: substrings to test with `in`, `(prefix, search)` pairs (the
-        `search` method of a regex, run when `prefix` is in the text), and `(rare_char, plain,
-        searches)` triples of both, run only when `rare_char` is in the text.
+        `search` method of a regex, run when `prefix` is in the text), and `(anchor, needle,
+        search)` triples: when `anchor` is in the text, `needle in text` if `search` is None
+        (a group of one trigger), else `search(text)`.
     """
+    anchored: dict[str, list[str]] = {}
     by_head: dict[str, list[str]] = {}
     for t in triggers:
-        by_head.setdefault(t[:2], []).append(t)
+        anchor = next((c for c in _RARE_CHARS if c in t), None)
+        if anchor is None:
+            by_head.setdefault(t[:2], []).append(t)
+        else:
+            anchored.setdefault(anchor, []).append(t)
     plain: list[str] = []
     searches: list[_Search] = []
-    gated: dict[str, tuple[list[str], list[_Search]]] = {}
     for group in by_head.values():
-        rare = next((c for c in _RARE_CHARS if all(c in t for t in group)), None)
-        into = (plain, searches) if rare is None else gated.setdefault(rare, ([], []))
         if len(group) == 1:
-            into[0].append(group[0])
+            plain.append(group[0])
         else:
             head = os.path.commonprefix(group)
             rests = sorted((t[len(head) :] for t in group), key=len, reverse=True)
             alternatives = "|".join(re.escape(r) for r in rests)
-            into[1].append((head, re.compile(f"{re.escape(head)}(?:{alternatives})").search))
-    return (
-        tuple(plain),
-        tuple(searches),
-        tuple((c, tuple(p), tuple(ss)) for c, (p, ss) in gated.items()),
-    )
+            searches.append((head, re.compile(f"{re.escape(head)}(?:{alternatives})").search))
+    gated: list[_Gate] = []
+    for anchor in _RARE_CHARS:  # rarest first: the likeliest to end a clean text's checks early
+        group = anchored.get(anchor)
+        if group is None:
+            continue
+        if len(group) == 1:
+            gated.append((anchor, group[0], None))
+            continue
+        behind: dict[str, list[str]] = {}  # text before the anchor -> what follows it
+        for t in group:
+            i = t.index(anchor)
+            behind.setdefault(t[:i], []).append(t[i + 1 :])
+        branches = []
+        for before, afters in behind.items():
+            common = os.path.commonprefix(afters)
+            rests = sorted((a[len(common) :] for a in afters), key=len, reverse=True)
+            ahead = "|".join(re.escape(r) for r in rests)
+            look = f"(?<={re.escape(before + anchor)})" if before else ""
+            branches.append(f"{look}{re.escape(common)}(?:{ahead})")
+        regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
+        gated.append((anchor, anchor, regex.search))
+    return tuple(plain), tuple(searches), tuple(gated)
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the

@@ -78,3 +78,37 @@ def test_a_copied_or_unpickled_redactor_equals_and_checks_as_the_original():
         assert other == r
         assert [other.needs(t) for t in texts] == [r.needs(t) for t in texts]
     assert redact.Redactor(kinds=("api_key",)) != r
+
+
+def _trigger_fragments() -> list[str]:
+    # every trigger of every kind cut at every place, so that texts join triggers across pieces,
+    # overlap them (`tokentoken:`, `akakia`, `ppasswd`) and miss them by one character
+    out: set[str] = set()
+    for t in redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))._triggers:
+        for i in range(len(t) + 1):
+            out.update((t[:i], t[i:], t[:i].upper()))
+    return sorted(x for x in out if x)
+
+
+FRAGMENTS = _trigger_fragments() + ["k", "h", "w", "x", "v", "j", "z", "b", "@", "/", "K", "İ"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
+def test_the_anchored_pre_check_wakes_exactly_when_a_trigger_is_in_the_text(text):
+    # the checks from a trigger's rarest character (a test for the character, then one regex
+    # looking behind and ahead of it) against the plain definition
+    for kinds in KIND_SETS:
+        r = redact.Redactor(kinds=kinds)
+        assert r.needs(text) == any(t in text.lower() for t in r._triggers), (kinds, text)
+
+
+def test_every_trigger_is_checked_once_from_its_rarest_character():
+    r = redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))
+    plain, searches, gated = redact._trigger_checks(r._triggers)
+    anchors = [c for c, _, _ in gated]
+    assert anchors == [c for c in redact._RARE_CHARS if c in anchors]  # rarest first, once each
+    for t in r._triggers:
+        found = [c for c, needle, search in gated if (search or needle.__eq__)(t)]
+        found += [t] * (t in plain) + [h for h, s in searches if s(t)]
+        assert len(found) == 1, (t, found)
