@@ -68,12 +68,17 @@ _quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with en
 class _PayloadEncoder:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)`, faster.
 
-    It reuses one C encoder, where `json.dumps` builds a new one per call. `sort_keys` and
-    `separators` are those of `json.dumps`.
+    It reuses one C encoder, where `json.dumps` builds a new one per call, and first tries one
+    without the circular-reference check (which records and forgets every container of the
+    value in a dict as it goes); only when that one gives up (`RecursionError`: a value that
+    holds itself, or nests past the recursion limit) the checking one decides, so the result
+    and the error are those of `json.dumps`. `sort_keys` and `separators` are those of
+    `json.dumps`.
     """
 
-    __slots__ = ("_encode", "_separators", "_sort_keys")
+    __slots__ = ("_encode", "_fast", "_separators", "_sort_keys")
     _encode: Callable[[Any], str]
+    _fast: Callable[[Any, int], Any] | None
 
     def __init__(
         self, *, sort_keys: bool = False, separators: tuple[str, str] = (",", ":")
@@ -93,13 +98,22 @@ class _PayloadEncoder:
                 sort_keys=self._sort_keys,
             )
             self._encode = encoder.encode
+            self._fast = None
             return
         c_encode = make({}, str, _quote, None, key, item, self._sort_keys, False, True)
         self._encode = lambda value: "".join(c_encode(value, 0))
+        # no markers dict: nothing is left behind by an error, so it is never rebuilt
+        self._fast = make(None, str, _quote, None, key, item, self._sort_keys, False, True)
 
     def __call__(self, value: Any) -> str:
         if value.__class__ is str:  # a str subclass takes the encoder, which writes the same
             return _quote(value)
+        fast = self._fast
+        if fast is not None:
+            try:
+                return "".join(fast(value, 0))
+            except RecursionError:  # a cycle, or too deep: the checking encoder says which
+                pass
         try:
             return self._encode(value)
         except BaseException:

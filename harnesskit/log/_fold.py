@@ -23,7 +23,10 @@ from harnesskit.log._types import (
     Event,
 )
 
-__all__ = ["STATUS_EVENTS", "BranchView", "StatusFold", "folds", "kind_of", "status_targets"]
+__all__ = [
+    "FOLDING_TYPES",
+    "STATUS_EVENTS",
+    "BranchView", "StatusFold", "folds", "kind_of", "status_targets"]
 
 #: Status event type → the status it gives the events it targets (R-V2).
 STATUS_EVENTS = {
@@ -32,6 +35,9 @@ STATUS_EVENTS = {
     "status.expire": "expired",
 }
 _KINDS = dict.fromkeys(FACT_TYPES, "fact") | dict.fromkeys(INTERPRETATION_TYPES, "interpretation")
+#: Event types that can change a status whatever their envelope: the status events and
+#: `branch.merge` (`folds`).
+FOLDING_TYPES = frozenset({*STATUS_EVENTS, "branch.merge"})
 
 
 def folds(e: Event) -> bool:
@@ -49,7 +55,7 @@ def folds(e: Event) -> bool:
     return (
         e.status != "active"
         or e.supersedes is not None
-        or e.type in STATUS_EVENTS
+        or e.type in FOLDING_TYPES
         or isinstance(e, BranchMergeEvent)
     )
 

@@ -33,7 +33,7 @@ from harnesskit.log._codec import (
     message_of,
     migrate_line,
 )
-from harnesskit.log._fold import folds
+from harnesskit.log._fold import FOLDING_TYPES, folds
 from harnesskit.log._tombstones import (
     REDACTABLE,
     artifact_id,
@@ -273,18 +273,32 @@ class EventLog:
                 if counts:
                     self._exact[event.event_id] = exact  # for `$bind` and tools only
         failed = None
-        if self._file is not None and self.write_error is None:
+        file = self._file
+        if file is not None and self.write_error is None:
             try:
-                if self._file.closed:  # closed between turns (run finished): appending reopens
-                    self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+                if file.closed:  # closed between turns (run finished): appending reopens
+                    file = self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
                 if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
-                    self._file.write("\n")
+                    file.write("\n")
                     self._needs_newline = False
-                self._file.write(line)
-                self._file.write("\n")
+                file.write(line)
+                file.write("\n")
             except OSError as exc:
                 failed = self._failed(exc)
-        self._add(event)
+        # `_add(event)`, with `folds(event)` from the envelope (an appended event is of the
+        # class its type names, so `isinstance(event, BranchMergeEvent)` is its type's test)
+        tag = event.type
+        if self._revoked and tag in REDACTABLE:
+            event = redact_copies(event, self._revoked)
+        events = self.events
+        events.append(event)
+        event_id = event.event_id
+        self._last_by_branch[event.branch_id] = event_id
+        if event.status != "active" or event.supersedes is not None or tag in FOLDING_TYPES:
+            self._folding.append(event_id)  # the status fold's index (`_add`)
+        self._folding_seen = len(events)
+        if tag == "tombstone":
+            self._apply_tombstone(event)  # type: ignore[arg-type]
         for listener in self._listeners:
             listener(event)
         if failed is not None:

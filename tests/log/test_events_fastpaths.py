@@ -384,3 +384,33 @@ def test_line_parts_gives_way_to_json_dumps_for_unusual_types():
     log = hk.EventLog(redactor=None)
     log.append("brake", {"x": 1}, summary=None, workspace_revision=pathlib.Path("/w"))  # type: ignore[arg-type]
     assert _event_line(log.events[0]) == _reference_line(log.events[0])
+
+
+def test_the_unchecked_encoder_gives_way_to_json_dumps_for_cycles_and_depth():
+    # the payload encoder first runs without the circular-reference check; a value that holds
+    # itself or nests past the recursion limit must still raise what json.dumps raises
+    from harnesskit.log._codec import _encode_json
+
+    def dumps(value):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    shared = {"k": [1, 2]}
+    fine = [{"a": shared, "b": shared}, [shared] * 3, {"d": dt.date(2024, 5, 1)}, {}]
+    for value in fine:  # the same object twice is not a cycle
+        assert _encode_json(value) == dumps(value)
+    loop: dict = {"x": []}
+    loop["x"].append({"back": loop})
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    for bad, error in [(loop, ValueError), (deep, RecursionError)]:
+        with pytest.raises(error) as want:
+            dumps(bad)
+        with pytest.raises(error) as got:
+            _encode_json(bad)
+        assert str(got.value) == str(want.value)
+    assert _encode_json(fine[0]) == dumps(fine[0])  # nothing stale after the errors
+    log = hk.EventLog(redactor=None)
+    with pytest.raises(hk.UsageError, match="cannot be written as JSON"):
+        log.append("brake", {"loop": loop})
+    assert log.events == []
