@@ -1,0 +1,126 @@
+"""`EventLog.append` redacts every credential form wherever a payload holds it (R-S1, R-S2).
+
+The pre-check that decides whether a line is scanned was rebuilt for speed (each trigger looked
+for from its rarest character); these tests append one event per secret and placement to a real
+file and read the bytes back: the clear text is never there, its marker is, and e-mail
+addresses are kept and marked.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.log import redact
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlcGxhbnRlZDEy"
+#: `(text holding a secret, the secret part that must not reach the file, its kind)`.
+SECRETS = [
+    ("sk-proj-PlantedKey0123456789abcd", "PlantedKey0123456789abcd", "api_key"),
+    ("sk_live_51PlantedKey0123", "51PlantedKey0123", "api_key"),
+    ("rk_test_PlantedKey0123", "PlantedKey0123", "api_key"),
+    ("github_pat_11PLANTED0_abcdefghij0123456789", "11PLANTED0_abcdefghij0123456789", "api_key"),
+    ("ghs_PlantedGithubServerToken0123456789", "PlantedGithubServerToken0123456789", "api_key"),
+    ("hf_PlantedHuggingFaceToken0123456789", "PlantedHuggingFaceToken0123456789", "api_key"),
+    ("xoxb-planted-slack-0123456789", "planted-slack-0123456789", "api_key"),
+    ("AKIAPLANTED0KEY01234", "PLANTED0KEY01234", "api_key"),
+    ("ASIAPLANTED0KEY01234", "PLANTED0KEY01234", "api_key"),
+    ("AIzaPlantedGoogleKey0123456789abcdefghi", "PlantedGoogleKey0123456789abcdefghi", "api_key"),
+    ("Authorization: Bearer PlantedBearer0123456", "PlantedBearer0123456", "bearer"),
+    ("authorization: basic dXNlcjpQbGFudGVk", "dXNlcjpQbGFudGVk", "bearer"),
+    (JWT, JWT, "jwt"),
+    ("password=PlantedPassw0rd", "PlantedPassw0rd", "password"),
+    ("PASSWD: PlantedPasswd1", "PlantedPasswd1", "password"),
+    ("pwd=PlantedPwd123", "PlantedPwd123", "password"),
+    ("client_secret=PlantedSecret99", "PlantedSecret99", "password"),
+    ("X-Api-Key: PlantedApiKey99", "PlantedApiKey99", "password"),
+    ("aws_access_key=PlantedAccess99", "PlantedAccess99", "password"),
+    ("private_key=PlantedPrivate99", "PlantedPrivate99", "password"),
+    ("token: PlantedTokenValue1", "PlantedTokenValue1", "password"),
+    ("credentials=PlantedCreds123", "PlantedCreds123", "password"),
+    ("the passcode was: PlantedCode42", "PlantedCode42", "password_phrase"),
+    ("my passphrase is PlantedPhrase7", "PlantedPhrase7", "password_phrase"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----MIIEplanted0body-----END RSA PRIVATE KEY-----",
+        "MIIEplanted0body",
+        "private_key",
+    ),
+    ("postgres://app:PlantedDbPass42@db.internal:5432/app", "PlantedDbPass42", "url_credentials"),
+]
+LONG = "flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 20  # > 512 chars
+
+
+def _placements(text: str) -> dict[str, tuple[str, dict, str]]:
+    """`{where: (type, payload, summary)}` putting `text` in one place of an event each."""
+    return {
+        "summary": ("checkpoint", {"stage": "plan"}, text),
+        "arguments": ("tool.call", {"tool": "t", "arguments": {"q": {"deep": [1, text]}}}, ""),
+        "raw arguments": ("tool.call", {"tool": "t", "raw_arguments": json.dumps({"q": text})}, ""),
+        "long result": ("tool.result", {"tool": "t", "content": LONG + text + LONG}, ""),
+        "key": ("tool.result", {"tool": "t", "content": "{}", "seen": {text: 1}}, ""),
+        "model text": ("model.response", {"message": {"role": "assistant", "content": text}}, ""),
+    }
+
+
+CASES = [
+    pytest.param(text, secret, where, id=f"{where}: {text[:24]}")
+    for text, secret, _ in SECRETS
+    for where in _placements(text)
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "where"), CASES)
+def test_a_secret_anywhere_in_an_event_never_reaches_the_file(tmp_path, text, secret, where):
+    type_, payload, summary = _placements(text)[where]
+    log = hk.EventLog(tmp_path / "r.jsonl")
+    log.append("user.message", {"content": "hello"}, source="user")
+    log.append(type_, payload, summary=summary)
+    log.close()
+    data = (tmp_path / "r.jsonl").read_text(encoding="utf-8")
+    assert secret not in data and json.dumps(secret)[1:-1] not in data
+    assert "[REDACTED:" in data.splitlines()[1]
+    assert secret not in json.dumps(log.events[-1].to_dict())  # what the log shows, too
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS, ids=[s[0][:24] for s in SECRETS])
+def test_every_credential_form_wakes_the_pre_check_and_is_rewritten(text, secret, kind):
+    r = redact.Redactor()
+    for form in (text, json.dumps(text), json.dumps(json.dumps(text)), text.upper()):
+        assert r.needs(form), form  # raw, escaped once and twice, any case
+    out, counts = r.redact(text)
+    assert secret not in out and counts.get(kind)
+
+
+def test_a_trigger_in_the_summary_with_the_value_in_the_payload_is_scanned_as_one_line(tmp_path):
+    # the pre-check reads the summary and the payload as one text: a line whose only trigger is
+    # in one field still has every field redacted
+    log = hk.EventLog(tmp_path / "r.jsonl")
+    log.append(
+        "tool.result",
+        {"tool": "t", "content": "ok", "note": "sk-proj-PlantedKey0123456789abcd"},
+        summary="password=PlantedPassw0rd",
+    )
+    log.close()
+    data = (tmp_path / "r.jsonl").read_text(encoding="utf-8")
+    assert "PlantedPassw0rd" not in data and "PlantedKey0123456789abcd" not in data
+
+
+def test_an_email_anywhere_is_kept_and_marked_personal(tmp_path):
+    log = hk.EventLog(tmp_path / "r.jsonl")
+    for where, (type_, payload, summary) in _placements("reach me at ann.lee@example.com").items():
+        log.append(type_, payload, summary=summary)
+        assert log.events[-1].payload.get("personal_data") == ["email"], where
+    log.close()
+    lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()
+    assert all("ann.lee@example.com" in line and '"personal_data":["email"]' in line for line in lines)
+
+
+def test_a_clean_line_is_written_unchanged(tmp_path):
+    log = hk.EventLog(tmp_path / "r.jsonl")
+    payload = {"tool": "get_user", "content": LONG, "usage": {"prompt_tokens": 3}}
+    log.append("tool.result", payload, summary="token_estimate 12, prompt_tokens 3")
+    log.close()
+    line = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(line)["payload"] == payload and "REDACTED" not in line
