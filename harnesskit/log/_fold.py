@@ -26,7 +26,12 @@ from harnesskit.log._types import (
 __all__ = [
     "FOLDING_TYPES",
     "STATUS_EVENTS",
-    "BranchView", "StatusFold", "folds", "kind_of", "status_targets"]
+    "BranchView",
+    "StatusFold",
+    "folds",
+    "kind_of",
+    "status_targets",
+]
 
 #: Status event type → the status it gives the events it targets (R-V2).
 STATUS_EVENTS = {

@@ -213,8 +213,8 @@ class Redactor:
         for head, search in self._searches:  # triggers sharing a head: one scan for all
             if head in low and search(low) is not None:  # `in` finds the head faster
                 return True
-        for char, needle, search in self._gated:  # only when their rare character is in it
-            if char in low and (needle in low if search is None else search(low) is not None):
+        for char, needle, find in self._gated:  # only when their rare character is in it
+            if char in low and (needle in low if find is None else find(low) is not None):
                 return True
         return False
 
@@ -368,14 +368,14 @@ def _trigger_checks(
             searches.append((head, re.compile(f"{re.escape(head)}(?:{alternatives})").search))
     gated: list[_Gate] = []
     for anchor in _RARE_CHARS:  # rarest first: the likeliest to end a clean text's checks early
-        group = anchored.get(anchor)
-        if group is None:
+        members = anchored.get(anchor)
+        if members is None:
             continue
-        if len(group) == 1:
-            gated.append((anchor, group[0], None))
+        if len(members) == 1:
+            gated.append((anchor, members[0], None))
             continue
         behind: dict[str, list[str]] = {}  # text before the anchor -> what follows it
-        for t in group:
+        for t in members:
             i = t.index(anchor)
             behind.setdefault(t[:i], []).append(t[i + 1 :])
         branches = []

@@ -114,7 +114,9 @@ def test_an_email_anywhere_is_kept_and_marked_personal(tmp_path):
         assert log.events[-1].payload.get("personal_data") == ["email"], where
     log.close()
     lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()
-    assert all("ann.lee@example.com" in line and '"personal_data":["email"]' in line for line in lines)
+    assert all(
+        "ann.lee@example.com" in line and '"personal_data":["email"]' in line for line in lines
+    )
 
 
 def test_a_clean_line_is_written_unchanged(tmp_path):
