@@ -512,13 +512,26 @@ class IdempotencyLedger:
 
         Args:
             key: the idempotency key.
-            check: `applied=True` (with the result `value`) or `applied=False`.
+            check: an `EffectCheck`: `applied=True` with the result the tool returned (or would
+                have) as `value`, which a repeat of the write then gets, or `applied=False`
+                (the write may run again); `evidence` says how it was established.
             by: who established it (`"confirmer"`, `"human:alice"`), kept in the note.
 
+        Returns:
+            The record as written: `done` when applied, else `absent`.
+
         Raises:
-            UsageError: no such key, or `check.applied` is None.
+            UsageError: `check` is not an `EffectCheck` (e.g. a bare `True`), no such key, or
+                `check.applied` is None.
             EventLogError: the line could not be written (disk full).
         """
+        if not isinstance(check, EffectCheck):
+            raise UsageError(
+                f"settle(key, check) takes an EffectCheck, got {type(check).__name__} "
+                f"{check!r:.60}: pass harnesskit.tools.EffectCheck(applied=True, value=<what the "
+                "tool returned, given to a repeat of this write>, evidence=<how you know>), or "
+                "EffectCheck(applied=False, evidence=...) when the write did not happen"
+            )
         record = self.records.get(key)
         if record is None:
             raise UsageError(f"no write with idempotency key {key!r} in the ledger")

@@ -158,3 +158,16 @@ def test_a_whole_last_line_without_its_newline_is_kept_and_ended(tmp_path):
     idem.write_bytes(line)
     assert list(IdempotencyLedger.open(idem).records) == ["k1"]
     assert idem.read_bytes() == line + b"\n"
+
+
+@pytest.mark.parametrize("check", [True, False, None, {"applied": True}])
+def test_settle_without_an_effect_check_says_what_to_pass(tmp_path, check):
+    _, _, idem, _ = _paying_run(tmp_path)
+    ledger = IdempotencyLedger.open(idem)
+    (started,) = ledger.unsettled()
+    before = idem.read_bytes()
+    with pytest.raises(hk.UsageError, match=r"takes an EffectCheck.*EffectCheck\(applied=True"):
+        ledger.settle(started.key, check)
+    assert idem.read_bytes() == before and ledger.unsettled() == [started]
+    done = ledger.settle(started.key, EffectCheck(applied=True, value={"paid": "R1"}), by="me")
+    assert done.state == "done" and done.result["content"] == '{"paid": "R1"}'
