@@ -166,13 +166,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         if args.resume:
-            import json
             from pathlib import Path
 
-            manifest = Path(args.resume) / "experiment.json"
-            if not manifest.is_file():
+            from harnesskit.analysis.evals.results import read_manifest
+
+            if not (Path(args.resume) / "experiment.json").is_file():
                 raise UsageError(f"{args.resume} holds no experiment.json: nothing to resume")
-            saved = json.loads(manifest.read_text(encoding="utf-8"))
+            saved = read_manifest(args.resume)  # CorruptLogError naming the file when damaged
             exp = Experiment.from_dir(
                 args.resume,
                 models=_eval_models(list(saved["models"]), args),

@@ -260,7 +260,11 @@ class SchemaVersionError(EventLogError):
 
 
 class CorruptLogError(EventLogError):
-    """A log line is not valid JSON or lacks required fields (not the last, in-flight line)."""
+    """A log line is not valid JSON or lacks required fields (not the last, in-flight line).
+
+    Also raised for the other records a run or experiment keeps on disk: a write-ledger line
+    (`<run>.jsonl.idem`), a `results.jsonl` line or the `experiment.json` of an experiment.
+    """
 
 
 class ResumeError(HarnessError):

@@ -29,6 +29,7 @@ from harnesskit.data.artifacts import (
 )
 from harnesskit.data.bindings import BINDINGS_NOTE, Binder
 from harnesskit.errors import (
+    ArtifactError,
     ArtifactNotFoundError,
     RepresentationError,
     ToolNotFoundError,
@@ -197,7 +198,9 @@ class Transport:
         names the artifact, and an `artifact.created` event is queued. A result over the item
         limit only is externalized when that pays (`TransportPolicy.max_summary_share`); else
         it stays inline and `meta["inline"]` says why.
-        Inspection answers are bounded already and pass through.
+        Inspection answers are bounded already and pass through. When the store cannot write
+        the artifact (disk full, a file where its folder should be) the result is still given:
+        a bounded preview inline with a note, `meta["artifact_error"]` naming the failure.
         """
         r = executed.result
         if r.name in INSPECTION_TOOLS:
@@ -241,13 +244,16 @@ class Transport:
             "tool": r.name,
             "tool_call_id": r.tool_call_id,
         }
-        ref = self.store.put(
-            text,
-            source=source,
-            data_class=p.data_class,
-            incomplete=bool(r.meta.get("incomplete")),
-            summary=bool(r.meta.get("summary")),
-        )
+        try:
+            ref = self.store.put(
+                text,
+                source=source,
+                data_class=p.data_class,
+                incomplete=bool(r.meta.get("incomplete")),
+                summary=bool(r.meta.get("summary")),
+            )
+        except ArtifactError as exc:  # the tool ran (a write acted): its result is still given
+            return self._unstored(r, text, reason, exc)
         self.created[ref.id] = ref
         self.checker.add_source(ref.id, text)
         where = str(self.store.root) if self.store.root is not None else "memory"
@@ -261,6 +267,31 @@ class Transport:
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
         return dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False), meta=meta)
+
+    def _unstored(self, r: ToolResult, text: str, reason: str, exc: ArtifactError) -> ToolResult:
+        """The result of a call whose artifact could not be written: a bounded preview inline.
+
+        The tool has run, so its result must not be lost (R-E1): the model gets the first
+        `max_summary_chars` of it with a note, the log and the ledger record that, and the
+        run goes on. `meta["artifact_error"]` holds why the store failed.
+        """
+        preview = text[: self.policy.max_summary_chars]
+        note = (
+            f"the call succeeded and returned {len(text)} chars ({reason}), but the artifact "
+            f"store could not keep them ({exc}); only the first {len(preview)} chars are shown "
+            "here and the artifact_* tools cannot read the rest. Work with this preview; do not "
+            "repeat the call to see more if it changes anything (it has acted already)"
+        )
+        body = {
+            "stored": False,
+            "note": note,
+            "preview": preview,
+            "preview_chars": len(preview),
+            "total_chars": len(text),
+        }
+        meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
+        meta.update(truncated=True, full_chars=len(text), artifact_error=str(exc))
+        return dataclasses.replace(r, content=json.dumps(body, ensure_ascii=False), meta=meta)
 
     def _redact(self, text: str) -> str:
         """The text as the log (and so the prompt) holds it: with the log's redactor applied."""

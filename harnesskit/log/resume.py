@@ -22,7 +22,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ResumeError, UsageError
+from harnesskit.errors import EventLogError, ResumeError, UsageError
 from harnesskit.log._types import (
     BrakeEvent,
     BranchForkEvent,
@@ -199,13 +199,24 @@ def _open_log(harness: Any, path: str | os.PathLike[str]) -> EventLog:
     return EventLog.open_existing(path, clock=harness.clock)
 
 
-def _open_ledger(harness: Any, path: str | os.PathLike[str]) -> IdempotencyLedger:
-    """Reopen a run's write ledger with the harness's confirmers and redactor."""
-    return IdempotencyLedger.open(
-        ledger_path(path),
-        confirmers=getattr(harness, "confirmers", None),
-        redactor=getattr(harness, "redactor", None),
-    )
+def _open_ledger(
+    harness: Any, path: str | os.PathLike[str], log: EventLog | None = None
+) -> IdempotencyLedger:
+    """Reopen a run's write ledger with the harness's confirmers and redactor.
+
+    Raises:
+        CorruptLogError: the ledger is corrupt (`log`, the run's reopened log, is closed first).
+    """
+    try:
+        return IdempotencyLedger.open(
+            ledger_path(path),
+            confirmers=getattr(harness, "confirmers", None),
+            redactor=getattr(harness, "redactor", None),
+        )
+    except EventLogError:
+        if log is not None:
+            log.close()
+        raise
 
 
 def _default_branch(log: EventLog) -> str:
@@ -455,7 +466,7 @@ def check_resume(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
-        CorruptLogError: the log is corrupt.
+        CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
     """
     log = EventLog.read(path)
     ledger = _open_ledger(harness, path)
@@ -480,10 +491,12 @@ def reopen(
     Raises:
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
         UsageError: the file is missing or holds no task contract.
+        CorruptLogError: the write ledger (`<log>.idem`) is corrupt: a line other than a
+            cut-off last one is not a write record (it could hide a write that started).
     """
     log = _open_log(harness, path)
     _refuse_never_started(log)
-    ledger = _open_ledger(harness, path)
+    ledger = _open_ledger(harness, path, log)
     branch = branch_id or _default_branch(log)
     report, settlements = _check(harness, log, ledger, branch, task=task)
     if not report.ok:
@@ -550,10 +563,11 @@ def restart_point(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
+        CorruptLogError: the write ledger (`<log>.idem`) is corrupt.
     """
     log = _open_log(harness, path)
     _refuse_never_started(log)
-    ledger = _open_ledger(harness, path)
+    ledger = _open_ledger(harness, path, log)
     old = branch_id or _default_branch(log)
     view = visible_events(log, old)
     first = next((e for e in view if e.type in ("context.injected", "model.request")), None)

@@ -278,6 +278,7 @@ class Harness:
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
         """
         from harnesskit.run import lifecycle
 

@@ -37,7 +37,13 @@ from dataclasses import field, replace
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import EventLogError, ToolError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    EventLogError,
+    SchemaVersionError,
+    ToolError,
+    UsageError,
+)
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.spec import Tool, ToolContext
 
@@ -79,6 +85,115 @@ def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     if all(v is None for v in values.values()):
         return None
     return hashlib.sha256(_canonical([tool.name, values]).encode()).hexdigest()[:24]
+
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "state": (str,),
+    "tool": (str,),
+    "arguments": (dict,),
+    "run_id": (str,),
+    "branch_id": (str,),
+    "step": (int,),
+    "tool_call_id": (str,),
+    "natural": (str, type(None)),
+    "result": (dict, type(None)),
+    "note": (str,),
+}
+_REQUIRED = ("key", "state", "tool")
+
+
+def _read_records(p: pathlib.Path) -> list[WriteRecord]:
+    """Every record of the ledger file `p`, in order; a cut-off last line is cut off the file.
+
+    Raises:
+        CorruptLogError: a line other than a cut-off last one is not a write record.
+        SchemaVersionError: a line has a newer ledger version.
+        EventLogError: the file cannot be read or its cut-off last line cannot be removed.
+    """
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise EventLogError(
+            f"could not read the idempotency ledger {p}: {exc.strerror or exc}"
+        ) from exc
+    lines = data.split(b"\n")
+    # a line the writer was killed in (no newline yet): only ever the last, and removed below
+    torn = lines.pop() if lines and lines[-1] else b""
+    records = []
+    for i, line in enumerate(lines):
+        if line.strip():
+            records.append(_parse_line(p, i + 1, line))
+    if torn.strip():
+        try:
+            json.loads(torn.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):  # cut off mid-line: ignored
+            _end_cleanly(p, len(data) - len(torn), torn=True)
+            return records
+        except (RecursionError, ValueError):
+            pass  # whole but undecodable (too deep, an int too long): `_parse_line` says so
+        records.append(_parse_line(p, len(lines) + 1, torn))  # whole, only lacks its newline
+    if data and not data.endswith(b"\n"):
+        _end_cleanly(p, len(data), torn=False)
+    return records
+
+
+def _parse_line(p: pathlib.Path, number: int, line: bytes) -> WriteRecord:
+    def corrupt(what: str) -> CorruptLogError:
+        return CorruptLogError(
+            f"{p}:{number}: {what}, not a write record; the idempotency ledger is corrupt. "
+            "Reading past the line could forget a write that started and let it act twice, so "
+            "the ledger was not opened (nothing resumed). Restore the ledger from a backup, or "
+            "repair that line (one JSON object per line, the fields of "
+            "harnesskit.tools.WriteRecord) after checking the write it described in the "
+            "outside world; or run the task again as a new run"
+        )
+
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise corrupt(f"not UTF-8 ({exc.reason})") from exc
+    except json.JSONDecodeError as exc:
+        raise corrupt(f"not valid JSON ({exc.msg})") from exc
+    except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
+        raise corrupt(f"undecodable JSON ({type(exc).__name__})") from exc
+    if not isinstance(data, dict):
+        raise corrupt(f"a JSON {type(data).__name__}")
+    version = data.pop("v", LEDGER_VERSION)
+    if version != LEDGER_VERSION:
+        raise SchemaVersionError(
+            f"{p}:{number}: ledger version {version!r}; this harnesskit reads version "
+            f"{LEDGER_VERSION}: resume with the harnesskit version that wrote the run"
+        )
+    unknown = sorted(set(data) - set(_FIELD_TYPES))
+    if unknown:
+        raise corrupt(f"unknown field(s) {', '.join(map(repr, unknown))}")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise corrupt(f"no {', '.join(map(repr, missing))}")
+    for k, v in data.items():
+        types = _FIELD_TYPES[k]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            raise corrupt(f"field {k!r} is {type(v).__name__} {str(v)[:40]!r}")
+    if data["state"] not in _STATES:
+        raise corrupt(f"state {data['state']!r} (one of {', '.join(_STATES)} expected)")
+    return WriteRecord(**data)
+
+
+def _end_cleanly(p: pathlib.Path, size: int, *, torn: bool) -> None:
+    """Cut a torn last line off the ledger (or end a whole last one with its newline)."""
+    try:
+        if torn:
+            os.truncate(p, size)
+        else:
+            with p.open("ab") as fh:
+                fh.write(b"\n")
+    except OSError as exc:
+        raise EventLogError(
+            f"could not repair the end of the idempotency ledger {p} (a line cut off by a "
+            f"killed run): {exc.strerror or exc} (errno {exc.errno}); make the file writable "
+            "and resume again"
+        ) from exc
 
 
 def ledger_path(log_path: str | os.PathLike[str]) -> pathlib.Path:
@@ -212,24 +327,33 @@ class IdempotencyLedger:
     ) -> IdempotencyLedger:
         """Read an existing ledger (if any) and append to it (resume, restart).
 
-        A last line cut off by a kill is ignored: the write it described is then `started`
-        (or never started), which is the conservative reading.
+        A last line cut off by a kill is ignored and removed from the file, so that lines
+        appended later never follow it: the write it described is then `started` (or never
+        started), which is the conservative reading. Any other line that is not a ledger
+        record is corruption: skipping it could forget a write that started and let it act
+        twice.
+
+        Args:
+            path: the ledger file (`ledger_path(<log>)`); missing means no write was recorded.
+            confirmers: as for `IdempotencyLedger`.
+            durable: as for `IdempotencyLedger`.
+            redactor: as for `IdempotencyLedger`.
+
+        Returns:
+            The ledger, holding the latest record of every key.
+
+        Raises:
+            CorruptLogError: a line other than a cut-off last one is not UTF-8, not JSON, or not
+                a write record; the message names the file and line and what to do.
+            SchemaVersionError: a line was written by a newer ledger format.
+            EventLogError: the file cannot be read, or its cut-off last line cannot be removed.
         """
         p = pathlib.Path(path)
         ledger = cls(None, confirmers=confirmers, durable=durable, redactor=redactor)
         ledger.path = p
         if p.is_file():
-            for raw in p.read_text(encoding="utf-8").split("\n"):
-                if not raw.strip():
-                    continue
-                try:
-                    data = json.loads(raw)
-                except json.JSONDecodeError:
-                    continue  # a torn last line: its write is covered by the previous state
-                data.pop("v", None)
-                ledger._remember(WriteRecord(**data))
-            if p.stat().st_size and not p.read_bytes().endswith(b"\n"):
-                ledger._write_raw("\n")
+            for record in _read_records(p):
+                ledger._remember(record)
         return ledger
 
     # -- the executor's protocol ----------------------------------------------------------------
@@ -388,13 +512,26 @@ class IdempotencyLedger:
 
         Args:
             key: the idempotency key.
-            check: `applied=True` (with the result `value`) or `applied=False`.
+            check: an `EffectCheck`: `applied=True` with the result the tool returned (or would
+                have) as `value`, which a repeat of the write then gets, or `applied=False`
+                (the write may run again); `evidence` says how it was established.
             by: who established it (`"confirmer"`, `"human:alice"`), kept in the note.
 
+        Returns:
+            The record as written: `done` when applied, else `absent`.
+
         Raises:
-            UsageError: no such key, or `check.applied` is None.
+            UsageError: `check` is not an `EffectCheck` (e.g. a bare `True`), no such key, or
+                `check.applied` is None.
             EventLogError: the line could not be written (disk full).
         """
+        if not isinstance(check, EffectCheck):
+            raise UsageError(
+                f"settle(key, check) takes an EffectCheck, got {type(check).__name__} "
+                f"{check!r:.60}: pass harnesskit.tools.EffectCheck(applied=True, value=<what the "
+                "tool returned, given to a repeat of this write>, evidence=<how you know>), or "
+                "EffectCheck(applied=False, evidence=...) when the write did not happen"
+            )
         record = self.records.get(key)
         if record is None:
             raise UsageError(f"no write with idempotency key {key!r} in the ledger")

@@ -133,7 +133,9 @@ class Tool:
     idempotent: bool = True
     """True when calling twice with the same arguments has the effect of calling once."""
     idempotency_fields: tuple[str, ...] = ()
-    """Argument names forming a natural key; a later write with equal values is a duplicate."""
+    """Argument names forming a natural key; a later write with equal values is a duplicate.
+
+    Each must be one of the tool's parameters; a str or another name raises `UsageError`."""
     version: str = "1"
     """Bumped when the behaviour changes; resume checks it (R-V6)."""
     context_param: str | None = None
@@ -177,6 +179,7 @@ class Tool:
                 f"tool {self.name!r}: max_result_chars must be an int >= 1 (or None for the "
                 f"default), got {m!r}"
             )
+        object.__setattr__(self, "idempotency_fields", _checked_fields(self))
         try:
             compiled = _compiled_validator(self.parameters)
         except ValueError as exc:
@@ -208,7 +211,8 @@ class Tool:
 
         Raises:
             UsageError: a parameter has no type hint, a hint cannot be expressed in JSON Schema,
-                `fn` takes `*args`, or it takes `**kwargs` without `parameters=`.
+                `fn` takes `*args`, or it takes `**kwargs` without `parameters=`; an option is
+                invalid (e.g. `idempotency_fields` naming something that is not a parameter).
         """
         if not callable(fn) or isinstance(fn, Tool):
             raise UsageError(f"@tool needs a function, got {type(fn).__name__}: {fn!r:.60}")
@@ -374,6 +378,48 @@ class Tool:
         return _repr.html(self)
 
 
+def _checked_fields(t: Tool) -> tuple[str, ...]:
+    """`t.idempotency_fields` as a tuple of parameter names (R-E5).
+
+    A mistake here would silently switch off duplicate protection (a str is iterated by
+    character, a misspelt name is never present in the arguments), so it is refused.
+
+    Raises:
+        UsageError: the fields are a str, hold a non-str, or name something that is not one of
+            the tool's parameters.
+    """
+    fields = t.idempotency_fields
+    if isinstance(fields, str | bytes):
+        raise UsageError(
+            f"tool {t.name!r}: idempotency_fields must be a tuple of parameter names, got the "
+            f"string {fields!r}; wrap it: idempotency_fields=({fields!r},)"
+        )
+    try:
+        names = tuple(fields)
+    except TypeError:
+        raise UsageError(
+            f"tool {t.name!r}: idempotency_fields must be a tuple of parameter names, got "
+            f"{type(fields).__name__} {fields!r}"
+        ) from None
+    odd = [n for n in names if not isinstance(n, str)]
+    if odd:
+        raise UsageError(
+            f"tool {t.name!r}: idempotency_fields must be parameter names (str), got {odd[0]!r}"
+        )
+    properties = t.parameters.get("properties")
+    known = list(properties) if isinstance(properties, dict) else []
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(
+            f"tool {t.name!r}: idempotency_fields {', '.join(map(repr, unknown))} "
+            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of the "
+            f"tool, so no call would carry {'it' if len(unknown) == 1 else 'them'} and "
+            f"duplicates would not be caught; its parameters are: "
+            f"{', '.join(known) or '(none)'}"
+        )
+    return names
+
+
 _VALIDATORS: dict[str, Any] = {}
 
 
@@ -470,7 +516,8 @@ def tool(
         timeout_seconds: per-call wall-clock limit in seconds; `None` = unlimited.
         max_result_chars: cut results longer than this (chars); `None` = executor default.
         idempotent: defaults to True for `read` tools and False otherwise.
-        idempotency_fields: argument names forming a natural key for duplicate detection (R-E5).
+        idempotency_fields: argument names forming a natural key for duplicate detection
+            (R-E5), a tuple such as `("ref",)`; each must be a parameter of the tool.
         version: the tool's behaviour version, checked on resume.
 
     Returns:
@@ -478,7 +525,8 @@ def tool(
 
     Raises:
         UsageError: the spec cannot be derived or is invalid; the function takes `*args`, or
-            `**kwargs` without `parameters=`.
+            `**kwargs` without `parameters=`; `idempotency_fields` is a str or names something
+            that is not a parameter.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -492,7 +540,7 @@ def tool(
             timeout_seconds=timeout_seconds,
             max_result_chars=max_result_chars,
             idempotent=(risk == "read") if idempotent is None else idempotent,
-            idempotency_fields=tuple(idempotency_fields),
+            idempotency_fields=idempotency_fields,  # a str is refused, not split in letters
             version=version,
         )
 

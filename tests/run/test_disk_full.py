@@ -14,7 +14,7 @@ import pathlib
 import pytest
 
 import harnesskit as hk
-from harnesskit.errors import ArtifactError, EventLogError
+from harnesskit.errors import EventLogError
 from harnesskit.testing import reply
 from harnesskit.tools import IdempotencyLedger
 
@@ -42,7 +42,7 @@ def test_a_full_disk_during_a_step_ends_the_run_with_error_in_memory(tmp_path):
     assert hk.EventLog.read(tmp_path / "full.jsonl").events[0].type == "task.contract"
 
 
-def test_a_full_disk_while_storing_an_artifact_leaves_no_temp_file(tmp_path, monkeypatch):
+def test_a_full_disk_for_an_artifact_keeps_the_result_and_no_temp_file(tmp_path, monkeypatch):
     @hk.tool
     def dump() -> str:
         """A big result (stored as an artifact)."""
@@ -56,14 +56,18 @@ def test_a_full_disk_while_storing_an_artifact_leaves_no_temp_file(tmp_path, mon
         return real(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", full_disk)
-    h = hk.Harness([dump], hk.ScriptedModel([reply.tool_call("dump")]), log_dir=tmp_path)
+    model = hk.ScriptedModel([reply.tool_call("dump"), "dumped"])
+    h = hk.Harness([dump], model, log_dir=tmp_path)
 
-    with pytest.raises(ArtifactError, match="No space left on device"):
-        h.start("dump it", run_id="big").run()
+    run = h.start("dump it", run_id="big").run()  # the result is kept (inline preview), R-E1
 
     assert not [p for p in tmp_path.rglob("*") if p.suffix == ".tmp"]
     log = hk.EventLog.read(tmp_path / "big.jsonl")
-    assert log.last("run.finished").payload["finish_reason"] == "error"
+    assert run.finish_reason == "stop"
+    assert log.last("run.finished").payload["finish_reason"] == "stop"
+    result = log.last("tool.result")
+    assert result.ok and "No space left on device" in result.payload["artifact_error"]
+    assert len(result.content) < 3_000  # a bounded preview, not the 1 MB
 
 
 def _ledger_lines(path):

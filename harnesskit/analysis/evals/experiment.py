@@ -43,7 +43,7 @@ from typing import Any
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals import _schedule
 from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
-from harnesskit.analysis.evals.results import ExperimentResult
+from harnesskit.analysis.evals.results import ExperimentResult, read_manifest, read_rows
 from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
@@ -436,13 +436,13 @@ class Experiment:
         Raises:
             UsageError: the folder is not an experiment directory, or its configuration
                 differs from this experiment's.
+            CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
+                cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
+                damaged; the message names the file and line.
             ExperimentInterrupted: Ctrl-C stopped the run again.
         """
         p = Path(path)
-        manifest_path = p / "experiment.json"
-        if not manifest_path.is_file():
-            raise UsageError(f"{p} holds no experiment.json: not an experiment directory")
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = read_manifest(p)
         mine = self._manifest(0, finished=False)
         keys = ("cases", "policies", "models", "repeats", "seed")
         differ = [k for k in keys if manifest.get(k) != mine[k]]
@@ -456,9 +456,8 @@ class Experiment:
         kept: dict[int, dict[str, Any]] = {}
         results = p / "results.jsonl"
         if results.is_file():
-            for line in results.read_text(encoding="utf-8").splitlines():
-                row = json.loads(line) if line.strip() else None
-                if row and row.get("run_id") in by_id and row.get("error") is None:
+            for row in read_rows(results):  # a cut-off last line: its trial runs again
+                if row["run_id"] in by_id and row.get("error") is None:
                     kept[by_id[row["run_id"]].index] = row
         missing = [t for t in trials if t.index not in kept]
         for t in missing:  # a cancelled or failed attempt leaves files the new one must not meet
@@ -481,11 +480,11 @@ class Experiment:
 
         Raises:
             UsageError: the folder is not an experiment directory.
+            CorruptLogError: its `experiment.json` is damaged (not a JSON object with the
+                experiment's fields).
         """
         p = Path(path)
-        if not (p / "experiment.json").is_file():
-            raise UsageError(f"{p} holds no experiment.json: not an experiment directory")
-        manifest = json.loads((p / "experiment.json").read_text(encoding="utf-8"))
+        manifest = read_manifest(p)
         args: dict[str, Any] = {
             "policies": manifest["policies"],
             "models": manifest["models"],

@@ -8,6 +8,7 @@ same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -17,7 +18,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
-from harnesskit.errors import UsageError
+from harnesskit.errors import CorruptLogError, UsageError
 from harnesskit.log.events import EventLog
 
 __all__ = ["RESULT_COLUMNS", "ExperimentResult", "load_results"]
@@ -57,20 +58,28 @@ class ExperimentResult:
     def load(cls, path: str | os.PathLike[str]) -> ExperimentResult:
         """Read a run directory written by `Experiment.run`.
 
+        A last line of `results.jsonl` cut off mid-write is skipped with a `RuntimeWarning`
+        (`Experiment.resume` runs that trial again).
+
+        Args:
+            path: the run directory.
+
+        Returns:
+            The result, rows in the order of `results.jsonl`.
+
         Raises:
-            UsageError: the folder has no `results.jsonl` (not a finished experiment).
+            UsageError: the folder has no `results.jsonl` or `experiment.json` (not an
+                experiment directory).
+            CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a cut-off
+                last one is damaged; the message names the file and line.
         """
         p = Path(path)
         results = p / "results.jsonl"
         if not results.is_file():
             raise UsageError(f"{p} holds no results.jsonl: not a finished experiment directory")
-        manifest = json.loads((p / "experiment.json").read_text(encoding="utf-8"))
-        rows = [
-            json.loads(line)
-            for line in results.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-        return cls(rows, path=p, repeats=int(manifest.get("repeats", 1)))
+        manifest = read_manifest(p, required=())
+        rows = read_rows(results)
+        return cls(rows, path=p, repeats=manifest.get("repeats", 1))
 
     @property
     def frame(self) -> Any:
@@ -258,6 +267,126 @@ class ExperimentResult:
 
     def _repr_html_(self) -> str | None:
         return _repr.html(self)
+
+
+#: Fields of `experiment.json` and their types; `read_manifest` checks those it is asked for.
+MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "seed": int,
+    "repeats": int,
+    "cases": list,
+    "policies": dict,
+    "models": dict,
+}
+#: Fields every row of `results.jsonl` has (the trial it is).
+ROW_FIELDS = ("case", "policy", "model", "repeat", "run_id")
+
+
+def read_manifest(
+    directory: str | os.PathLike[str], *, required: Iterable[str] = tuple(MANIFEST_FIELDS)
+) -> dict[str, Any]:
+    """The `experiment.json` of a run directory, checked.
+
+    Args:
+        directory: the run directory.
+        required: fields that must be present (every field present is type-checked).
+
+    Returns:
+        The manifest dict.
+
+    Raises:
+        UsageError: there is no `experiment.json` (not an experiment directory).
+        CorruptLogError: it is not UTF-8 JSON, not an object, lacks a required field or holds
+            a field of the wrong type; the message names the file and says what to do.
+    """
+    path = Path(directory) / "experiment.json"
+    if not path.is_file():
+        raise UsageError(f"{Path(directory)} holds no experiment.json: not an experiment directory")
+
+    def corrupt(what: str) -> CorruptLogError:
+        return CorruptLogError(
+            f"{path}: {what}; it is not an experiment manifest (a JSON object with "
+            f"{', '.join(MANIFEST_FIELDS)}). Restore it from a backup, or run the experiment "
+            "again into a new directory"
+        )
+
+    try:
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise corrupt(f"not UTF-8 ({exc.reason})") from exc
+    except (RecursionError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        raise corrupt(f"not valid JSON ({getattr(exc, 'msg', type(exc).__name__)})") from exc
+    if not isinstance(manifest, dict):
+        raise corrupt(f"a JSON {type(manifest).__name__}")
+    missing = [k for k in required if k not in manifest]
+    if missing:
+        raise corrupt(f"a JSON object without {', '.join(map(repr, missing))}")
+    for key, kind in MANIFEST_FIELDS.items():
+        value = manifest.get(key)
+        if key in manifest and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise corrupt(f"{key!r} is {type(value).__name__} {str(value)[:40]!r}")
+    if manifest.get("repeats", 1) < 1:
+        raise corrupt(f"'repeats' is {manifest['repeats']} (at least 1 expected)")
+    return manifest
+
+
+def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of a `results.jsonl`, one dict per trial, in file order.
+
+    A last line cut off mid-write (not valid JSON) is skipped with a `RuntimeWarning` naming
+    the file and line: that trial counts as not run, and `Experiment.resume` runs it again.
+
+    Args:
+        path: the `results.jsonl` file.
+
+    Returns:
+        The rows.
+
+    Raises:
+        CorruptLogError: a line other than a cut-off last one is not UTF-8 JSON, not an
+            object, or lacks the fields of a trial (`ROW_FIELDS`); the message names the file
+            and line and says what to do.
+    """
+    import warnings
+
+    p = Path(path)
+    lines = p.read_bytes().split(b"\n")
+    numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
+    rows: list[dict[str, Any]] = []
+    for n, line in numbered:
+        corrupt = functools.partial(_bad_row, p, n)
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if n == numbered[-1][0]:  # the line being written when the process died
+                warnings.warn(
+                    f"{p}:{n}: skipped a last line cut off mid-write; its trial counts as not "
+                    "run (Experiment.resume / `harnesskit eval --resume` runs it again)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                continue
+            why = f"not UTF-8 ({exc.reason})" if isinstance(exc, UnicodeDecodeError) else None
+            raise corrupt(why or f"not valid JSON ({getattr(exc, 'msg', exc)})") from exc
+        except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
+            raise corrupt(f"undecodable JSON ({type(exc).__name__})") from exc
+        if not isinstance(row, dict):
+            raise corrupt(f"a JSON {type(row).__name__}")
+        missing = [k for k in ROW_FIELDS if k not in row]
+        if missing:
+            raise corrupt(f"a JSON object without {', '.join(map(repr, missing))}")
+        if not isinstance(row["run_id"], str):
+            raise corrupt(f"'run_id' is {type(row['run_id']).__name__}")
+        rows.append(row)
+    return rows
+
+
+def _bad_row(path: Path, number: int, what: str) -> CorruptLogError:
+    return CorruptLogError(
+        f"{path}:{number}: {what}, not a trial row; the experiment's results are damaged. "
+        "Remove that line (Experiment.resume then runs its trial again) or restore the file "
+        "from a backup"
+    )
 
 
 def load_results(rows: Iterable[Mapping[str, Any]]) -> ExperimentResult:

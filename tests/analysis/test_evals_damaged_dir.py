@@ -1,0 +1,122 @@
+"""A damaged run directory: a cut-off last result is run again, anything else is a named error.
+
+Real run directories written by `Experiment.run` (the shop domain's scripted agents), then
+damaged on disk: `results.jsonl` cut mid-line or with a bad middle line, `experiment.json`
+that is not a manifest. Load, resume, audit and `harnesskit eval --resume` all agree.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.cli import main
+from harnesskit.errors import CorruptLogError
+
+SHOP = pathlib.Path(__file__).resolve().parents[2] / "datasets" / "cases" / "shop.jsonl"
+
+
+def _exp():
+    return hk.Experiment(hk.load_cases(SHOP)[:2], models=["shop:careful"], repeats=2)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    path = tmp_path_factory.mktemp("exp") / "run"
+    _exp().run(path, parallel=False, progress=False)
+    return path
+
+
+@pytest.fixture
+def run_dir(finished, tmp_path):
+    path = tmp_path / "run"
+    shutil.copytree(finished, path)
+    return path
+
+
+def _lines(path):
+    return (path / "results.jsonl").read_text(encoding="utf-8").splitlines()
+
+
+def test_a_cut_off_last_line_is_skipped_with_a_note_and_run_again_on_resume(run_dir):
+    lines = _lines(run_dir)
+    assert len(lines) == 4
+    cut = "\n".join(lines[:3]) + "\n" + lines[3][:30]  # killed while writing the last row
+    (run_dir / "results.jsonl").write_text(cut, encoding="utf-8")
+    where = f"{run_dir / 'results.jsonl'}:4: skipped a last line cut off"
+
+    with pytest.warns(RuntimeWarning, match=where):
+        loaded = hk.ExperimentResult.load(run_dir)
+    assert len(loaded) == 3
+    with pytest.warns(RuntimeWarning, match=where):
+        assert len(hk.audit(run_dir).rows) == 3
+    with pytest.warns(RuntimeWarning, match=where):
+        again = _exp().resume(run_dir, parallel=False, progress=False)
+    assert len(again) == 4 and [json.loads(x)["run_id"] for x in _lines(run_dir)] == [
+        json.loads(x)["run_id"] for x in lines
+    ]
+    assert json.loads((run_dir / "experiment.json").read_text())["finished"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("garbage", "not valid JSON"),
+        ("[1]", "a JSON list"),
+        ('{"case": "x"}', "a JSON object without 'policy', 'model', 'repeat', 'run_id'"),
+    ],
+)
+def test_a_bad_middle_line_is_a_named_error_everywhere(run_dir, bad, says, capsys):
+    lines = _lines(run_dir)
+    text = "\n".join([*lines[:1], bad, *lines[1:]]) + "\n"
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+    where = f"{run_dir / 'results.jsonl'}:2: {says}"
+
+    for attempt in (
+        lambda: hk.ExperimentResult.load(run_dir),
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.audit(run_dir),
+    ):
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        assert str(info.value).startswith(where) and "Remove that line" in str(info.value)
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [
+        ("[]", "a JSON list"),
+        ("{{", "not valid JSON"),
+        ('{"name": "x"}', "a JSON object without 'seed'"),
+        ('"repeats": "2"', "'repeats' is str"),
+    ],
+)
+def test_a_malformed_experiment_json_is_a_named_error(run_dir, manifest, says, capsys):
+    if manifest.startswith('"repeats"'):  # the saved manifest with one field of a wrong type
+        saved = json.loads((run_dir / "experiment.json").read_text(encoding="utf-8"))
+        manifest = json.dumps({**saved, "repeats": "2"})
+    (run_dir / "experiment.json").write_text(manifest, encoding="utf-8")
+    where = f"{run_dir / 'experiment.json'}: {says}"
+    attempts = [
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.Experiment.from_dir(run_dir),
+    ]
+    if "without" not in says:  # loading reads only what it needs (repeats)
+        attempts += [lambda: hk.ExperimentResult.load(run_dir), lambda: hk.audit(run_dir)]
+    for attempt in attempts:
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        assert str(info.value).startswith(where)
+
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
