@@ -123,6 +123,7 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
     ints["prompt_tokens"][1].fill(True)  # missing unless a `usage` says otherwise
     ints["completion_tokens"][1].fill(True)
     texted: set[str] = set(_SHARED_TEXT)  # the text columns holding at least one str
+    absent = {name: np.zeros(n, dtype=bool) for name in _TEXTS}  # None in a text column
     reads: list[tuple[str, Callable[[Any], Any] | None]] = [
         *_ENVELOPE_READS,
         *((name, None) for name in _PAYLOAD_KEYS),
@@ -153,7 +154,10 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
                         return None
                     if str in types:
                         texted.add(name)
-                    objects[name][where] = fromiter(got, object, len(got))
+                    array = objects[name]
+                    array[where] = fromiter(got, object, len(got))
+                    if _NONE in types:
+                        absent[name][where] = array[where] == None  # noqa: E711  (elementwise)
                 else:
                     objects[name][where] = fromiter(values, object, len(chunk))
             payload_column[where] = fromiter(payloads, object, len(chunk))
@@ -174,7 +178,7 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
         if name in _INTS:
             column = pd.Series(_int_column(np, *ints[name]), copy=False)
         elif name in texted:
-            column = pd.Series(objects[name], dtype=text_dtype, copy=False)
+            column = _text_column(pd, objects[name], absent.get(name), text_dtype)
         else:
             column = pd.Series(objects[name], dtype=object, copy=False)
             if name not in _TEXTS and name != "payload":  # all None in a text column: objects
@@ -185,7 +189,22 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
     return pd.DataFrame(columns, copy=False)
 
 
-_TEXT_TYPES = frozenset({str, type(None)})
+_NONE = type(None)
+_TEXT_TYPES = frozenset({str, _NONE})
+
+
+def _text_column(pd: Any, array: Any, absent: Any, dtype: Any) -> Any:
+    """The column of `array` (str or None, at least one str) in pandas' text type `dtype`.
+
+    pandas copies the whole array to convert its first None; so missing values are set after
+    the conversion (as `dtype.na_value`, what the conversion makes of None).
+    """
+    if absent is None or not absent.any() or not isinstance(dtype, pd.StringDtype):
+        return pd.Series(array, dtype=dtype, copy=False)
+    array[absent] = ""
+    text = pd.array(array, dtype=dtype, copy=False)
+    text[absent] = dtype.na_value
+    return pd.Series(text, copy=False)
 
 
 def _put_ints(np: Any, column: tuple[Any, Any], where: Any, values: list[Any]) -> bool:
@@ -201,8 +220,8 @@ def _put_ints(np: Any, column: tuple[Any, Any], where: Any, values: list[Any]) -
         numbers[where] = values
         missing[where] = False
     elif types <= {int, type(None)}:
-        absent = np.fromiter(map(operator.is_, values, itertools.repeat(None)), bool, len(values))
         boxed = np.fromiter(values, object, len(values))
+        absent = boxed == None  # noqa: E711  (elementwise: ints and None only, checked above)
         boxed[absent] = 0
         numbers[where] = boxed
         missing[where] = absent
