@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from harnesskit.log._types import Event, payloads_of
+from harnesskit.log._types import _PAYLOAD_SLOT, Event, payloads_of
 
 __all__ = ["FRAME_COLUMNS", "build_frame"]
 
@@ -100,7 +100,7 @@ _ENVELOPE_READS = tuple(
 #: `str` or None), and envelope text with a few distinct values in any log (`sys.intern`ed: an
 #: exact `str` gives an equal exact `str`, anything else a TypeError).
 _INTS = frozenset({"event_id", "parent_id", "step", "prompt_tokens", "completion_tokens"})
-_TEXTS = frozenset({"type", "created_at", "summary", "tool", "tool_call_id"})
+_TEXTS = frozenset({"type", "created_at", "summary", "tool", "tool_call_id", "error_type"})
 _SHARED_TEXT = frozenset({"branch_id", "source", "status", "data_class"})
 _NO_USAGE: dict[str, Any] = {}
 
@@ -135,8 +135,12 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
             chunk = events[start : start + _FRAME_CHUNK]
             stop = start + len(chunk)
             where = slice(start, stop)
-            payloads = payloads_of(chunk)
-            if not set(map(type, payloads)) <= {dict}:
+            payloads = list(map(_PAYLOAD_SLOT, chunk))  # the stored dicts (None: not built yet)
+            kinds = set(map(type, payloads))
+            if _NONE in kinds:
+                payloads = payloads_of(chunk)
+                kinds = set(map(type, payloads))
+            if not kinds <= {dict}:
                 return None
             for name, read in reads:
                 values: Iterator[Any] = (

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import harnesskit as hk
-from harnesskit.log import _frame, make_event
+from harnesskit.log import ToolResultEvent, _frame, make_event
 from harnesskit.testing import reply
 
 pd = pytest.importorskip("pandas")
@@ -119,6 +119,11 @@ def test_the_fast_builder_takes_real_logs(tmp_path: Path) -> None:
         _fast_equals_general(events)
     for name in ("log_v1.jsonl", "log_v2.jsonl"):
         _fast_equals_general(hk.EventLog.read(FIXTURES / name).events)
+    built = [  # built from fields: no payload dict until one is asked for
+        ToolResultEvent(event_id=1, tool="t", ok=False, step=2, error_type="E"),
+        ToolResultEvent(event_id=2, parent_id=1, tool="u", ok=True, step=3),
+    ]
+    _fast_equals_general(built)
 
 
 def test_the_fast_builder_takes_many_chunks_of_a_long_log() -> None:
