@@ -11,7 +11,6 @@ line codec and the schema migrations are `_codec`; tombstone folding is `_tombst
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import operator
 import os
@@ -34,6 +33,8 @@ from harnesskit.log._codec import (
     migrate_line,
 )
 from harnesskit.log._fold import FOLDING_TYPES, folds
+from harnesskit.log._frame import FRAME_COLUMNS as FRAME_COLUMNS  # the frame's columns, in order
+from harnesskit.log._frame import build_frame
 from harnesskit.log._tombstones import (
     REDACTABLE,
     artifact_id,
@@ -54,7 +55,6 @@ from harnesskit.log._types import (
     TaskContractEvent,
     TombstoneEvent,
     event_class,
-    payloads_of,
 )
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import Message
@@ -821,13 +821,13 @@ class EventLog:
         ):
             df = cache[4]
             if cache[1] < n:
-                tail = _build_frame(pd, events[cache[1] : n])
+                tail = build_frame(pd, events[cache[1] : n])
                 if not tail.dtypes.equals(df.dtypes):  # a type appears: infer over every row
-                    df = _build_frame(pd, events[:n])
+                    df = build_frame(pd, events[:n])
                 else:
                     df = pd.concat([df, tail], ignore_index=True)
         else:  # the first `n` events, even if another thread appends meanwhile
-            df = _build_frame(pd, events[:n])
+            df = build_frame(pd, events[:n])
         if n:
             self._frame_cache = (events, n, events[n - 1], self.tombstones, df)
         # under copy-on-write (always from pandas 3) a shallow copy is as much yours as a deep
@@ -842,74 +842,11 @@ class EventLog:
         return _repr.html(self)
 
 
-#: The columns of `EventLog.frame()`, in order.
-FRAME_COLUMNS = [
-    "event_id", "parent_id", "branch_id", "type", "source", "created_at", "step", "status",
-    "summary", "data_class", "tool", "tool_call_id", "ok", "error_type", "prompt_tokens",
-    "completion_tokens", "payload",
-]  # fmt: skip
-
-
-def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
-    """The columns of `EventLog.frame()` for `events`, each a list (faster for pandas than rows).
-
-    Payload keys (`step` too) are read from the payload dicts, so no typed field is decoded,
-    and nothing is allocated per event (no per-row tuple or empty dict: allocating 100k
-    tracked objects sets off garbage collections that walk the whole log). The columns are
-    gathered a chunk of events at a time, each column by a C-level `map`: the chunk's events,
-    payloads and values stay in the CPU cache across the 16 columns (column by column over the
-    whole log, every read of a long run's scattered events was a cache miss).
-    """
-    columns: dict[str, list[Any]] = {name: [] for name in FRAME_COLUMNS}
-    payload_column = columns["payload"]
-    for start in range(0, len(events), _FRAME_CHUNK):
-        chunk = events[start : start + _FRAME_CHUNK]
-        payloads = payloads_of(chunk)
-        usages = [u if (u := p.get("usage")) else _NO_USAGE for p in payloads]
-        for name, read in _ENVELOPE_READS:
-            columns[name] += map(read, chunk)
-        for name in _PAYLOAD_KEYS:
-            columns[name] += _gets(payloads, name)
-        columns["prompt_tokens"] += _gets(usages, "prompt_tokens")
-        columns["completion_tokens"] += _gets(usages, "completion_tokens")
-        payload_column += payloads
-    return columns
-
-
-def _gets(dicts: list[Any], key: str) -> Iterator[Any]:
-    """`d.get(key)` of each of `dicts`, by `dict.get` when all are plain dicts (C speed)."""
-    if set(map(type, dicts)) <= {dict}:
-        return map(dict.get, dicts, itertools.repeat(key))
-    return map(operator.methodcaller("get", key), dicts)  # a subclass's own get, or its error
-
-
-#: Events per chunk in `_frame_columns` (small enough that a chunk stays in the CPU cache).
-_FRAME_CHUNK = 256
-_PAYLOAD_KEYS = ("step", "tool", "tool_call_id", "ok", "error_type")
-#: `(column, reader)` for the envelope columns.
-_ENVELOPE_READS = tuple(
-    (name, operator.attrgetter(name)) for name in FRAME_COLUMNS[:-3] if name not in _PAYLOAD_KEYS
-)
-
-
-_NO_USAGE: dict[str, Any] = {}
-
-
 def _copy_on_write(pd: Any) -> bool:
     """Whether pandas copies on write (always from 3.0; an option, off by default, in 2.x)."""
     if int(pd.__version__.split(".", 1)[0]) >= 3:
         return True
     return pd.get_option("mode.copy_on_write") is True
-
-
-def _build_frame(pd: Any, events: list[Event]) -> Any:
-    """The frame of `events` built from scratch (`EventLog.frame` keeps and extends it)."""
-    if events:
-        df = pd.DataFrame(_frame_columns(events), columns=FRAME_COLUMNS)
-    else:  # no rows: object columns, as from_records gives
-        df = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
-    ints = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
-    return df.astype(dict.fromkeys(ints, "Int64"))  # missing values stay <NA>, not 1.0
 
 
 def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import harnesskit as hk
-from harnesskit.log import events as ev
+from harnesskit.log import _frame as ev
 from harnesskit.log import make_event
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -62,7 +62,7 @@ def _same_frame(log: hk.EventLog) -> None:
     import pandas as pd
 
     got = log.frame()
-    want = ev._build_frame(pd, log.events)
+    want = ev.build_frame(pd, log.events)
     rows = pd.DataFrame.from_records(
         [tuple(c[i] for c in _reference_columns(log.events).values()) for i in range(len(log))],
         columns=ev.FRAME_COLUMNS,
