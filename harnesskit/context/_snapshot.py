@@ -33,7 +33,7 @@ from typing import Any
 
 from harnesskit.log.events import EventLog
 
-__all__ = ["MIN_EVENTS", "ints", "load", "save", "snapshot_path", "unints"]
+__all__ = ["MIN_EVENTS", "ints", "load", "save", "snapshot_path", "unints", "unpacked"]
 
 #: Only a cold build that read at least this many events writes a snapshot.
 MIN_EVENTS = 10_000
@@ -66,12 +66,21 @@ def unints(text: str) -> list[int]:
     Raises:
         ValueError: `text` is not what `ints` writes (the snapshot is then ignored).
     """
+    return unpacked(text).tolist()
+
+
+def unpacked(text: str) -> array.array[int]:
+    """The ints `ints` wrote, as an array (no Python int made yet: `tolist` makes them).
+
+    Raises:
+        ValueError: `text` is not what `ints` writes (the snapshot is then ignored).
+    """
     data = base64.b64decode(text)
     out = array.array(_INT)
     if len(data) % out.itemsize:
         raise ValueError("not a list of 4-byte ints")
     out.frombytes(data)
-    return out.tolist()
+    return out
 
 
 @functools.cache

@@ -40,15 +40,15 @@ read from disk writes a snapshot of what it read beside the log (`<log>.ctx-<key
 
 from __future__ import annotations
 
+import array
 import bisect
 import gc
 import itertools
 import json
-import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.context import _snapshot
@@ -188,6 +188,7 @@ class _View:
         self.tombstones = 0  # the log's tombstone count when this view was built
         self.fold = StatusFold()  # the log's one status fold, over this branch's view
         self.statuses = self.fold.statuses  # {event_id: (status, by)} of non-active events
+        self.events: Sequence[Event] = ()  # the log's events (event i is events[i - 1])
         self.seq: list[Event] = []  # visible content events, in log order
         self.pos: dict[int, int] = {}  # event id -> index in seq
         self.hidden: dict[int, str] = {}  # stage-1 exclusions (other branches)
@@ -225,9 +226,11 @@ class _View:
         self.old_interps: set[int] = set()  # likewise for interps
         self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
         self.rendered: dict[int, Message] = {}  # the window's messages of the last build, by id
+        self._pending: dict[str, Callable[[], Any]] = {}  # state left packed: see `from_state`
 
     def event(self, event_id: int) -> Event:
-        return self.seq[self.pos[event_id]]
+        """The visible content event `event_id` (ids are positions in the log)."""
+        return self.events[event_id - 1]
 
     def to_state(self) -> dict[str, Any]:
         """What this view read and decided, JSON-ready: event ids, never their content.
@@ -286,71 +289,128 @@ class _View:
     def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
         """The view `to_state` saved, its ids resolved against the log's `events`.
 
+        Every packed list is decoded here and its shape checked (lengths that add up, the
+        sorted lists within the saved events); what the state holds is trusted because its
+        CRC-32 matched (`_snapshot.load`). The parts a first build seldom needs (the lasting
+        exclusions, buckets, call/result groups, ...) are turned into Python objects only when
+        first read (`__getattr__`), so a cold build pays for what it uses.
+
         Raises:
             ValueError: the state does not hold together (the caller then ignores it; so do
                 `KeyError`, `TypeError` and `IndexError`).
         """
-        ev = events.__getitem__
-        at = state["strings"].__getitem__
-        unints = _snapshot.unints
+        strings: list[str] = state["strings"]
+        n = state["index"]
+        unpacked = _snapshot.unpacked
 
-        def unpack(packed: list[str]) -> dict[int, str]:
-            ids, strings = packed
-            return dict(zip(unints(ids), map(at, unints(strings)), strict=True))
+        def ids(packed: str) -> array.array[int]:  # sorted event ids
+            out = unpacked(packed)
+            if out and (out[0] < 1 or out[-1] > n):
+                raise ValueError("an event id outside the saved events")
+            return out
 
-        def unpack_lists(packed: list[Any]) -> tuple[list[Any], list[int], list[int]]:
-            keys, sizes, flat = packed[0], unints(packed[1]), unints(packed[2])
+        def reasons(packed: list[str]) -> Callable[[], dict[int, str]]:
+            keys, idx = unpacked(packed[0]), unpacked(packed[1])
+            if len(keys) != len(idx):
+                raise ValueError("reasons that do not add up")
+            return lambda: dict(zip(keys.tolist(), map(strings.__getitem__, idx), strict=True))
+
+        def grouped(packed: list[Any]) -> tuple[list[Any], array.array[int], array.array[int]]:
+            keys, sizes, flat = packed[0], unpacked(packed[1]), unpacked(packed[2])
             if len(keys) != len(sizes) or sum(sizes) != len(flat):
                 raise ValueError("lists that do not add up")
             return keys, sizes, flat
 
-        def lists(keys: list[Any], sizes: list[int], flat: list[int]) -> dict[Any, list[int]]:
+        def lists(
+            keys: list[Any], sizes: array.array[int], flat: list[int]
+        ) -> dict[Any, list[int]]:
+            if len(flat) == len(keys) and sizes.count(1) == len(sizes):  # one each: no slicing
+                return dict(zip(keys, map(list, zip(flat)), strict=True))
             ends = list(itertools.accumulate(sizes))
             starts = [0, *ends[:-1]]
             return dict(zip(keys, map(flat.__getitem__, map(slice, starts, ends)), strict=True))
 
+        def event_ids(values: list[Any]) -> list[int]:
+            if not all(type(i) is int and 0 < i <= n for i in values):
+                raise ValueError("an event id outside the saved events")
+            return values
+
         branch = None if state["branch"] is None else BranchView(*state["branch"])
         view = cls(branch)
-        view.index, view.tombstones = state["index"], tombstones
+        view.events = events
+        view.index, view.tombstones = n, tombstones
+        if not isinstance(n, int) or not 0 < n <= len(events):
+            raise ValueError("an index outside the log")
         view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
         view.fold.refused.extend(state["refused"])
-        ids = unints(state["seq"])
-        if min(ids, default=1) < 1:
-            raise ValueError("an event id below 1")
-        if len(ids) > 1:  # (ids are positions: event i is events[i - 1])
-            view.seq = list(operator.itemgetter(*map((-1).__add__, ids))(events))
-        elif ids:  # (itemgetter of one index gives the item, not a tuple)
-            view.seq = [events[ids[0] - 1]]
-        view.pos = dict(zip(ids, range(len(ids)), strict=True))
-        view.hidden = unpack(state["hidden"])
-        view.turn_starts = unints(state["turn_starts"])
+        seq = ids(state["seq"])
+        view.seq = list(map(events.__getitem__, map((-1).__add__, seq)))
+        view.turn_starts = unpacked(state["turn_starts"]).tolist()
+        if view.turn_starts and (view.turn_starts[0] < 0 or view.turn_starts[-1] >= len(seq)):
+            raise ValueError("a turn outside the sequence")
         view.last_chat = state["last_chat"]
-        view.keyed = [ev(i - 1) for i in state["keyed"]]
-        view.calls = {c: ev(i - 1) for c, i in state["calls"]}
-        view.owner = dict(zip(*state["owner"], strict=True))
-        owners, sizes, results = unpack_lists(state["members"])
-        view.members = lists(owners, sizes, results)
-        by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
-        view.group = dict(zip(results, by_result, strict=True))
         view.task_id = state["task_id"]
-        view.ok, view.failed = unints(state["ok"]), unints(state["failed"])
-        view.notes = unints(state["notes"])
         view.mem_pos = state["mem_pos"]
         c = state["contract"]
-        view.contract = None if c is None else ev(c - 1)
-        view.core = {i: ev(i - 1) for i in state["core"]}
-        view.facts, view.interps = unints(state["facts"]), unints(state["interps"])
-        view.bucket = unpack(state["bucket"])
-        view.mem_excluded = unpack(state["mem_excluded"])
-        view.withheld = unpack(state["withheld"])
-        view.withheld_ids = sorted(view.withheld)
-        view.contracts = [ev(i - 1) for i in state["contracts"]]
-        view.overflow = set(unints(state["overflow"]))
-        view.old_interps = set(unints(state["old_interps"]))
-        view.occ = lists(*unpack_lists(state["occ"]))
-        view.paired = unpack(state["paired"])
-        view.inputs, view.assembled = set(unints(state["inputs"])), state["assembled"]
+        contract = None if c is None else events[event_ids([c])[0] - 1]
+        if contract is not None and not isinstance(contract, TaskContractEvent):
+            raise ValueError("a contract that is not a task.contract event")
+        view.contract = contract
+        view.core = {i: events[i - 1] for i in event_ids(state["core"])}
+        view.facts = ids(state["facts"]).tolist()
+        view.interps = ids(state["interps"]).tolist()
+        view.overflow = set(ids(state["overflow"]))
+        view.old_interps = set(ids(state["old_interps"]))
+        occ = grouped(state["occ"])
+        view.occ = lists(occ[0], occ[1], occ[2].tolist())
+        withheld = reasons(state["withheld"])()
+        view.withheld, view.withheld_ids = withheld, sorted(withheld)
+        view.paired = reasons(state["paired"])()
+        view.inputs, view.assembled = set(ids(state["inputs"])), state["assembled"]
+        owners, sizes, results = grouped(state["members"])
+        keyed, contracts = event_ids(state["keyed"]), event_ids(state["contracts"])
+        calls = state["calls"]
+        event_ids([i for _, i in calls])
+        owner = state["owner"]
+        if len(owner[0]) != len(owner[1]):
+            raise ValueError("call owners that do not add up")
+
+        def group() -> dict[int, int]:
+            if len(results) == len(owners) and sizes.count(1) == len(sizes):
+                return dict(zip(results.tolist(), owners, strict=True))
+            by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
+            return dict(zip(results.tolist(), by_result, strict=True))
+
+        pending: dict[str, Callable[[], Any]] = {
+            "pos": lambda: dict(zip(seq.tolist(), range(len(seq)), strict=True)),
+            "hidden": reasons(state["hidden"]),
+            "keyed": lambda: [events[i - 1] for i in keyed],
+            "calls": lambda: {c: events[i - 1] for c, i in calls},
+            "owner": lambda: dict(zip(*owner, strict=True)),
+            "members": lambda: lists(owners, sizes, results.tolist()),
+            "group": group,
+            "ok": ids(state["ok"]).tolist,
+            "failed": ids(state["failed"]).tolist,
+            "notes": ids(state["notes"]).tolist,
+            "bucket": reasons(state["bucket"]),
+            "mem_excluded": reasons(state["mem_excluded"]),
+            "contracts": lambda: [events[i - 1] for i in contracts],
+        }
+        for name in pending:
+            delattr(view, name)
+        view._pending = pending
         return view
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which then still checks every attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            """A part of the state `from_state` left packed: unpacked now, kept from then on."""
+            loader = self.__dict__.get("_pending", {}).pop(name, None)
+            if loader is None:
+                raise AttributeError(name)
+            value = loader()
+            setattr(self, name, value)
+            return value
 
     def exclude(self, event_id: int, reason: str | None) -> None:
         """Set (or with `None` clear) a lasting exclusion, journaled for the record delta."""
@@ -638,7 +698,7 @@ class ContextBuilder:
             view.tombstones = log.tombstones
             view.cold = True
             self._views[branch_id] = view
-        events = log.events
+        events = view.events = log.events
         for i in range(view.index, len(events)):
             e = events[i]
             if (

@@ -252,3 +252,46 @@ def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
     loads.clear()
     _check(hk.EventLog.read(path), branches, policies=["default"])
     assert loads[0] is True
+
+
+def test_parts_left_packed_are_restored_when_a_later_build_needs_them(tmp_path, loads):
+    """A view from a snapshot unpacks the parts a first build does not read only when a later
+    build reads them (new calls and results, an old fact superseded, an old response rejected,
+    a human decision); every build still equals one with snapshots off."""
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, tombstones=False)
+    _check(hk.EventLog.read(path), branches)  # writes them
+    loads.clear()
+    live = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    builders = {p: ContextBuilder(p) for p in STRUCTURED}
+
+    def check():
+        for policy, builder in builders.items():
+            _same(builder.build(live), ContextBuilder(policy, snapshots=False).build(live))
+
+    check()
+    assert loads and all(loads)
+    assert all(b._views["main"]._pending for b in builders.values())  # some still packed
+    main = [e for e in live.events if e.branch_id == "main"]
+    facts = [e.event_id for e in main if e.type == "tool.result" and e.status == "active"]
+    responses = [e.event_id for e in main if e.type == "model.response"]
+    live.append("status.supersede", {"target": facts[0], "reason": "newer"}, source="system")
+    check()
+    live.append("status.reject", {"target": responses[1], "reason": "wrong"}, source="human")
+    check()
+    for k in range(3):
+        calls = [{"id": f"late{k}", "type": "function", "function": {"name": "get"}}]
+        live.append("model.response", {"message": {"role": "assistant", "tool_calls": calls}})
+        live.append("tool.call", {"tool": "get", "tool_call_id": f"late{k}", "arguments": {}})
+        content = json.dumps({"k": k, "pnr": f"LATE{k}"})
+        live.append(
+            "tool.result",
+            {"tool": "get", "tool_call_id": f"late{k}", "content": content, "ok": k != 1},
+            source="tool",
+        )
+        live.append("human.decision", {"decision": "approve", "note": f"n{k}"}, source="human")
+        live.append("user.message", {"content": f"go on {k}"}, source="user")
+        check()
+    live.append("status.supersede", {"target": facts[-1], "reason": "newer"}, source="system")
+    check()
+    live.close()
