@@ -227,6 +227,7 @@ class _View:
         self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
         self.rendered: dict[int, Message] = {}  # the window's messages of the last build, by id
         self._pending: dict[str, Callable[[], Any]] = {}  # state left packed: see `from_state`
+        self._packed: dict[str, Any] = {}  # the packed lists some lookups read until then
 
     def event(self, event_id: int) -> Event:
         """The visible content event `event_id` (ids are positions in the log)."""
@@ -236,7 +237,11 @@ class _View:
         """What this view read and decided, JSON-ready: event ids, never their content.
 
         (The facts index holds the values tool results returned, as the log itself does.)
-        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once.
+        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once. A
+        list of lists is its keys, the running ends of its lists and their items, flat. The
+        lasting exclusions (whose order no build reads) and the result -> response map are
+        written sorted by id, so that a view restored from them can look ids up by bisection
+        before (or without) unpacking them.
         """
         assert self.paired is not None
         ints = _snapshot.ints
@@ -247,7 +252,7 @@ class _View:
 
         def pack_lists(d: dict[Any, list[int]]) -> list[Any]:
             flat = [i for ids in d.values() for i in ids]
-            return [list(d), ints([len(ids) for ids in d.values()]), ints(flat)]
+            return [list(d), ints(list(itertools.accumulate(map(len, d.values())))), ints(flat)]
 
         state = {
             "index": self.index,
@@ -261,7 +266,9 @@ class _View:
             "keyed": [e.event_id for e in self.keyed],
             "calls": [[c, e.event_id] for c, e in self.calls.items()],
             "owner": [list(self.owner), list(self.owner.values())],
-            "members": pack_lists(self.members),
+            # (responses, in log order: sorted ids, packed)
+            "members": [ints(list(self.members)), *pack_lists(self.members)[1:]],
+            "group": [ints(sorted(self.group)), ints([self.group[i] for i in sorted(self.group)])],
             "task_id": self.task_id,
             "ok": ints(self.ok),
             "failed": ints(self.failed),
@@ -272,7 +279,7 @@ class _View:
             "facts": ints(self.facts),
             "interps": ints(self.interps),
             "bucket": pack(self.bucket),
-            "mem_excluded": pack(self.mem_excluded),
+            "mem_excluded": pack(dict(sorted(self.mem_excluded.items()))),
             "withheld": pack(self.withheld),
             "contracts": [e.event_id for e in self.contracts],
             "overflow": ints(sorted(self.overflow)),
@@ -315,18 +322,13 @@ class _View:
                 raise ValueError("reasons that do not add up")
             return lambda: dict(zip(keys.tolist(), map(strings.__getitem__, idx), strict=True))
 
-        def grouped(packed: list[Any]) -> tuple[list[Any], array.array[int], array.array[int]]:
-            keys, sizes, flat = packed[0], unpacked(packed[1]), unpacked(packed[2])
-            if len(keys) != len(sizes) or sum(sizes) != len(flat):
+        def grouped(keys: Any, packed: list[Any]) -> tuple[Any, array.array[int], array.array[int]]:
+            ends, flat = unpacked(packed[1]), unpacked(packed[2])
+            if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
                 raise ValueError("lists that do not add up")
-            return keys, sizes, flat
+            return keys, ends, flat
 
-        def lists(
-            keys: list[Any], sizes: array.array[int], flat: list[int]
-        ) -> dict[Any, list[int]]:
-            if len(flat) == len(keys) and sizes.count(1) == len(sizes):  # one each: no slicing
-                return dict(zip(keys, map(list, zip(flat)), strict=True))
-            ends = list(itertools.accumulate(sizes))
+        def lists(keys: list[Any], ends: array.array[int], flat: list[int]) -> dict[Any, list[int]]:
             starts = [0, *ends[:-1]]
             return dict(zip(keys, map(flat.__getitem__, map(slice, starts, ends)), strict=True))
 
@@ -344,7 +346,6 @@ class _View:
         view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
         view.fold.refused.extend(state["refused"])
         seq = ids(state["seq"])
-        view.seq = list(map(events.__getitem__, map((-1).__add__, seq)))
         view.turn_starts = unpacked(state["turn_starts"]).tolist()
         if view.turn_starts and (view.turn_starts[0] < 0 or view.turn_starts[-1] >= len(seq)):
             raise ValueError("a turn outside the sequence")
@@ -361,13 +362,17 @@ class _View:
         view.interps = ids(state["interps"]).tolist()
         view.overflow = set(ids(state["overflow"]))
         view.old_interps = set(ids(state["old_interps"]))
-        occ = grouped(state["occ"])
+        occ = grouped(state["occ"][0], state["occ"])
         view.occ = lists(occ[0], occ[1], occ[2].tolist())
         withheld = reasons(state["withheld"])()
         view.withheld, view.withheld_ids = withheld, sorted(withheld)
         view.paired = reasons(state["paired"])()
         view.inputs, view.assembled = set(ids(state["inputs"])), state["assembled"]
-        owners, sizes, results = grouped(state["members"])
+        owners, *results = grouped(unpacked(state["members"][0]), state["members"])
+        group = ids(state["group"][0]), unpacked(state["group"][1])
+        mem_ids, mem_idx = ids(state["mem_excluded"][0]), unpacked(state["mem_excluded"][1])
+        if len(group[0]) != len(group[1]) or len(mem_ids) != len(mem_idx):
+            raise ValueError("lookups that do not add up")
         keyed, contracts = event_ids(state["keyed"]), event_ids(state["contracts"])
         calls = state["calls"]
         event_ids([i for _, i in calls])
@@ -375,30 +380,35 @@ class _View:
         if len(owner[0]) != len(owner[1]):
             raise ValueError("call owners that do not add up")
 
-        def group() -> dict[int, int]:
-            if len(results) == len(owners) and sizes.count(1) == len(sizes):
-                return dict(zip(results.tolist(), owners, strict=True))
-            by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
-            return dict(zip(results.tolist(), by_result, strict=True))
-
         pending: dict[str, Callable[[], Any]] = {
+            "seq": lambda: list(map(events.__getitem__, map((-1).__add__, seq))),
             "pos": lambda: dict(zip(seq.tolist(), range(len(seq)), strict=True)),
             "hidden": reasons(state["hidden"]),
             "keyed": lambda: [events[i - 1] for i in keyed],
             "calls": lambda: {c: events[i - 1] for c, i in calls},
             "owner": lambda: dict(zip(*owner, strict=True)),
-            "members": lambda: lists(owners, sizes, results.tolist()),
-            "group": group,
+            "members": lambda: lists(owners.tolist(), results[0], results[1].tolist()),
+            "group": lambda: dict(zip(group[0].tolist(), group[1].tolist(), strict=True)),
             "ok": ids(state["ok"]).tolist,
             "failed": ids(state["failed"]).tolist,
             "notes": ids(state["notes"]).tolist,
             "bucket": reasons(state["bucket"]),
-            "mem_excluded": reasons(state["mem_excluded"]),
+            "mem_excluded": lambda: dict(
+                zip(mem_ids.tolist(), map(strings.__getitem__, mem_idx), strict=True)
+            ),
             "contracts": lambda: [events[i - 1] for i in contracts],
         }
         for name in pending:
             delattr(view, name)
         view._pending = pending
+        # the lookups a build makes before it changes them: answered from the packed lists
+        view._packed = {
+            "seq": seq,
+            "pos": seq,
+            "group": group,
+            "members": (owners, *results),
+            "mem_excluded": (mem_ids, mem_idx, strings),
+        }
         return view
 
     if not TYPE_CHECKING:  # (hidden from mypy, which then still checks every attribute name)
@@ -410,7 +420,59 @@ class _View:
                 raise AttributeError(name)
             value = loader()
             setattr(self, name, value)
+            self._packed.pop(name, None)
             return value
+
+    def content(self, start: int, stop: int | None = None) -> list[Event]:
+        """`seq[start:stop]`: visible content events by their index in `seq`."""
+        ids = self._packed.get("seq")
+        if ids is None:
+            return self.seq[start:stop]
+        events = self.events
+        return [events[i - 1] for i in ids[start:stop]]
+
+    def n_content(self) -> int:
+        """`len(seq)`: how many visible content events were read."""
+        ids = self._packed.get("seq")
+        return len(self.seq) if ids is None else len(ids)
+
+    def position(self, event_id: int) -> int | None:
+        """The index in `seq` of `event_id`, or `None` when it is no visible content event."""
+        seq = self._packed.get("pos")
+        if seq is None:
+            return self.pos.get(event_id)
+        j = bisect.bisect_left(seq, event_id)
+        return j if j < len(seq) and seq[j] == event_id else None
+
+    def owner_of(self, result_id: int) -> int | None:
+        """The response whose call the tool result `result_id` answers (`group.get`)."""
+        packed = self._packed.get("group")
+        if packed is None:
+            return self.group.get(result_id)
+        keys, owners = packed
+        j = bisect.bisect_left(keys, result_id)
+        return owners[j] if j < len(keys) and keys[j] == result_id else None
+
+    def results_of(self, owner: int) -> list[int] | None:
+        """The tool results answering the calls of response `owner` (`members.get`)."""
+        packed = self._packed.get("members")
+        if packed is None:
+            return self.members.get(owner)
+        keys, ends, flat = packed
+        j = bisect.bisect_left(keys, owner)
+        if j == len(keys) or keys[j] != owner:
+            return None
+        results: list[int] = flat[ends[j - 1] if j else 0 : ends[j]].tolist()
+        return results
+
+    def lasting(self, event_id: int) -> str | None:
+        """`event_id`'s lasting exclusion (`mem_excluded.get`)."""
+        packed = self._packed.get("mem_excluded")
+        if packed is None:
+            return self.mem_excluded.get(event_id)
+        keys, idx, strings = packed
+        j = bisect.bisect_left(keys, event_id)
+        return strings[idx[j]] if j < len(keys) and keys[j] == event_id else None
 
     def exclude(self, event_id: int, reason: str | None) -> None:
         """Set (or with `None` clear) a lasting exclusion, journaled for the record delta."""
@@ -761,10 +823,10 @@ class ContextBuilder:
         written included), the event ends up where a fresh build would put it, with the reason
         a fresh build would give.
         """
-        pos = view.pos.get(target)
+        pos = view.position(target)
         if pos is None:  # not a visible content event (yet): checked when it arrives
             return
-        e = view.seq[pos]
+        e = view.event(target)
         if self._linear:
             old = view.lin_excluded.get(target)
             old = None if old == _EMPTY else old
@@ -804,7 +866,7 @@ class ContextBuilder:
             view.old_interps.discard(i)
         if view.withheld.pop(i, None) is not None:
             view.withheld_ids.pop(bisect.bisect_left(view.withheld_ids, i))
-        if i in view.mem_excluded:
+        if view.lasting(i) is not None:
             view.exclude(i, None)
 
     # -- stage 2: status, data class, required fields, trust ----------------------------------
@@ -972,20 +1034,19 @@ class ContextBuilder:
     def _window_start(self, view: _View) -> int:
         n, starts = self._limits["recent_turns"], view.turn_starts
         if not starts:
-            return len(view.seq)
+            return view.n_content()
         return starts[0] if n is None or len(starts) < n else starts[-n]
 
     def _build_structured(self, log: EventLog, view: _View, extra: tuple[Message, ...]) -> Prompt:
         start = self._window_start(view)
-        for e in view.seq[view.mem_pos : start]:
+        for e in view.content(view.mem_pos, start):
             if e.type in CHAT_TYPES:
                 self._classify(view, e)
         view.mem_pos = max(view.mem_pos, start)
         excluded: dict[int, str] = {}
         turns: list[_Turn] = []
         rendered, view.rendered = view.rendered, {}  # the window's messages, each made once
-        for i in range(start, len(view.seq)):
-            e = view.seq[i]
+        for i, e in enumerate(view.content(start), start):
             if e.type not in CHAT_TYPES:
                 continue
             if not turns or _is_turn_start(view, i):
@@ -1031,7 +1092,7 @@ class ContextBuilder:
         rejected = [
             (view.event(i), by)
             for i, (status, by) in sorted(view.statuses.items())
-            if status == "rejected" and i in view.pos
+            if status == "rejected" and view.position(i) is not None
         ]
         return structured_summary(
             log,
@@ -1257,7 +1318,11 @@ class ContextBuilder:
         facts = view.facts
         plain: list[int] = []  # results of turns dropped by a limit, not in the memory's facts
         for i, why in d.excluded.items():
-            if why.startswith(("limit.", "budget.")) and i in view.pos and i not in visible:
+            if (
+                why.startswith(("limit.", "budget."))
+                and i not in visible
+                and view.position(i) is not None
+            ):
                 at = bisect.bisect_left(facts, i)
                 if (at == len(facts) or facts[at] != i) and isinstance(
                     view.event(i), ToolResultEvent
@@ -1331,7 +1396,7 @@ class ContextBuilder:
             changed.update(inputs)
         else:  # only the ids whose reason may have changed since the last build, and their groups
             excluded, changed = _update_reasons(view, d, window, chosen, set(summarized), inputs)
-        view.paired, view.inputs, view.assembled = dict(excluded), inputs, len(view.seq)
+        view.paired, view.inputs, view.assembled = dict(excluded), inputs, view.n_content()
         view.volatile = changed
         return Prompt(
             messages=tuple(messages),
@@ -1430,8 +1495,9 @@ def _track_group(view: _View, e: Event) -> None:
 
 def _siblings(view: _View, i: int) -> list[int]:
     """The tool results of `i`'s call/result group (`i` included), or `[i]` outside a group."""
-    owner = view.group.get(i)
-    return [i] if owner is None else view.members[owner]
+    owner = view.owner_of(i)
+    results = None if owner is None else view.results_of(owner)
+    return [i] if results is None else results
 
 
 def _drop_group(view: _View, d: _Draft, i: int, why: str) -> None:
@@ -1444,7 +1510,7 @@ def _drop_group(view: _View, d: _Draft, i: int, why: str) -> None:
         if j in d.facts:
             d.facts.remove(j)
             d.excluded[j] = why
-    owner = view.group.get(i)
+    owner = view.owner_of(i)
     if owner is not None and owner in d.interps:  # the interpretation that made the calls
         d.interps.remove(owner)
         d.excluded[owner] = why
@@ -1495,7 +1561,7 @@ def _pair_group(
     changed: set[int],
 ) -> None:
     """`_pair_reasons` for one group, whose members hold their own reasons in `excluded`."""
-    if not results or owner in window or owner not in excluded or owner not in view.pos:
+    if not results or owner in window or owner not in excluded or view.position(owner) is None:
         return
     shown = [t for t in results if t in chosen or t in summarized]
     out = [t for t in results if t in excluded]
@@ -1547,30 +1613,33 @@ def _update_reasons(
     assert view.paired is not None
     excluded = dict(view.paired)
     dirty = {*view.journal, *view.inputs, *inputs}
-    dirty.update(e.event_id for e in view.seq[view.assembled :])
-    hidden, mem, now = view.hidden, view.mem_excluded, d.excluded
-    owners: set[int] = set()
+    dirty.update(e.event_id for e in view.content(view.assembled))
+    hidden, now = view.hidden, d.excluded
+    groups: dict[int, list[int]] = {}
     for i in dirty:
-        owner = view.group.get(i, i)
-        if owner in view.members:
-            owners.add(owner)
+        owner = view.owner_of(i)
+        owner = i if owner is None else owner
+        if owner not in groups:
+            results = view.results_of(owner)
+            if results is not None:
+                groups[owner] = results
     members = {*dirty}
-    for owner in owners:
+    for owner, results in groups.items():
         members.add(owner)
-        members.update(view.members[owner])
+        members.update(results)
     for i in members:  # each back to its own reason, before the groups rewrite theirs
         if i in chosen or i in summarized:
             excluded.pop(i, None)
         elif i in now:
             excluded[i] = now[i]
-        elif i in mem:
-            excluded[i] = mem[i]
+        elif (lasting := view.lasting(i)) is not None:
+            excluded[i] = lasting
         elif i in hidden:
             excluded[i] = hidden[i]
         else:
             excluded.pop(i, None)
-    for owner in sorted(owners):
-        _pair_group(view, owner, view.members[owner], window, chosen, summarized, excluded, members)
+    for owner in sorted(groups):
+        _pair_group(view, owner, groups[owner], window, chosen, summarized, excluded, members)
     return excluded, members
 
 
