@@ -233,21 +233,22 @@ class _View:
         """The visible content event `event_id` (ids are positions in the log)."""
         return self.events[event_id - 1]
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> tuple[dict[str, Any], _snapshot.Ints]:
         """What this view read and decided, JSON-ready: event ids, never their content.
 
         (The facts index holds the values tool results returned, as the log itself does.)
-        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once. A
+        Lists of ids are packed (`_snapshot.Ints`); each distinct string is written once. A
         list of lists is its keys, the running ends of its lists and their items, flat. The
         lasting exclusions (whose order no build reads) and the result -> response map are
         written sorted by id, so that a view restored from them can look ids up by bisection
         before (or without) unpacking them.
         """
         assert self.paired is not None
-        ints = _snapshot.ints
+        packed = _snapshot.Ints()
+        ints = packed.add
         table: dict[str, int] = {}  # each distinct string once (reasons repeat, and are long)
 
-        def pack(d: dict[int, str]) -> list[str]:
+        def pack(d: dict[int, str]) -> list[list[int]]:
             return [ints(list(d)), ints([table.setdefault(v, len(table)) for v in d.values()])]
 
         def pack_lists(d: dict[Any, list[int]]) -> list[Any]:
@@ -290,10 +291,12 @@ class _View:
             "assembled": self.assembled,
         }
         state["strings"] = list(table)
-        return state
+        return state, packed
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
+    def from_state(
+        cls, state: dict[str, Any], ints: _snapshot.Ints, events: list[Event], tombstones: int
+    ) -> _View:
         """The view `to_state` saved, its ids resolved against the log's `events`.
 
         Every packed list is decoded here and its shape checked (lengths that add up, the
@@ -308,15 +311,15 @@ class _View:
         """
         strings: list[str] = state["strings"]
         n = state["index"]
-        unpacked = _snapshot.unpacked
+        unpacked = ints.get
 
-        def ids(packed: str) -> array.array[int]:  # sorted event ids
+        def ids(packed: Any) -> array.array[int]:  # sorted event ids
             out = unpacked(packed)
             if out and (out[0] < 1 or out[-1] > n):
                 raise ValueError("an event id outside the saved events")
             return out
 
-        def reasons(packed: list[str]) -> Callable[[], dict[int, str]]:
+        def reasons(packed: list[Any]) -> Callable[[], dict[int, str]]:
             keys, idx = unpacked(packed[0]), unpacked(packed[1])
             if len(keys) != len(idx):
                 raise ValueError("reasons that do not add up")
@@ -645,10 +648,10 @@ class ContextBuilder:
         enabled = gc.isenabled()
         gc.disable()  # many small objects at once: a collection would walk the whole log
         try:
-            state = _snapshot.load(log, path)
-            if state is None:
+            loaded = _snapshot.load(log, path)
+            if loaded is None:
                 return None
-            return _View.from_state(state, log.events, log.tombstones)
+            return _View.from_state(*loaded, log.events, log.tombstones)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None  # a snapshot that does not hold together: read the log instead
         finally:
@@ -659,10 +662,10 @@ class ContextBuilder:
         path = self._snapshot_path(log, branch_id)
         if path is not None:
             try:
-                state = view.to_state()
+                state, ints = view.to_state()
             except OverflowError:  # an id past 2**31: no snapshot (it is only a cache)
                 return
-            _snapshot.save(log, path, state)
+            _snapshot.save(log, path, state, ints)
 
     def record(
         self, log: EventLog, prompt: Prompt, *, branch_id: str = "main", **fields: Any

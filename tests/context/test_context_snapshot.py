@@ -147,9 +147,9 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
         branches = ["main"]
     elif change == "corrupt":  # a snapshot cut off mid-write, or with ids that do not exist
         snaps[0].write_bytes(snaps[0].read_bytes()[:1000])
-        header, state = _read_snapshot(snaps[-1])
-        state["seq"] = [10**9]
-        _write_snapshot(snaps[-1], header, state)
+        header, state, ints = _read_snapshot(snaps[-1])
+        state["seq"] = [10**9, 1]
+        _write_snapshot(snaps[-1], header, state, ints)
     elif change == "foreign":  # the snapshots of another log copied beside this one
         other = tmp_path / "other" / "run.jsonl"
         other.parent.mkdir()
@@ -170,14 +170,16 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
 
 
 def _read_snapshot(path):
-    """A snapshot file's header and state (a header line, then the state's JSON)."""
+    """A snapshot file's header, state and block of ints (a header line, the state's JSON
+    line, then the ints)."""
     header, _, body = path.read_bytes().partition(b"\n")
-    return json.loads(header), json.loads(body)
+    state, _, ints = body.partition(b"\n")
+    return json.loads(header), json.loads(state), ints
 
 
-def _write_snapshot(path, header, state):
+def _write_snapshot(path, header, state, ints):
     """Write `state` back under the old `header`: its CRC-32 no longer matches an edit."""
-    body = json.dumps(state, separators=(",", ":")).encode()
+    body = json.dumps(state, separators=(",", ":")).encode() + b"\n" + ints
     path.write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
@@ -187,7 +189,7 @@ def test_a_snapshot_edited_on_disk_is_refused_not_trusted(tmp_path, loads, edit)
     branches = _write(path, seed=4, tombstones=False)
     _check(hk.EventLog.read(path), branches)
     for snap in (p for p in tmp_path.iterdir() if ".ctx-" in p.name):
-        header, state = _read_snapshot(snap)
+        header, state, ints = _read_snapshot(snap)
         if edit == "contract":  # found by a fuzz: a raw AttributeError in the build
             state["contract"] = (state["contract"] or 0) + 1
         elif edit == "core":  # found by a fuzz: a different prompt, silently
@@ -199,7 +201,7 @@ def test_a_snapshot_edited_on_disk_is_refused_not_trusted(tmp_path, loads, edit)
             data[-10] ^= 0x01
             snap.write_bytes(bytes(data))
         else:
-            _write_snapshot(snap, header, state)
+            _write_snapshot(snap, header, state, ints)
     loads.clear()
     _check(hk.EventLog.read(path), branches)  # every build equals one with snapshots off
     assert loads and not any(loads)
@@ -227,12 +229,19 @@ def test_a_tombstone_after_the_snapshot_does_not_resurrect_content(tmp_path, loa
 
 
 def test_packed_ints_read_back_and_refuse_garbage():
-    for values in ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100):
-        assert _snapshot.unints(_snapshot.ints(values)) == values
+    packed = _snapshot.Ints()
+    lists = ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100, [-5])
+    refs = [packed.add(values) for values in lists]
+    again = _snapshot.Ints(packed.tobytes())  # as `load` reads the block back
+    for ref, values in zip(refs, lists, strict=True):
+        assert again.get(ref).tolist() == values
     with pytest.raises(OverflowError):
-        _snapshot.ints([2**31])
-    with pytest.raises(ValueError, match="padding|4-byte"):
-        _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
+        packed.add([2**31])
+    with pytest.raises(ValueError, match="4-byte"):
+        _snapshot.Ints(b"AAA")  # not whole 4-byte ints
+    for ref in ([0, 10**6], [-1, 1], [0, -1], ["0", 1], [0.0, 1]):
+        with pytest.raises(ValueError, match="reference"):
+            again.get(ref)
 
 
 def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
