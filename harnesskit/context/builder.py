@@ -48,7 +48,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.context import _snapshot
@@ -341,7 +341,7 @@ class _View:
             return values
 
         branch = None if state["branch"] is None else BranchView(*state["branch"])
-        view = cls(branch)
+        view = _PackedView(branch)
         view.events = events
         view.index, view.tombstones = n, tombstones
         if not isinstance(n, int) or not 0 < n <= len(events):
@@ -414,18 +414,6 @@ class _View:
         }
         return view
 
-    if not TYPE_CHECKING:  # (hidden from mypy, which then still checks every attribute name)
-
-        def __getattr__(self, name: str) -> Any:
-            """A part of the state `from_state` left packed: unpacked now, kept from then on."""
-            loader = self.__dict__.get("_pending", {}).pop(name, None)
-            if loader is None:
-                raise AttributeError(name)
-            value = loader()
-            setattr(self, name, value)
-            self._packed.pop(name, None)
-            return value
-
     def content(self, start: int, stop: int | None = None) -> list[Event]:
         """`seq[start:stop]`: visible content events by their index in `seq`."""
         ids = self._packed.get("seq")
@@ -494,6 +482,34 @@ class _View:
         for i in ids[n:k]:
             members.discard(i)
             self.exclude(i, None)
+
+
+class _PackedView(_View):
+    """A view restored from a snapshot whose parts are still (partly) packed.
+
+    A part is unpacked when first read (`__getattr__`); `unpack` unpacks the rest and makes
+    the view a plain `_View` again (whose attribute reads the interpreter can specialize,
+    which a class with `__getattr__` forgoes), as the builder does before its second build.
+    """
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which then still checks every attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            """A part of the state `from_state` left packed: unpacked now, kept from then on."""
+            loader = self.__dict__.get("_pending", {}).pop(name, None)
+            if loader is None:
+                raise AttributeError(name)
+            value = loader()
+            setattr(self, name, value)
+            self._packed.pop(name, None)
+            return value
+
+    def unpack(self) -> None:
+        """Unpack every part still packed; the view is then a plain `_View`."""
+        for name in list(self._pending):
+            getattr(self, name)
+        self._packed.clear()
+        self.__class__ = _View  # type: ignore[assignment]
 
 
 @dataclass(slots=True)
@@ -741,6 +757,8 @@ class ContextBuilder:
 
     def _view(self, log: EventLog, branch_id: str, *, snapshot: bool = True) -> _View:
         view = self._views.get(branch_id)
+        if isinstance(view, _PackedView) and view.last is not None:
+            view.unpack()  # the first build from a snapshot is done: from now on, plain dicts
         if view is not None and view.tombstones != log.tombstones:
             view = None  # a tombstone revoked content this view already read: read again (R-S3)
         if self._tombstones != log.tombstones:  # nor is text rendered before it served (R-S3)
@@ -1618,12 +1636,19 @@ def _update_reasons(
     dirty = {*view.journal, *view.inputs, *inputs}
     dirty.update(e.event_id for e in view.content(view.assembled))
     hidden, now = view.hidden, d.excluded
+    owner_of: Callable[[int], int | None] = view.owner_of
+    results_of: Callable[[int], list[int] | None] = view.results_of
+    lasting_of: Callable[[int], str | None] = view.lasting
+    if not view._packed:  # nothing left packed: the same answers, without a method call per id
+        owner_of = cast("Callable[[int], int | None]", view.group.get)
+        results_of = cast("Callable[[int], list[int] | None]", view.members.get)
+        lasting_of = cast("Callable[[int], str | None]", view.mem_excluded.get)
     groups: dict[int, list[int]] = {}
     for i in dirty:
-        owner = view.owner_of(i)
+        owner = owner_of(i)
         owner = i if owner is None else owner
         if owner not in groups:
-            results = view.results_of(owner)
+            results = results_of(owner)
             if results is not None:
                 groups[owner] = results
     members = {*dirty}
@@ -1635,7 +1660,7 @@ def _update_reasons(
             excluded.pop(i, None)
         elif i in now:
             excluded[i] = now[i]
-        elif (lasting := view.lasting(i)) is not None:
+        elif (lasting := lasting_of(i)) is not None:
             excluded[i] = lasting
         elif i in hidden:
             excluded[i] = hidden[i]

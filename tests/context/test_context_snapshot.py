@@ -286,6 +286,7 @@ def test_parts_left_packed_are_restored_when_a_later_build_needs_them(tmp_path, 
     responses = [e.event_id for e in main if e.type == "model.response"]
     live.append("status.supersede", {"target": facts[0], "reason": "newer"}, source="system")
     check()
+    assert not any(b._views["main"]._pending for b in builders.values())  # all unpacked now
     live.append("status.reject", {"target": responses[1], "reason": "wrong"}, source="human")
     check()
     for k in range(3):
