@@ -301,9 +301,11 @@ class _View:
 
         Every packed list is decoded here and its shape checked (lengths that add up, the
         sorted lists within the saved events); what the state holds is trusted because its
-        CRC-32 matched (`_snapshot.load`). The parts a first build seldom needs (the lasting
-        exclusions, buckets, call/result groups, ...) are turned into Python objects only when
-        first read (`__getattr__`), so a cold build pays for what it uses.
+        CRC-32 matched (`_snapshot.load`). The view is a `_PackedView`: the parts a first build
+        seldom needs whole (the lasting exclusions, buckets, call/result groups, the sequence,
+        ...) are turned into Python objects only when first read, and its lookups (`position`,
+        `owner_of`, `results_of`, `lasting`, `content`) bisect the packed lists until then, so
+        a cold build pays for what it uses.
 
         Raises:
             ValueError: the state does not hold together (the caller then ignores it; so do
