@@ -40,15 +40,15 @@ read from disk writes a snapshot of what it read beside the log (`<log>.ctx-<key
 
 from __future__ import annotations
 
+import array
 import bisect
 import gc
 import itertools
 import json
-import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.context import _snapshot
@@ -188,6 +188,7 @@ class _View:
         self.tombstones = 0  # the log's tombstone count when this view was built
         self.fold = StatusFold()  # the log's one status fold, over this branch's view
         self.statuses = self.fold.statuses  # {event_id: (status, by)} of non-active events
+        self.events: Sequence[Event] = ()  # the log's events (event i is events[i - 1])
         self.seq: list[Event] = []  # visible content events, in log order
         self.pos: dict[int, int] = {}  # event id -> index in seq
         self.hidden: dict[int, str] = {}  # stage-1 exclusions (other branches)
@@ -225,26 +226,34 @@ class _View:
         self.old_interps: set[int] = set()  # likewise for interps
         self.occ: dict[str, list[int]] = {}  # facts index: tool value -> sorted facts holding it
         self.rendered: dict[int, Message] = {}  # the window's messages of the last build, by id
+        self._pending: dict[str, Callable[[], Any]] = {}  # state left packed: see `from_state`
+        self._packed: dict[str, Any] = {}  # the packed lists some lookups read until then
 
     def event(self, event_id: int) -> Event:
-        return self.seq[self.pos[event_id]]
+        """The visible content event `event_id` (ids are positions in the log)."""
+        return self.events[event_id - 1]
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> tuple[dict[str, Any], _snapshot.Ints]:
         """What this view read and decided, JSON-ready: event ids, never their content.
 
         (The facts index holds the values tool results returned, as the log itself does.)
-        Lists of ids are packed (`_snapshot.ints`); each distinct string is written once.
+        Lists of ids are packed (`_snapshot.Ints`); each distinct string is written once. A
+        list of lists is its keys, the running ends of its lists and their items, flat. The
+        lasting exclusions (whose order no build reads) and the result -> response map are
+        written sorted by id, so that a view restored from them can look ids up by bisection
+        before (or without) unpacking them.
         """
         assert self.paired is not None
-        ints = _snapshot.ints
+        packed = _snapshot.Ints()
+        ints = packed.add
         table: dict[str, int] = {}  # each distinct string once (reasons repeat, and are long)
 
-        def pack(d: dict[int, str]) -> list[str]:
+        def pack(d: dict[int, str]) -> list[list[int]]:
             return [ints(list(d)), ints([table.setdefault(v, len(table)) for v in d.values()])]
 
         def pack_lists(d: dict[Any, list[int]]) -> list[Any]:
             flat = [i for ids in d.values() for i in ids]
-            return [list(d), ints([len(ids) for ids in d.values()]), ints(flat)]
+            return [list(d), ints(list(itertools.accumulate(map(len, d.values())))), ints(flat)]
 
         state = {
             "index": self.index,
@@ -258,7 +267,9 @@ class _View:
             "keyed": [e.event_id for e in self.keyed],
             "calls": [[c, e.event_id] for c, e in self.calls.items()],
             "owner": [list(self.owner), list(self.owner.values())],
-            "members": pack_lists(self.members),
+            # (responses, in log order: sorted ids, packed)
+            "members": [ints(list(self.members)), *pack_lists(self.members)[1:]],
+            "group": [ints(sorted(self.group)), ints([self.group[i] for i in sorted(self.group)])],
             "task_id": self.task_id,
             "ok": ints(self.ok),
             "failed": ints(self.failed),
@@ -269,7 +280,7 @@ class _View:
             "facts": ints(self.facts),
             "interps": ints(self.interps),
             "bucket": pack(self.bucket),
-            "mem_excluded": pack(self.mem_excluded),
+            "mem_excluded": pack(dict(sorted(self.mem_excluded.items()))),
             "withheld": pack(self.withheld),
             "contracts": [e.event_id for e in self.contracts],
             "overflow": ints(sorted(self.overflow)),
@@ -280,77 +291,181 @@ class _View:
             "assembled": self.assembled,
         }
         state["strings"] = list(table)
-        return state
+        return state, packed
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], events: list[Event], tombstones: int) -> _View:
+    def from_state(
+        cls, state: dict[str, Any], ints: _snapshot.Ints, events: list[Event], tombstones: int
+    ) -> _View:
         """The view `to_state` saved, its ids resolved against the log's `events`.
+
+        Every packed list is decoded here and its shape checked (lengths that add up, the
+        sorted lists within the saved events); what the state holds is trusted because its
+        CRC-32 matched (`_snapshot.load`). The view is a `_PackedView`: the parts a first build
+        seldom needs whole (the lasting exclusions, buckets, call/result groups, the sequence,
+        ...) are turned into Python objects only when first read, and its lookups (`position`,
+        `owner_of`, `results_of`, `lasting`, `content`) bisect the packed lists until then, so
+        a cold build pays for what it uses.
 
         Raises:
             ValueError: the state does not hold together (the caller then ignores it; so do
                 `KeyError`, `TypeError` and `IndexError`).
         """
-        ev = events.__getitem__
-        at = state["strings"].__getitem__
-        unints = _snapshot.unints
+        strings: list[str] = state["strings"]
+        n = state["index"]
+        unpacked = ints.get
 
-        def unpack(packed: list[str]) -> dict[int, str]:
-            ids, strings = packed
-            return dict(zip(unints(ids), map(at, unints(strings)), strict=True))
+        def ids(packed: Any) -> array.array[int]:  # sorted event ids
+            out = unpacked(packed)
+            if out and (out[0] < 1 or out[-1] > n):
+                raise ValueError("an event id outside the saved events")
+            return out
 
-        def unpack_lists(packed: list[Any]) -> tuple[list[Any], list[int], list[int]]:
-            keys, sizes, flat = packed[0], unints(packed[1]), unints(packed[2])
-            if len(keys) != len(sizes) or sum(sizes) != len(flat):
+        def reasons(packed: list[Any]) -> Callable[[], dict[int, str]]:
+            keys, idx = unpacked(packed[0]), unpacked(packed[1])
+            if len(keys) != len(idx):
+                raise ValueError("reasons that do not add up")
+            return lambda: dict(zip(keys.tolist(), map(strings.__getitem__, idx), strict=True))
+
+        def grouped(keys: Any, packed: list[Any]) -> tuple[Any, array.array[int], array.array[int]]:
+            ends, flat = unpacked(packed[1]), unpacked(packed[2])
+            if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
                 raise ValueError("lists that do not add up")
-            return keys, sizes, flat
+            return keys, ends, flat
 
-        def lists(keys: list[Any], sizes: list[int], flat: list[int]) -> dict[Any, list[int]]:
-            ends = list(itertools.accumulate(sizes))
+        def lists(keys: list[Any], ends: array.array[int], flat: list[int]) -> dict[Any, list[int]]:
             starts = [0, *ends[:-1]]
             return dict(zip(keys, map(flat.__getitem__, map(slice, starts, ends)), strict=True))
 
+        def event_ids(values: list[Any]) -> list[int]:
+            if not all(type(i) is int and 0 < i <= n for i in values):
+                raise ValueError("an event id outside the saved events")
+            return values
+
         branch = None if state["branch"] is None else BranchView(*state["branch"])
-        view = cls(branch)
-        view.index, view.tombstones = state["index"], tombstones
+        view = _PackedView(branch)
+        view.events = events
+        view.index, view.tombstones = n, tombstones
+        if not isinstance(n, int) or not 0 < n <= len(events):
+            raise ValueError("an index outside the log")
         view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
         view.fold.refused.extend(state["refused"])
-        ids = unints(state["seq"])
-        if min(ids, default=1) < 1:
-            raise ValueError("an event id below 1")
-        if len(ids) > 1:  # (ids are positions: event i is events[i - 1])
-            view.seq = list(operator.itemgetter(*map((-1).__add__, ids))(events))
-        elif ids:  # (itemgetter of one index gives the item, not a tuple)
-            view.seq = [events[ids[0] - 1]]
-        view.pos = dict(zip(ids, range(len(ids)), strict=True))
-        view.hidden = unpack(state["hidden"])
-        view.turn_starts = unints(state["turn_starts"])
+        seq = ids(state["seq"])
+        view.turn_starts = unpacked(state["turn_starts"]).tolist()
+        if view.turn_starts and (view.turn_starts[0] < 0 or view.turn_starts[-1] >= len(seq)):
+            raise ValueError("a turn outside the sequence")
         view.last_chat = state["last_chat"]
-        view.keyed = [ev(i - 1) for i in state["keyed"]]
-        view.calls = {c: ev(i - 1) for c, i in state["calls"]}
-        view.owner = dict(zip(*state["owner"], strict=True))
-        owners, sizes, results = unpack_lists(state["members"])
-        view.members = lists(owners, sizes, results)
-        by_result = itertools.chain.from_iterable(map(itertools.repeat, owners, sizes))
-        view.group = dict(zip(results, by_result, strict=True))
         view.task_id = state["task_id"]
-        view.ok, view.failed = unints(state["ok"]), unints(state["failed"])
-        view.notes = unints(state["notes"])
         view.mem_pos = state["mem_pos"]
         c = state["contract"]
-        view.contract = None if c is None else ev(c - 1)
-        view.core = {i: ev(i - 1) for i in state["core"]}
-        view.facts, view.interps = unints(state["facts"]), unints(state["interps"])
-        view.bucket = unpack(state["bucket"])
-        view.mem_excluded = unpack(state["mem_excluded"])
-        view.withheld = unpack(state["withheld"])
-        view.withheld_ids = sorted(view.withheld)
-        view.contracts = [ev(i - 1) for i in state["contracts"]]
-        view.overflow = set(unints(state["overflow"]))
-        view.old_interps = set(unints(state["old_interps"]))
-        view.occ = lists(*unpack_lists(state["occ"]))
-        view.paired = unpack(state["paired"])
-        view.inputs, view.assembled = set(unints(state["inputs"])), state["assembled"]
+        contract = None if c is None else events[event_ids([c])[0] - 1]
+        if contract is not None and not isinstance(contract, TaskContractEvent):
+            raise ValueError("a contract that is not a task.contract event")
+        view.contract = contract
+        view.core = {i: events[i - 1] for i in event_ids(state["core"])}
+        view.facts = ids(state["facts"]).tolist()
+        view.interps = ids(state["interps"]).tolist()
+        view.overflow = set(ids(state["overflow"]))
+        view.old_interps = set(ids(state["old_interps"]))
+        occ = grouped(state["occ"][0], state["occ"])
+        view.occ = lists(occ[0], occ[1], occ[2].tolist())
+        withheld = reasons(state["withheld"])()
+        view.withheld, view.withheld_ids = withheld, sorted(withheld)
+        view.paired = reasons(state["paired"])()
+        view.inputs, view.assembled = set(ids(state["inputs"])), state["assembled"]
+        owners, *results = grouped(unpacked(state["members"][0]), state["members"])
+        group = ids(state["group"][0]), unpacked(state["group"][1])
+        mem_ids, mem_idx = ids(state["mem_excluded"][0]), unpacked(state["mem_excluded"][1])
+        if len(group[0]) != len(group[1]) or len(mem_ids) != len(mem_idx):
+            raise ValueError("lookups that do not add up")
+        keyed, contracts = event_ids(state["keyed"]), event_ids(state["contracts"])
+        calls = state["calls"]
+        event_ids([i for _, i in calls])
+        owner = state["owner"]
+        if len(owner[0]) != len(owner[1]):
+            raise ValueError("call owners that do not add up")
+
+        pending: dict[str, Callable[[], Any]] = {
+            "seq": lambda: list(map(events.__getitem__, map((-1).__add__, seq))),
+            "pos": lambda: dict(zip(seq.tolist(), range(len(seq)), strict=True)),
+            "hidden": reasons(state["hidden"]),
+            "keyed": lambda: [events[i - 1] for i in keyed],
+            "calls": lambda: {c: events[i - 1] for c, i in calls},
+            "owner": lambda: dict(zip(*owner, strict=True)),
+            "members": lambda: lists(owners.tolist(), results[0], results[1].tolist()),
+            "group": lambda: dict(zip(group[0].tolist(), group[1].tolist(), strict=True)),
+            "ok": ids(state["ok"]).tolist,
+            "failed": ids(state["failed"]).tolist,
+            "notes": ids(state["notes"]).tolist,
+            "bucket": reasons(state["bucket"]),
+            "mem_excluded": lambda: dict(
+                zip(mem_ids.tolist(), map(strings.__getitem__, mem_idx), strict=True)
+            ),
+            "contracts": lambda: [events[i - 1] for i in contracts],
+        }
+        for name in pending:
+            delattr(view, name)
+        view._pending = pending
+        # the lookups a build makes before it changes them: answered from the packed lists
+        view._packed = {
+            "seq": seq,
+            "pos": seq,
+            "group": group,
+            "members": (owners, *results),
+            "mem_excluded": (mem_ids, mem_idx, strings),
+        }
         return view
+
+    def content(self, start: int, stop: int | None = None) -> list[Event]:
+        """`seq[start:stop]`: visible content events by their index in `seq`."""
+        ids = self._packed.get("seq")
+        if ids is None:
+            return self.seq[start:stop]
+        events = self.events
+        return [events[i - 1] for i in ids[start:stop]]
+
+    def n_content(self) -> int:
+        """`len(seq)`: how many visible content events were read."""
+        ids = self._packed.get("seq")
+        return len(self.seq) if ids is None else len(ids)
+
+    def position(self, event_id: int) -> int | None:
+        """The index in `seq` of `event_id`, or `None` when it is no visible content event."""
+        seq = self._packed.get("pos")
+        if seq is None:
+            return self.pos.get(event_id)
+        j = bisect.bisect_left(seq, event_id)
+        return j if j < len(seq) and seq[j] == event_id else None
+
+    def owner_of(self, result_id: int) -> int | None:
+        """The response whose call the tool result `result_id` answers (`group.get`)."""
+        packed = self._packed.get("group")
+        if packed is None:
+            return self.group.get(result_id)
+        keys, owners = packed
+        j = bisect.bisect_left(keys, result_id)
+        return owners[j] if j < len(keys) and keys[j] == result_id else None
+
+    def results_of(self, owner: int) -> list[int] | None:
+        """The tool results answering the calls of response `owner` (`members.get`)."""
+        packed = self._packed.get("members")
+        if packed is None:
+            return self.members.get(owner)
+        keys, ends, flat = packed
+        j = bisect.bisect_left(keys, owner)
+        if j == len(keys) or keys[j] != owner:
+            return None
+        results: list[int] = flat[ends[j - 1] if j else 0 : ends[j]].tolist()
+        return results
+
+    def lasting(self, event_id: int) -> str | None:
+        """`event_id`'s lasting exclusion (`mem_excluded.get`)."""
+        packed = self._packed.get("mem_excluded")
+        if packed is None:
+            return self.mem_excluded.get(event_id)
+        keys, idx, strings = packed
+        j = bisect.bisect_left(keys, event_id)
+        return strings[idx[j]] if j < len(keys) and keys[j] == event_id else None
 
     def exclude(self, event_id: int, reason: str | None) -> None:
         """Set (or with `None` clear) a lasting exclusion, journaled for the record delta."""
@@ -369,6 +484,34 @@ class _View:
         for i in ids[n:k]:
             members.discard(i)
             self.exclude(i, None)
+
+
+class _PackedView(_View):
+    """A view restored from a snapshot whose parts are still (partly) packed.
+
+    A part is unpacked when first read (`__getattr__`); `unpack` unpacks the rest and makes
+    the view a plain `_View` again (whose attribute reads the interpreter can specialize,
+    which a class with `__getattr__` forgoes), as the builder does before its second build.
+    """
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which then still checks every attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            """A part of the state `from_state` left packed: unpacked now, kept from then on."""
+            loader = self.__dict__.get("_pending", {}).pop(name, None)
+            if loader is None:
+                raise AttributeError(name)
+            value = loader()
+            setattr(self, name, value)
+            self._packed.pop(name, None)
+            return value
+
+    def unpack(self) -> None:
+        """Unpack every part still packed; the view is then a plain `_View`."""
+        for name in list(self._pending):
+            getattr(self, name)
+        self._packed.clear()
+        self.__class__ = _View  # type: ignore[assignment]
 
 
 @dataclass(slots=True)
@@ -523,10 +666,10 @@ class ContextBuilder:
         enabled = gc.isenabled()
         gc.disable()  # many small objects at once: a collection would walk the whole log
         try:
-            state = _snapshot.load(log, path)
-            if state is None:
+            loaded = _snapshot.load(log, path)
+            if loaded is None:
                 return None
-            return _View.from_state(state, log.events, log.tombstones)
+            return _View.from_state(*loaded, log.events, log.tombstones)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None  # a snapshot that does not hold together: read the log instead
         finally:
@@ -537,10 +680,10 @@ class ContextBuilder:
         path = self._snapshot_path(log, branch_id)
         if path is not None:
             try:
-                state = view.to_state()
+                state, ints = view.to_state()
             except OverflowError:  # an id past 2**31: no snapshot (it is only a cache)
                 return
-            _snapshot.save(log, path, state)
+            _snapshot.save(log, path, state, ints)
 
     def record(
         self, log: EventLog, prompt: Prompt, *, branch_id: str = "main", **fields: Any
@@ -616,6 +759,8 @@ class ContextBuilder:
 
     def _view(self, log: EventLog, branch_id: str, *, snapshot: bool = True) -> _View:
         view = self._views.get(branch_id)
+        if isinstance(view, _PackedView) and view.last is not None:
+            view.unpack()  # the first build from a snapshot is done: from now on, plain dicts
         if view is not None and view.tombstones != log.tombstones:
             view = None  # a tombstone revoked content this view already read: read again (R-S3)
         if self._tombstones != log.tombstones:  # nor is text rendered before it served (R-S3)
@@ -638,7 +783,7 @@ class ContextBuilder:
             view.tombstones = log.tombstones
             view.cold = True
             self._views[branch_id] = view
-        events = log.events
+        events = view.events = log.events
         for i in range(view.index, len(events)):
             e = events[i]
             if (
@@ -701,10 +846,10 @@ class ContextBuilder:
         written included), the event ends up where a fresh build would put it, with the reason
         a fresh build would give.
         """
-        pos = view.pos.get(target)
+        pos = view.position(target)
         if pos is None:  # not a visible content event (yet): checked when it arrives
             return
-        e = view.seq[pos]
+        e = view.event(target)
         if self._linear:
             old = view.lin_excluded.get(target)
             old = None if old == _EMPTY else old
@@ -744,7 +889,7 @@ class ContextBuilder:
             view.old_interps.discard(i)
         if view.withheld.pop(i, None) is not None:
             view.withheld_ids.pop(bisect.bisect_left(view.withheld_ids, i))
-        if i in view.mem_excluded:
+        if view.lasting(i) is not None:
             view.exclude(i, None)
 
     # -- stage 2: status, data class, required fields, trust ----------------------------------
@@ -912,20 +1057,19 @@ class ContextBuilder:
     def _window_start(self, view: _View) -> int:
         n, starts = self._limits["recent_turns"], view.turn_starts
         if not starts:
-            return len(view.seq)
+            return view.n_content()
         return starts[0] if n is None or len(starts) < n else starts[-n]
 
     def _build_structured(self, log: EventLog, view: _View, extra: tuple[Message, ...]) -> Prompt:
         start = self._window_start(view)
-        for e in view.seq[view.mem_pos : start]:
+        for e in view.content(view.mem_pos, start):
             if e.type in CHAT_TYPES:
                 self._classify(view, e)
         view.mem_pos = max(view.mem_pos, start)
         excluded: dict[int, str] = {}
         turns: list[_Turn] = []
         rendered, view.rendered = view.rendered, {}  # the window's messages, each made once
-        for i in range(start, len(view.seq)):
-            e = view.seq[i]
+        for i, e in enumerate(view.content(start), start):
             if e.type not in CHAT_TYPES:
                 continue
             if not turns or _is_turn_start(view, i):
@@ -971,7 +1115,7 @@ class ContextBuilder:
         rejected = [
             (view.event(i), by)
             for i, (status, by) in sorted(view.statuses.items())
-            if status == "rejected" and i in view.pos
+            if status == "rejected" and view.position(i) is not None
         ]
         return structured_summary(
             log,
@@ -1197,7 +1341,11 @@ class ContextBuilder:
         facts = view.facts
         plain: list[int] = []  # results of turns dropped by a limit, not in the memory's facts
         for i, why in d.excluded.items():
-            if why.startswith(("limit.", "budget.")) and i in view.pos and i not in visible:
+            if (
+                why.startswith(("limit.", "budget."))
+                and i not in visible
+                and view.position(i) is not None
+            ):
                 at = bisect.bisect_left(facts, i)
                 if (at == len(facts) or facts[at] != i) and isinstance(
                     view.event(i), ToolResultEvent
@@ -1271,7 +1419,7 @@ class ContextBuilder:
             changed.update(inputs)
         else:  # only the ids whose reason may have changed since the last build, and their groups
             excluded, changed = _update_reasons(view, d, window, chosen, set(summarized), inputs)
-        view.paired, view.inputs, view.assembled = dict(excluded), inputs, len(view.seq)
+        view.paired, view.inputs, view.assembled = dict(excluded), inputs, view.n_content()
         view.volatile = changed
         return Prompt(
             messages=tuple(messages),
@@ -1370,8 +1518,9 @@ def _track_group(view: _View, e: Event) -> None:
 
 def _siblings(view: _View, i: int) -> list[int]:
     """The tool results of `i`'s call/result group (`i` included), or `[i]` outside a group."""
-    owner = view.group.get(i)
-    return [i] if owner is None else view.members[owner]
+    owner = view.owner_of(i)
+    results = None if owner is None else view.results_of(owner)
+    return [i] if results is None else results
 
 
 def _drop_group(view: _View, d: _Draft, i: int, why: str) -> None:
@@ -1384,7 +1533,7 @@ def _drop_group(view: _View, d: _Draft, i: int, why: str) -> None:
         if j in d.facts:
             d.facts.remove(j)
             d.excluded[j] = why
-    owner = view.group.get(i)
+    owner = view.owner_of(i)
     if owner is not None and owner in d.interps:  # the interpretation that made the calls
         d.interps.remove(owner)
         d.excluded[owner] = why
@@ -1435,7 +1584,7 @@ def _pair_group(
     changed: set[int],
 ) -> None:
     """`_pair_reasons` for one group, whose members hold their own reasons in `excluded`."""
-    if not results or owner in window or owner not in excluded or owner not in view.pos:
+    if not results or owner in window or owner not in excluded or view.position(owner) is None:
         return
     shown = [t for t in results if t in chosen or t in summarized]
     out = [t for t in results if t in excluded]
@@ -1487,30 +1636,40 @@ def _update_reasons(
     assert view.paired is not None
     excluded = dict(view.paired)
     dirty = {*view.journal, *view.inputs, *inputs}
-    dirty.update(e.event_id for e in view.seq[view.assembled :])
-    hidden, mem, now = view.hidden, view.mem_excluded, d.excluded
-    owners: set[int] = set()
+    dirty.update(e.event_id for e in view.content(view.assembled))
+    hidden, now = view.hidden, d.excluded
+    owner_of: Callable[[int], int | None] = view.owner_of
+    results_of: Callable[[int], list[int] | None] = view.results_of
+    lasting_of: Callable[[int], str | None] = view.lasting
+    if not view._packed:  # nothing left packed: the same answers, without a method call per id
+        owner_of = cast("Callable[[int], int | None]", view.group.get)
+        results_of = cast("Callable[[int], list[int] | None]", view.members.get)
+        lasting_of = cast("Callable[[int], str | None]", view.mem_excluded.get)
+    groups: dict[int, list[int]] = {}
     for i in dirty:
-        owner = view.group.get(i, i)
-        if owner in view.members:
-            owners.add(owner)
+        owner = owner_of(i)
+        owner = i if owner is None else owner
+        if owner not in groups:
+            results = results_of(owner)
+            if results is not None:
+                groups[owner] = results
     members = {*dirty}
-    for owner in owners:
+    for owner, results in groups.items():
         members.add(owner)
-        members.update(view.members[owner])
+        members.update(results)
     for i in members:  # each back to its own reason, before the groups rewrite theirs
         if i in chosen or i in summarized:
             excluded.pop(i, None)
         elif i in now:
             excluded[i] = now[i]
-        elif i in mem:
-            excluded[i] = mem[i]
+        elif (lasting := lasting_of(i)) is not None:
+            excluded[i] = lasting
         elif i in hidden:
             excluded[i] = hidden[i]
         else:
             excluded.pop(i, None)
-    for owner in sorted(owners):
-        _pair_group(view, owner, view.members[owner], window, chosen, summarized, excluded, members)
+    for owner in sorted(groups):
+        _pair_group(view, owner, groups[owner], window, chosen, summarized, excluded, members)
     return excluded, members
 
 

@@ -129,7 +129,9 @@ def test_a_grown_log_uses_the_snapshot_for_its_start(tmp_path, loads):
     assert loads and all(loads)
 
 
-@pytest.mark.parametrize("change", ["replaced", "truncated", "corrupt", "foreign", "garbage"])
+@pytest.mark.parametrize(
+    "change", ["replaced", "truncated", "corrupt", "foreign", "garbage", "byteorder"]
+)
 def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change):
     path = tmp_path / "run.jsonl"
     branches = _write(path, seed=1, tombstones=False)
@@ -147,9 +149,9 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
         branches = ["main"]
     elif change == "corrupt":  # a snapshot cut off mid-write, or with ids that do not exist
         snaps[0].write_bytes(snaps[0].read_bytes()[:1000])
-        header, state = _read_snapshot(snaps[-1])
-        state["seq"] = [10**9]
-        _write_snapshot(snaps[-1], header, state)
+        header, state, ints = _read_snapshot(snaps[-1])
+        state["seq"] = [10**9, 1]
+        _write_snapshot(snaps[-1], header, state, ints)
     elif change == "foreign":  # the snapshots of another log copied beside this one
         other = tmp_path / "other" / "run.jsonl"
         other.parent.mkdir()
@@ -158,26 +160,35 @@ def test_a_stale_corrupt_or_foreign_snapshot_is_ignored(tmp_path, loads, change)
         for p in other.parent.iterdir():
             if ".ctx-" in p.name:
                 shutil.copy(p, tmp_path / p.name)
+    elif change == "byteorder":  # made on a machine whose ints are stored the other way round
+        for p in snaps:
+            body = p.read_bytes().partition(b"\n")[2]
+            header, state, ints = _read_snapshot(p)
+            header["ints"] = header["ints"].replace("little", "?").replace("big", "little")
+            _write_snapshot(p, header, state, ints)
+            assert p.read_bytes().partition(b"\n")[2] == body  # (its CRC-32 still matches)
     else:
         for p in snaps:
             p.write_bytes(b"\x00\xff not json")
     loads.clear()
     _check(hk.EventLog.read(path), branches)
-    if change in ("replaced", "truncated", "foreign", "garbage"):
+    if change in ("replaced", "truncated", "foreign", "garbage", "byteorder"):
         assert loads and not any(loads)
     else:  # the cut one is not read; the one with bad ids is read, fails, and is ignored
         assert False in loads
 
 
 def _read_snapshot(path):
-    """A snapshot file's header and state (a header line, then the state's JSON)."""
+    """A snapshot file's header, state and block of ints (a header line, the state's JSON
+    line, then the ints)."""
     header, _, body = path.read_bytes().partition(b"\n")
-    return json.loads(header), json.loads(body)
+    state, _, ints = body.partition(b"\n")
+    return json.loads(header), json.loads(state), ints
 
 
-def _write_snapshot(path, header, state):
+def _write_snapshot(path, header, state, ints):
     """Write `state` back under the old `header`: its CRC-32 no longer matches an edit."""
-    body = json.dumps(state, separators=(",", ":")).encode()
+    body = json.dumps(state, separators=(",", ":")).encode() + b"\n" + ints
     path.write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
@@ -187,7 +198,7 @@ def test_a_snapshot_edited_on_disk_is_refused_not_trusted(tmp_path, loads, edit)
     branches = _write(path, seed=4, tombstones=False)
     _check(hk.EventLog.read(path), branches)
     for snap in (p for p in tmp_path.iterdir() if ".ctx-" in p.name):
-        header, state = _read_snapshot(snap)
+        header, state, ints = _read_snapshot(snap)
         if edit == "contract":  # found by a fuzz: a raw AttributeError in the build
             state["contract"] = (state["contract"] or 0) + 1
         elif edit == "core":  # found by a fuzz: a different prompt, silently
@@ -199,7 +210,7 @@ def test_a_snapshot_edited_on_disk_is_refused_not_trusted(tmp_path, loads, edit)
             data[-10] ^= 0x01
             snap.write_bytes(bytes(data))
         else:
-            _write_snapshot(snap, header, state)
+            _write_snapshot(snap, header, state, ints)
     loads.clear()
     _check(hk.EventLog.read(path), branches)  # every build equals one with snapshots off
     assert loads and not any(loads)
@@ -227,12 +238,19 @@ def test_a_tombstone_after_the_snapshot_does_not_resurrect_content(tmp_path, loa
 
 
 def test_packed_ints_read_back_and_refuse_garbage():
-    for values in ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100):
-        assert _snapshot.unints(_snapshot.ints(values)) == values
+    packed = _snapshot.Ints()
+    lists = ([], [0], [1, 2, 3], [2**31 - 1, 0, 7] * 100, [-5])
+    refs = [packed.add(values) for values in lists]
+    again = _snapshot.Ints(packed.tobytes())  # as `load` reads the block back
+    for ref, values in zip(refs, lists, strict=True):
+        assert again.get(ref).tolist() == values
     with pytest.raises(OverflowError):
-        _snapshot.ints([2**31])
-    with pytest.raises(ValueError, match="padding|4-byte"):
-        _snapshot.unints("AAA")  # not whole 4-byte ints (nor valid base64 padding)
+        packed.add([2**31])
+    with pytest.raises(ValueError, match="4-byte"):
+        _snapshot.Ints(b"AAA")  # not whole 4-byte ints
+    for ref in ([0, 10**6], [-1, 1], [0, -1], ["0", 1], [0.0, 1]):
+        with pytest.raises(ValueError, match="reference"):
+            again.get(ref)
 
 
 def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
@@ -252,3 +270,47 @@ def test_a_snapshot_far_behind_its_log_is_written_again(tmp_path, loads):
     loads.clear()
     _check(hk.EventLog.read(path), branches, policies=["default"])
     assert loads[0] is True
+
+
+def test_parts_left_packed_are_restored_when_a_later_build_needs_them(tmp_path, loads):
+    """A view from a snapshot unpacks the parts a first build does not read only when a later
+    build reads them (new calls and results, an old fact superseded, an old response rejected,
+    a human decision); every build still equals one with snapshots off."""
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, tombstones=False)
+    _check(hk.EventLog.read(path), branches)  # writes them
+    loads.clear()
+    live = hk.EventLog.open_existing(path, clock=lambda: 0.0, redactor=None)
+    builders = {p: ContextBuilder(p) for p in STRUCTURED}
+
+    def check():
+        for policy, builder in builders.items():
+            _same(builder.build(live), ContextBuilder(policy, snapshots=False).build(live))
+
+    check()
+    assert loads and all(loads)
+    assert all(b._views["main"]._pending for b in builders.values())  # some still packed
+    main = [e for e in live.events if e.branch_id == "main"]
+    facts = [e.event_id for e in main if e.type == "tool.result" and e.status == "active"]
+    responses = [e.event_id for e in main if e.type == "model.response"]
+    live.append("status.supersede", {"target": facts[0], "reason": "newer"}, source="system")
+    check()
+    assert not any(b._views["main"]._pending for b in builders.values())  # all unpacked now
+    live.append("status.reject", {"target": responses[1], "reason": "wrong"}, source="human")
+    check()
+    for k in range(3):
+        calls = [{"id": f"late{k}", "type": "function", "function": {"name": "get"}}]
+        live.append("model.response", {"message": {"role": "assistant", "tool_calls": calls}})
+        live.append("tool.call", {"tool": "get", "tool_call_id": f"late{k}", "arguments": {}})
+        content = json.dumps({"k": k, "pnr": f"LATE{k}"})
+        live.append(
+            "tool.result",
+            {"tool": "get", "tool_call_id": f"late{k}", "content": content, "ok": k != 1},
+            source="tool",
+        )
+        live.append("human.decision", {"decision": "approve", "note": f"n{k}"}, source="human")
+        live.append("user.message", {"content": f"go on {k}"}, source="user")
+        check()
+    live.append("status.supersede", {"target": facts[-1], "reason": "newer"}, source="system")
+    check()
+    live.close()
