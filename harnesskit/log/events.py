@@ -91,6 +91,10 @@ class EventLog:
     Appending writes the line to a buffered file; `flush()` (called by the loop after every
     step) hands it to the OS, so a killed process loses at most the step in flight. With
     `durable=True` each flush also calls `os.fsync` (survives power loss; slower).
+
+    One writer per file: while a log has its file open to append it holds an exclusive lock,
+    and a closed log that reopens its file checks that no one appended in between; a second
+    writer (another `Run` on the same log, `h.resume(path)` twice) is a `UsageError`.
     """
 
     def __init__(
@@ -115,7 +119,7 @@ class EventLog:
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
-                `EventLog.read` to load one).
+                `EventLog.read` to load one), or another writer has it open.
         """
         self.path = pathlib.Path(path) if path is not None else None
         self.run_id = run_id
@@ -144,6 +148,7 @@ class EventLog:
         self._folding_seen = 0  # len(events) when `_folding` was last brought up to date
         self.write_error: EventLogError | None = None
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
+        self._disk_size = 0  # bytes on disk when the file was last closed (`_open_append`)
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
                 if not _never_started(self.path):
@@ -155,8 +160,9 @@ class EventLog:
                 # it starts again here, after that line, which `read` skips (never rewritten)
                 self._needs_newline = not _ends_with_newline(self.path)
                 self.torn_lines = [1]
+                self._disk_size = self.path.stat().st_size
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self._file = _open_append(self.path, self._disk_size)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -277,7 +283,7 @@ class EventLog:
         if file is not None and self.write_error is None:
             try:
                 if file.closed:  # closed between turns (run finished): appending reopens
-                    file = self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+                    file = self._file = _open_append(self.path, self._disk_size)  # type: ignore[arg-type]
                 if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
                     file.write("\n")
                     self._needs_newline = False
@@ -442,11 +448,13 @@ class EventLog:
         """Flush and close the file; the in-memory events stay readable.
 
         A later `append` reopens the file in append mode (a finished run that gets a new user
-        turn goes on in the same log).
+        turn goes on in the same log), unless another writer appended to it in between.
         """
         if self._file is not None and not self._file.closed:
             self.flush()
-            self._file.close()
+            with contextlib.suppress(OSError, ValueError):
+                self._disk_size = os.fstat(self._file.fileno()).st_size
+            self._file.close()  # releases the writer's lock
 
     def __enter__(self) -> EventLog:
         return self
@@ -561,7 +569,8 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist.
+            UsageError: the file does not exist, or another writer has it open (or appended
+                to it while it was being read).
             CorruptLogError: a line other than the last is corrupt.
             SchemaVersionError: a line has an unknown schema version.
         """
@@ -571,7 +580,8 @@ class EventLog:
         log.durable = durable
         log.redactor = redactor
         log._needs_newline = log.path is not None and not _ends_with_newline(log.path)
-        log._file = open(log.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+        log._disk_size = log._read_size or 0
+        log._file = _open_append(log.path, log._disk_size)  # type: ignore[arg-type]
         return log
 
     def __iter__(self) -> Iterator[Event]:
@@ -866,6 +876,52 @@ def _content(event: Event) -> Any:
     """The payload's `content` (a tool's result text, already scanned by the transport), or None."""
     payload = event.payload
     return payload.get("content") if isinstance(payload, dict) else None
+
+
+def _open_append(path: pathlib.Path, expected_size: int) -> Any:
+    """Open `path` to append as its only writer, checking no one appended since `expected_size`.
+
+    One writer per log: two `EventLog`s appending to one file would both number their next
+    event `len(events) + 1` and the file would be corrupt for good. The open file holds an
+    exclusive advisory lock (`fcntl.flock`, non-blocking; released when it is closed; skipped
+    where there is no `fcntl` or the file system refuses locks), and a file whose size is not
+    the size this log last saw was written by someone else: refused. Checked at open and
+    reopen only; appending a line costs the same.
+
+    Raises:
+        UsageError: another writer has the file open, or wrote to it since `expected_size`;
+            the file is left as it was.
+    """
+    fh = open(path, "a", encoding="utf-8")  # noqa: SIM115
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: the size check below still holds
+            fcntl = None  # type: ignore[assignment]
+        if fcntl is not None:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(
+                    f"event log {path} is already open for writing by another Run (in this "
+                    "process or another); a second writer would reuse its event ids and corrupt "
+                    "it. Go on with that Run, or let it finish (or close it: run.log.close()) "
+                    "and then h.resume(path) for a fresh Run; EventLog.read(path) reads it now"
+                ) from None
+            except OSError:  # no locks on this file system (some network mounts)
+                pass
+        size = os.fstat(fh.fileno()).st_size
+        if size != expected_size:
+            raise UsageError(
+                f"event log {path} was written by another Run since this one last wrote to it "
+                f"({size} bytes on disk, {expected_size} expected); appending from this stale "
+                "Run would reuse event ids and corrupt the log, so nothing was written. Load "
+                "it again with h.resume(path) for a fresh Run (EventLog.read(path) to read it)"
+            )
+    except BaseException:
+        fh.close()
+        raise
+    return fh
 
 
 def _never_started(path: pathlib.Path) -> bool:
