@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _json, _repr
-from harnesskit.errors import CorruptLogError, EventLogError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, SchemaVersionError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -119,7 +119,8 @@ class EventLog:
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
-                `EventLog.read` to load one), or another writer has it open.
+                `EventLog.read` to load one; a file that is no log is never appended to), or
+                another writer has it open.
         """
         self.path = pathlib.Path(path) if path is not None else None
         self.run_id = run_id
@@ -151,7 +152,13 @@ class EventLog:
         self._disk_size = 0  # bytes on disk when the file was last closed (`_open_append`)
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
-                if not _never_started(self.path):
+                kind = _existing_kind(self.path)
+                if kind == "other":
+                    raise UsageError(
+                        f"{self.path} exists and is not a harnesskit event log; nothing was "
+                        "written to it: pick another path (another run_id), or move the file"
+                    )
+                if kind == "log":
                     raise UsageError(
                         f"event log {self.path} already exists; logs are append-only and never "
                         "reused: pick a new path, or EventLog.read(path) to load it"
@@ -924,13 +931,23 @@ def _open_append(path: pathlib.Path, expected_size: int) -> Any:
     return fh
 
 
-def _never_started(path: pathlib.Path) -> bool:
-    """True when the file at `path` holds no event: only blank space and a cut-off first line."""
+def _existing_kind(path: pathlib.Path) -> str:
+    """What the non-empty file at `path` is: `log`, `torn` or `other`.
+
+    `torn`: a log whose run never started: no event, only a first line cut off while it was
+    written (the start of an event line, `{"v":`). `log`: a log with events (or of a newer
+    schema). `other`: anything else (notes, another program's JSON, a corrupt file).
+    """
     try:
         log = EventLog.read(path)
+    except SchemaVersionError:
+        return "log"
     except EventLogError:
-        return False
-    return not log.events and log.incomplete_tail is not None
+        return "other"
+    if log.events:
+        return "log"
+    tail = log.incomplete_tail
+    return "torn" if tail is not None and '{"v":'.startswith(tail[:5]) else "other"
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:

@@ -226,14 +226,18 @@ class Harness:
 
         Args:
             user_message: the user's opening turn(s).
-            run_id: the run's id; default a fresh `run-<12 hex>`.
+            run_id: the run's id, which names its log `<log_dir>/<run_id>.jsonl`: 1-200
+                characters from `A-Z a-z 0-9 . _ -`, starting with a letter or digit; default
+                a fresh `run-<12 hex>`.
             task: extra task facts recorded in the contract (e.g. a benchmark task id).
 
         Returns:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text.
+            UsageError: a user turn is not text; `run_id` breaks the rule above; or a file
+                already exists at the log's path (a log: logs are never reused; anything else:
+                never appended to).
         """
         if isinstance(user_message, str):
             turns = [user_message]
@@ -244,12 +248,13 @@ class Harness:
         if not all(isinstance(t, str) for t in turns):
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
         from harnesskit.run import lifecycle
+        from harnesskit.run._ids import check_run_id
 
-        if not run_id:
+        if run_id is None:
             import uuid  # loaded here: `import harnesskit` need not pay for it
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
-        return lifecycle.open_run(self, run_id, turns, task or {})
+        return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.
