@@ -150,4 +150,6 @@ def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason:
     h = harness or run.harness
     Trajectory(run.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
     point = ResumePoint(log=run.log, ledger=run.ledger, state=rebuild_state(run.log, name))
-    return attach(h, point)
+    branch = attach(h, point)
+    branch._busy = run._busy  # one log: a branch and its root step one at a time
+    return branch
