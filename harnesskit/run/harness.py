@@ -114,8 +114,9 @@ class Harness:
             the first artifact).
 
     Raises:
-        UsageError: an argument of the wrong type, or a `log_dir` that is not a folder that can
-            be created or written (a file, a read-only or missing mount).
+        UsageError: an argument of the wrong type, a `log_dir` that is not a folder that can
+            be created or written (a file, a read-only or missing mount), or a tool named like
+            a built-in one (the prefix `artifact_`, or `choose_group`).
     """
 
     def __init__(
@@ -150,6 +151,7 @@ class Harness:
                 "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
             )
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        _refuse_reserved_names(self.tools)
         self.model = model if isinstance(model, _NoModel) else get_model(model)
         if not callable(getattr(self.model, "request", None)):
             raise UsageError(
@@ -336,3 +338,26 @@ def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: 
             f"Harness(progress=...) takes a callback progress(item) such as hk.TqdmProgress(), "
             f"or None, got {progress!r}"
         )
+
+
+#: Tool names harnesskit's built-in tools take: the artifact inspection tools (R-A4) share
+#: this prefix, and tool groups (R-T3) add `choose_group`.
+RESERVED_TOOL_PREFIX = "artifact_"
+
+
+def _refuse_reserved_names(tools: ToolRegistry) -> None:
+    """Refuse a user tool named like a built-in one (it would collide when a run starts).
+
+    Raises:
+        UsageError: naming the tool, the reserved prefix and name, and how to rename it.
+    """
+    from harnesskit.tools.groups import CHOOSE_GROUP
+
+    for name in tools.names:
+        if name.startswith(RESERVED_TOOL_PREFIX) or name == CHOOSE_GROUP:
+            raise UsageError(
+                f"tool name {name!r} is reserved: harnesskit's built-in tools use the prefix "
+                f"{RESERVED_TOOL_PREFIX!r} (artifact_head, artifact_slice, ...: reading stored "
+                f"results) and the name {CHOOSE_GROUP!r} (tool groups); rename the tool, e.g. "
+                f"@hk.tool(name='my_{name.removeprefix(RESERVED_TOOL_PREFIX)}')"
+            )
