@@ -576,19 +576,26 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist, or another writer has it open (or appended
-                to it while it was being read).
+            UsageError: the file does not exist, or another writer has it open.
             CorruptLogError: a line other than the last is corrupt.
             SchemaVersionError: a line has an unknown schema version.
         """
-        log = cls.read(path)
+        if not isinstance(path, str | os.PathLike) or not pathlib.Path(path).is_file():
+            cls.read(path)  # raises the UsageError naming what is wrong
+        # the writer's lock before reading: no one appends between the read and our first line
+        file = _open_append(pathlib.Path(path), None)
+        try:
+            log = cls.read(path)
+        except BaseException:
+            file.close()
+            raise
         log._readonly = False
         log.clock = clock
         log.durable = durable
         log.redactor = redactor
         log._needs_newline = log.path is not None and not _ends_with_newline(log.path)
         log._disk_size = log._read_size or 0
-        log._file = _open_append(log.path, log._disk_size)  # type: ignore[arg-type]
+        log._file = file
         return log
 
     def __iter__(self) -> Iterator[Event]:
@@ -885,15 +892,16 @@ def _content(event: Event) -> Any:
     return payload.get("content") if isinstance(payload, dict) else None
 
 
-def _open_append(path: pathlib.Path, expected_size: int) -> Any:
+def _open_append(path: pathlib.Path, expected_size: int | None) -> Any:
     """Open `path` to append as its only writer, checking no one appended since `expected_size`.
 
     One writer per log: two `EventLog`s appending to one file would both number their next
     event `len(events) + 1` and the file would be corrupt for good. The open file holds an
     exclusive advisory lock (`fcntl.flock`, non-blocking; released when it is closed; skipped
     where there is no `fcntl` or the file system refuses locks), and a file whose size is not
-    the size this log last saw was written by someone else: refused. Checked at open and
-    reopen only; appending a line costs the same.
+    the size this log last saw was written by someone else: refused (`None`: not checked).
+    Checked at open and reopen only; appending a line costs the same. A lock held by a `Run`
+    no longer reachable (`del run`, in a reference cycle) is freed by one `gc.collect()`.
 
     Raises:
         UsageError: another writer has the file open, or wrote to it since `expected_size`;
@@ -907,7 +915,13 @@ def _open_append(path: pathlib.Path, expected_size: int) -> Any:
             fcntl = None  # type: ignore[assignment]
         if fcntl is not None:
             try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:  # maybe a log no one can reach: collected, it closes
+                    import gc
+
+                    gc.collect()
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise UsageError(
                     f"event log {path} is already open for writing by another Run (in this "
@@ -918,7 +932,7 @@ def _open_append(path: pathlib.Path, expected_size: int) -> Any:
             except OSError:  # no locks on this file system (some network mounts)
                 pass
         size = os.fstat(fh.fileno()).st_size
-        if size != expected_size:
+        if expected_size is not None and size != expected_size:
             raise UsageError(
                 f"event log {path} was written by another Run since this one last wrote to it "
                 f"({size} bytes on disk, {expected_size} expected); appending from this stale "

@@ -125,7 +125,9 @@ def restart(
     """
     from harnesskit.log.resume import restart_point
 
-    return attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+    run = attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+    run.log.flush()  # the new branch is on disk now, as a resumed run's first events are
+    return run
 
 
 def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason: str) -> Run:

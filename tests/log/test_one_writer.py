@@ -111,3 +111,19 @@ def test_a_writer_in_another_process_is_refused(tmp_path):
             assert proc.wait(timeout=30) == 0
     log = hk.EventLog.read(path)
     assert log.events[-1].payload["content"] == "from the other process"
+
+
+# the collected Run's file is closed by its finalizer, which warns that it was left open
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_run_no_one_can_reach_does_not_hold_the_file(tmp_path):
+    h = harness(tmp_path, "a", "b", "c", "d")
+    path = h.run("hello").log.path
+    kept = h.restart(path, reason="first try")  # not run: it holds the file
+    with pytest.raises(hk.UsageError, match="already open for writing"):
+        h.restart(path, reason="again")
+    restarted_events = len(kept.log.events)
+    del kept  # a Run sits in reference cycles: only the collector closes its file
+    again = h.restart(path, reason="again")
+    assert len(again.log.events) > restarted_events  # it read the first restart's events
+    again.run()
+    assert len(hk.EventLog.read(path).of_type("run.restart")) == 2
