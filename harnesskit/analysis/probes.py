@@ -35,6 +35,7 @@ from harnesskit.log.events import EventLog
 from harnesskit.messages import ModelResponse
 from harnesskit.models.offline import ScriptedModel
 from harnesskit.run import Harness, Limits, Run
+from harnesskit.run._ids import safe_run_id
 from harnesskit.testing import reply
 from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import Tool, tool
@@ -356,7 +357,7 @@ def run_probe(
             gate=Gate(workspace=env.root),
             log_dir=log_dir,
         )
-        run = harness.start(TASK, run_id=f"probe-{resolved.name}-{kind}-{seed}")
+        run = harness.start(TASK, run_id=safe_run_id(f"probe-{resolved.name}-{kind}-{seed}"))
         armed = drive(run)
     requests = [e for e in run.log.of_type("model.request") if e.event_id > armed]
     leaked = tuple(e.event_id for e in requests if canary in run.log.request_text(e.event_id))
@@ -584,7 +585,7 @@ def compare_policies(
             limits=Limits(max_steps=turns + 1),
             system_prompt=SYSTEM,
         )
-        run = harness.start(TASK, run_id=f"session-{resolved.name}-{seed}")
+        run = harness.start(TASK, run_id=safe_run_id(f"session-{resolved.name}-{seed}"))
         driver(run)
         responses = run.log.of_type("model.response")
         columns[resolved.name] = [e.payload["usage"]["prompt_tokens"] for e in responses]

@@ -217,7 +217,7 @@ def replay(
     h.system_prompt = "" if contract.system_prompt is None else contract.system_prompt
     if tools == "recorded":
         h.tools = _recorded_registry(recorded_log, view)
-    run = h.start(opening, run_id=contract.run_id, task=contract.task)
+    run = _open(h, contract.run_id, opening, contract.task)
     divergences: list[Divergence] = []
     try:
         run.run()
@@ -377,3 +377,20 @@ def counterfactual(
             injected = None
         view.events.append(e)
     return pd.DataFrame(rows)
+
+
+def _open(h: Any, run_id: str | None, opening: list[str], task: Any) -> Any:
+    """Start the replay under the recorded run id (call ids derive from it), in memory.
+
+    A log recorded before run ids were checked may hold one `Harness.start` now refuses; the
+    replay keeps no log file, so that id names nothing on disk and is kept as it was.
+    """
+    from harnesskit.run import lifecycle
+    from harnesskit.run._ids import check_run_id
+
+    if run_id:
+        try:
+            check_run_id(run_id)
+        except UsageError:
+            return lifecycle.open_run(h, run_id, list(opening), task or {})
+    return h.start(opening, run_id=run_id or None, task=task)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _json, _repr
-from harnesskit.errors import CorruptLogError, EventLogError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, SchemaVersionError, UsageError
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -91,6 +91,10 @@ class EventLog:
     Appending writes the line to a buffered file; `flush()` (called by the loop after every
     step) hands it to the OS, so a killed process loses at most the step in flight. With
     `durable=True` each flush also calls `os.fsync` (survives power loss; slower).
+
+    One writer per file: while a log has its file open to append it holds an exclusive lock,
+    and a closed log that reopens its file checks that no one appended in between; a second
+    writer (another `Run` on the same log, `h.resume(path)` twice) is a `UsageError`.
     """
 
     def __init__(
@@ -115,7 +119,8 @@ class EventLog:
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
-                `EventLog.read` to load one).
+                `EventLog.read` to load one; a file that is no log is never appended to), or
+                another writer has it open.
         """
         self.path = pathlib.Path(path) if path is not None else None
         self.run_id = run_id
@@ -144,9 +149,16 @@ class EventLog:
         self._folding_seen = 0  # len(events) when `_folding` was last brought up to date
         self.write_error: EventLogError | None = None
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
+        self._disk_size = 0  # bytes on disk when the file was last closed (`_open_append`)
         if self.path is not None:
             if self.path.exists() and self.path.stat().st_size > 0:
-                if not _never_started(self.path):
+                kind = _existing_kind(self.path)
+                if kind == "other":
+                    raise UsageError(
+                        f"{self.path} exists and is not a harnesskit event log; nothing was "
+                        "written to it: pick another path (another run_id), or move the file"
+                    )
+                if kind == "log":
                     raise UsageError(
                         f"event log {self.path} already exists; logs are append-only and never "
                         "reused: pick a new path, or EventLog.read(path) to load it"
@@ -155,8 +167,9 @@ class EventLog:
                 # it starts again here, after that line, which `read` skips (never rewritten)
                 self._needs_newline = not _ends_with_newline(self.path)
                 self.torn_lines = [1]
+                self._disk_size = self.path.stat().st_size
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self._file = _open_append(self.path, self._disk_size)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -277,7 +290,7 @@ class EventLog:
         if file is not None and self.write_error is None:
             try:
                 if file.closed:  # closed between turns (run finished): appending reopens
-                    file = self._file = open(self.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+                    file = self._file = _open_append(self.path, self._disk_size)  # type: ignore[arg-type]
                 if self._needs_newline:  # end a line cut off by a killed writer; `read` skips it
                     file.write("\n")
                     self._needs_newline = False
@@ -442,11 +455,13 @@ class EventLog:
         """Flush and close the file; the in-memory events stay readable.
 
         A later `append` reopens the file in append mode (a finished run that gets a new user
-        turn goes on in the same log).
+        turn goes on in the same log), unless another writer appended to it in between.
         """
         if self._file is not None and not self._file.closed:
             self.flush()
-            self._file.close()
+            with contextlib.suppress(OSError, ValueError):
+                self._disk_size = os.fstat(self._file.fileno()).st_size
+            self._file.close()  # releases the writer's lock
 
     def __enter__(self) -> EventLog:
         return self
@@ -561,17 +576,26 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist.
+            UsageError: the file does not exist, or another writer has it open.
             CorruptLogError: a line other than the last is corrupt.
             SchemaVersionError: a line has an unknown schema version.
         """
-        log = cls.read(path)
+        if not isinstance(path, str | os.PathLike) or not pathlib.Path(path).is_file():
+            cls.read(path)  # raises the UsageError naming what is wrong
+        # the writer's lock before reading: no one appends between the read and our first line
+        file = _open_append(pathlib.Path(path), None)
+        try:
+            log = cls.read(path)
+        except BaseException:
+            file.close()
+            raise
         log._readonly = False
         log.clock = clock
         log.durable = durable
         log.redactor = redactor
         log._needs_newline = log.path is not None and not _ends_with_newline(log.path)
-        log._file = open(log.path, "a", encoding="utf-8")  # type: ignore[arg-type]  # noqa: SIM115
+        log._disk_size = log._read_size or 0
+        log._file = file
         return log
 
     def __iter__(self) -> Iterator[Event]:
@@ -868,13 +892,76 @@ def _content(event: Event) -> Any:
     return payload.get("content") if isinstance(payload, dict) else None
 
 
-def _never_started(path: pathlib.Path) -> bool:
-    """True when the file at `path` holds no event: only blank space and a cut-off first line."""
+def _open_append(path: pathlib.Path, expected_size: int | None) -> Any:
+    """Open `path` to append as its only writer, checking no one appended since `expected_size`.
+
+    One writer per log: two `EventLog`s appending to one file would both number their next
+    event `len(events) + 1` and the file would be corrupt for good. The open file holds an
+    exclusive advisory lock (`fcntl.flock`, non-blocking; released when it is closed; skipped
+    where there is no `fcntl` or the file system refuses locks), and a file whose size is not
+    the size this log last saw was written by someone else: refused (`None`: not checked).
+    Checked at open and reopen only; appending a line costs the same. A lock held by a `Run`
+    no longer reachable (`del run`, in a reference cycle) is freed by one `gc.collect()`.
+
+    Raises:
+        UsageError: another writer has the file open, or wrote to it since `expected_size`;
+            the file is left as it was.
+    """
+    fh = open(path, "a", encoding="utf-8")  # noqa: SIM115
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: the size check below still holds
+            fcntl = None  # type: ignore[assignment]
+        if fcntl is not None:
+            try:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:  # maybe a log no one can reach: collected, it closes
+                    import gc
+
+                    gc.collect()
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(
+                    f"event log {path} is already open for writing by another Run (in this "
+                    "process or another); a second writer would reuse its event ids and corrupt "
+                    "it. Go on with that Run, or let it finish (or close it: run.log.close()) "
+                    "and then h.resume(path) for a fresh Run; EventLog.read(path) reads it now"
+                ) from None
+            except OSError:  # no locks on this file system (some network mounts)
+                pass
+        size = os.fstat(fh.fileno()).st_size
+        if expected_size is not None and size != expected_size:
+            raise UsageError(
+                f"event log {path} was written by another Run since this one last wrote to it "
+                f"({size} bytes on disk, {expected_size} expected); appending from this stale "
+                "Run would reuse event ids and corrupt the log, so nothing was written. Load "
+                "it again with h.resume(path) for a fresh Run (EventLog.read(path) to read it)"
+            )
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def _existing_kind(path: pathlib.Path) -> str:
+    """What the non-empty file at `path` is: `log`, `torn` or `other`.
+
+    `torn`: a log whose run never started: no event, only a first line cut off while it was
+    written (the start of an event line, `{"v":`). `log`: a log with events (or of a newer
+    schema). `other`: anything else (notes, another program's JSON, a corrupt file).
+    """
     try:
         log = EventLog.read(path)
+    except SchemaVersionError:
+        return "log"
     except EventLogError:
-        return False
-    return not log.events and log.incomplete_tail is not None
+        return "other"
+    if log.events:
+        return "log"
+    tail = log.incomplete_tail
+    return "torn" if tail is not None and '{"v":'.startswith(tail[:5]) else "other"
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:

@@ -12,11 +12,12 @@ starts again from the task on a fresh branch and keeps the first attempt as evid
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -495,6 +496,17 @@ def reopen(
             cut-off last one is not a write record (it could hide a write that started).
     """
     log = _open_log(harness, path)
+    with _closed_on_error(log):
+        return _reopen(harness, log, path, branch_id, task)
+
+
+def _reopen(
+    harness: Any,
+    log: EventLog,
+    path: str | os.PathLike[str],
+    branch_id: str | None,
+    task: Mapping[str, Any] | None,
+) -> ResumePoint:
     _refuse_never_started(log)
     ledger = _open_ledger(harness, path, log)
     branch = branch_id or _default_branch(log)
@@ -566,6 +578,17 @@ def restart_point(
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt.
     """
     log = _open_log(harness, path)
+    with _closed_on_error(log):
+        return _restart_point(harness, log, path, reason, branch_id)
+
+
+def _restart_point(
+    harness: Any,
+    log: EventLog,
+    path: str | os.PathLike[str],
+    reason: str,
+    branch_id: str | None,
+) -> ResumePoint:
     _refuse_never_started(log)
     ledger = _open_ledger(harness, path, log)
     old = branch_id or _default_branch(log)
@@ -611,6 +634,17 @@ def restart_point(
             summary=f"restart: {len(done)} committed writes",
         )
     return ResumePoint(log=log, ledger=ledger, state=rebuild_state(log, name))
+
+
+@contextlib.contextmanager
+def _closed_on_error(log: EventLog) -> Iterator[None]:
+    """Close `log` (its file, and so its writer's lock) when reopening it fails half-way."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(EventLogError):
+            log.close()
+        raise
 
 
 def _refuse_never_started(log: EventLog) -> None:

@@ -1,7 +1,9 @@
-"""Private: tool-call ids made unique within a run, derived so identical runs match (R-E2).
+"""Private: run ids that are safe file names; tool-call ids made unique within a run (R-E2).
 
-A replacement id depends only on the run id, branch, step and the call's position, never on a
-random source: two runs with the same inputs, clock and run id write the same ids.
+A run id names its log, `<log_dir>/<run_id>.jsonl` (and the files beside it), so it is checked
+as a file name (`check_run_id`). A replacement call id depends only on the run id, branch, step
+and the call's position, never on a random source: two runs with the same inputs, clock and
+run id write the same ids.
 """
 
 from __future__ import annotations
@@ -10,12 +12,65 @@ import dataclasses
 import hashlib
 from typing import TYPE_CHECKING
 
+from harnesskit.errors import UsageError
 from harnesskit.messages import Message
 
 if TYPE_CHECKING:
     from harnesskit.run.state import RunState
 
-__all__ = ["unique_call_ids"]
+__all__ = ["RUN_ID_RULE", "check_run_id", "safe_run_id", "unique_call_ids"]
+
+#: The rule for run ids, as error messages state it. 200 leaves room for the longest name
+#: derived from a log's (`.<run_id>.jsonl.ctx-<16 hex>.<8>`, a context snapshot being written)
+#: under the usual 255-byte limit, and holds the experiments' ids (up to 180).
+RUN_ID_RULE = "1-200 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit"
+_MAX_RUN_ID = 200
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_SAFE = _ALNUM | frozenset("._-")
+
+
+def check_run_id(run_id: object) -> str:
+    """`run_id` when it is a safe file name for the run's log, else refuse it.
+
+    Args:
+        run_id: the id asked for.
+
+    Returns:
+        `run_id`, unchanged.
+
+    Raises:
+        UsageError: not a `str`, or not 1-200 characters from `A-Z a-z 0-9 . _ -` starting
+            with a letter or digit (so `../x`, `a/b`, `.hidden`, a NUL byte, spaces and names
+            too long for the file system are refused before anything is written).
+    """
+    if (
+        isinstance(run_id, str)
+        and 0 < len(run_id) <= _MAX_RUN_ID
+        and run_id[0] in _ALNUM
+        and _SAFE.issuperset(run_id)
+    ):
+        return run_id
+    shown = repr(run_id) if len(repr(run_id)) <= 80 else repr(run_id)[:77] + "..."
+    raise UsageError(
+        f"run_id must be {RUN_ID_RULE} (it names the log file <log_dir>/<run_id>.jsonl), got "
+        f"{type(run_id).__name__} {shown}; e.g. run_id='cancel-4WQ150-1', or leave it out for "
+        "a fresh run-<12 hex>"
+    )
+
+
+def safe_run_id(text: str) -> str:
+    """A run id made from free text (labels, an old log's id): unsafe runs of characters -> `_`.
+
+    Args:
+        text: the text, e.g. `f"probe-{policy}-{kind}"`.
+
+    Returns:
+        A string `check_run_id` accepts (`text` itself when it already is one).
+    """
+    out = "".join(c if c in _SAFE else "_" for c in text)[:_MAX_RUN_ID]
+    if not out or out[0] not in _ALNUM:
+        out = ("r" + out)[:_MAX_RUN_ID]
+    return out
 
 
 def unique_call_ids(message: Message, state: RunState) -> Message:

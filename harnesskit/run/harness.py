@@ -114,8 +114,9 @@ class Harness:
             the first artifact).
 
     Raises:
-        UsageError: an argument of the wrong type, or a `log_dir` that is not a folder that can
-            be created or written (a file, a read-only or missing mount).
+        UsageError: an argument of the wrong type, a `log_dir` that is not a folder that can
+            be created or written (a file, a read-only or missing mount), or a tool named like
+            a built-in one (the prefix `artifact_`, or `choose_group`).
     """
 
     def __init__(
@@ -150,6 +151,7 @@ class Harness:
                 "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
             )
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        _refuse_reserved_names(self.tools)
         self.model = model if isinstance(model, _NoModel) else get_model(model)
         if not callable(getattr(self.model, "request", None)):
             raise UsageError(
@@ -226,14 +228,18 @@ class Harness:
 
         Args:
             user_message: the user's opening turn(s).
-            run_id: the run's id; default a fresh `run-<12 hex>`.
+            run_id: the run's id, which names its log `<log_dir>/<run_id>.jsonl`: 1-200
+                characters from `A-Z a-z 0-9 . _ -`, starting with a letter or digit; default
+                a fresh `run-<12 hex>`.
             task: extra task facts recorded in the contract (e.g. a benchmark task id).
 
         Returns:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text.
+            UsageError: a user turn is not text; `run_id` breaks the rule above; or a file
+                already exists at the log's path (a log: logs are never reused; anything else:
+                never appended to).
         """
         if isinstance(user_message, str):
             turns = [user_message]
@@ -244,12 +250,13 @@ class Harness:
         if not all(isinstance(t, str) for t in turns):
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
         from harnesskit.run import lifecycle
+        from harnesskit.run._ids import check_run_id
 
-        if not run_id:
+        if run_id is None:
             import uuid  # loaded here: `import harnesskit` need not pay for it
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
-        return lifecycle.open_run(self, run_id, turns, task or {})
+        return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.
@@ -331,3 +338,26 @@ def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: 
             f"Harness(progress=...) takes a callback progress(item) such as hk.TqdmProgress(), "
             f"or None, got {progress!r}"
         )
+
+
+#: Tool names harnesskit's built-in tools take: the artifact inspection tools (R-A4) share
+#: this prefix, and tool groups (R-T3) add `choose_group`.
+RESERVED_TOOL_PREFIX = "artifact_"
+
+
+def _refuse_reserved_names(tools: ToolRegistry) -> None:
+    """Refuse a user tool named like a built-in one (it would collide when a run starts).
+
+    Raises:
+        UsageError: naming the tool, the reserved prefix and name, and how to rename it.
+    """
+    from harnesskit.tools.groups import CHOOSE_GROUP
+
+    for name in tools.names:
+        if name.startswith(RESERVED_TOOL_PREFIX) or name == CHOOSE_GROUP:
+            raise UsageError(
+                f"tool name {name!r} is reserved: harnesskit's built-in tools use the prefix "
+                f"{RESERVED_TOOL_PREFIX!r} (artifact_head, artifact_slice, ...: reading stored "
+                f"results) and the name {CHOOSE_GROUP!r} (tool groups); rename the tool, e.g. "
+                f"@hk.tool(name='my_{name.removeprefix(RESERVED_TOOL_PREFIX)}')"
+            )

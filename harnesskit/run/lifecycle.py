@@ -125,7 +125,9 @@ def restart(
     """
     from harnesskit.log.resume import restart_point
 
-    return attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+    run = attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+    run.log.flush()  # the new branch is on disk now, as a resumed run's first events are
+    return run
 
 
 def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason: str) -> Run:
@@ -150,4 +152,6 @@ def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason:
     h = harness or run.harness
     Trajectory(run.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
     point = ResumePoint(log=run.log, ledger=run.ledger, state=rebuild_state(run.log, name))
-    return attach(h, point)
+    branch = attach(h, point)
+    branch._busy = run._busy  # one log: a branch and its root step one at a time
+    return branch

@@ -10,6 +10,9 @@ incomplete. Opening, resuming, restarting and forking runs happen around the loo
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _repr
@@ -37,6 +40,11 @@ class Run:
 
     Runs are opened by `Harness.start` / `resume` / `restart` and `Run.fork`.
 
+    One step at a time: `step`, `run`, `send` and `fork` called while a step of this run (or
+    of a branch forked from it: they share the log) is running — from another thread, such as
+    a `StepControls` widget's "Run to end", or from inside the step — raise `UsageError`
+    instead of interleaving their events. `cancel` is never refused.
+
     Args:
         harness: the harness the run belongs to.
         state: the run's state (fresh, or rebuilt from a log).
@@ -50,6 +58,7 @@ class Run:
         self.harness, self.state, self.log, self.ledger = harness, state, log, ledger
         self.error: BaseException | None = None
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
+        self._busy = threading.Lock()  # held by the step running; forks share it (one log)
 
     @property
     def finish_reason(self) -> str | None:
@@ -71,13 +80,17 @@ class Run:
 
         Returns:
             `self`.
+
+        Raises:
+            UsageError: a step of this run is running (see the class docstring).
         """
         st = self.state
-        record.user_message(self.log, st, text)
-        if st.finish_reason in ("stop", "paused"):
-            st.finish_reason = None
-        if flush:
-            self.log.flush()
+        with self._one_at_a_time("send()"):
+            record.user_message(self.log, st, text)
+            if st.finish_reason in ("stop", "paused"):
+                st.finish_reason = None
+            if flush:
+                self.log.flush()
         return self
 
     def fork(
@@ -97,11 +110,13 @@ class Run:
             A run on the new branch.
 
         Raises:
-            UsageError: no such event, a taken name, or tool calls without results at `event_id`.
+            UsageError: no such event, a taken name, tool calls without results at `event_id`,
+                or a step of this run is running.
         """
         from harnesskit.run import lifecycle
 
-        return lifecycle.fork(self, event_id, name, harness=harness, reason=reason)
+        with self._one_at_a_time("fork()"):
+            return lifecycle.fork(self, event_id, name, harness=harness, reason=reason)
 
     def cancel(self) -> None:
         """Ask the run to stop at the top of the next iteration (finish_reason `cancelled`)."""
@@ -112,14 +127,18 @@ class Run:
 
         Returns:
             `self`.
+
+        Raises:
+            UsageError: a step of this run is already running (see the class docstring).
         """
-        if self.state.finish_reason in (None, "paused"):
-            try:
-                self.step()
-                while self.state.finish_reason is None:
-                    self.step()
-            finally:
-                self.log.flush()
+        with self._one_at_a_time("run()"):
+            if self.state.finish_reason in (None, "paused"):
+                try:
+                    self._step()
+                    while self.state.finish_reason is None:
+                        self._step()
+                finally:
+                    self.log.flush()
         return self
 
     def raise_for_stop(self) -> Run:
@@ -147,8 +166,13 @@ class Run:
             `self`.
 
         Raises:
-            UsageError: the run has already finished, or a fake model ran out of turns.
+            UsageError: the run has already finished, a fake model ran out of turns, or a step
+                of this run is already running (see the class docstring).
         """
+        with self._one_at_a_time("step()"):
+            return self._step()
+
+    def _step(self) -> Run:
         st = self.state
         if st.finish_reason not in (None, "paused"):
             raise UsageError(
@@ -158,6 +182,24 @@ class Run:
         with ends_step(self):  # brakes, pauses, errors and crashes end the step in one place
             self._turn()
         return self
+
+    @contextlib.contextmanager
+    def _one_at_a_time(self, what: str) -> Iterator[None]:
+        """Hold the run's step lock for `what`, or refuse at once (never waits).
+
+        Raises:
+            UsageError: another step, run, send or fork of this run holds it.
+        """
+        if not self._busy.acquire(blocking=False):
+            raise UsageError(
+                f"a step of this run is already running ({what} was called while it runs: "
+                "from another thread, such as a StepControls widget's 'Run to end', or from "
+                "inside the step); wait for it to end, or run.cancel() it, then call again"
+            )
+        try:
+            yield
+        finally:
+            self._busy.release()
 
     def _turn(self) -> None:
         st, limits = self.state, self.harness.limits

@@ -14,10 +14,10 @@ import dataclasses
 import functools
 import pathlib
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, get_args, get_origin, is_typeddict
 
-__all__ = ["ANY", "Plan", "contains_path", "locate", "param_plans", "paths_in"]
+__all__ = ["ANY", "Plan", "contains_path", "locate", "map_paths", "param_plans", "paths_in"]
 
 #: A plan: `"path"` (the value is a path), `("items", plan)` (each item of a list, tuple or
 #: set), `("map", key_plan, value_plan)` (a dict), `("fields", {name: plan})` (an object), or
@@ -122,6 +122,73 @@ def paths_in(plan: Plan, value: Any, where: str = "", _depth: int = 0) -> Iterat
                 yield from paths_in(sub, item, f"{where}.{name}", d)
 
 
+def map_paths(
+    plan: Plan, value: Any, fn: Callable[[str, Any], Any], where: str = "", _depth: int = 0
+) -> Any:
+    """`value` with every path-typed value inside it replaced by `fn(location, path)`.
+
+    The walk is the one `paths_in` makes (same plans, same locations); containers on the way
+    are copied (lists, tuples and sets keep their type, mappings become dicts), everything
+    else is shared.
+    Objects that are not mappings (dataclass instances) and values nested deeper than
+    `paths_in` walks are returned unchanged: the gate refuses the latter whole.
+
+    Args:
+        plan: from `locate` (or `ANY`).
+        value: the argument value (JSON data).
+        fn: `fn(location, path) -> replacement`, called once per path value found.
+        where: the location prefix, e.g. the argument's name.
+
+    Returns:
+        The new value (`value` itself when the plan finds nothing to walk).
+    """
+    if _depth > _MAX_DEPTH:
+        return value
+    d = _depth + 1
+    if plan == "path":
+        return value if value is None else fn(where, value)
+    if plan == ANY:
+        if isinstance(value, str | pathlib.PurePath):
+            return fn(where, value)
+        if isinstance(value, Mapping):
+            return {
+                map_paths(ANY, k, fn, f"{where}[{k!r}] (key)", d): map_paths(
+                    ANY, v, fn, f"{where}[{k!r}]", d
+                )
+                for k, v in value.items()
+            }
+        if isinstance(value, _SEQUENCES):
+            return _same_kind(
+                value, (map_paths(ANY, v, fn, f"{where}[{i}]", d) for i, v in enumerate(value))
+            )
+        return value
+    if plan[0] == "any":  # each alternative in turn; `fn` must be idempotent (resolving is)
+        for sub in plan[1]:
+            value = map_paths(sub, value, fn, where, d)
+        return value
+    if plan[0] == "items" and isinstance(value, _SEQUENCES):
+        return _same_kind(
+            value, (map_paths(plan[1], v, fn, f"{where}[{i}]", d) for i, v in enumerate(value))
+        )
+    if plan[0] == "map" and isinstance(value, Mapping):
+        key_plan, value_plan = plan[1], plan[2]
+        out = {}
+        for key, v in value.items():
+            if value_plan is not None:
+                v = map_paths(value_plan, v, fn, f"{where}[{key!r}]", d)
+            if key_plan is not None:
+                key = map_paths(key_plan, key, fn, f"{where}[{key!r}] (key)", d)
+            out[key] = v
+        return out
+    if plan[0] == "fields" and isinstance(value, Mapping):
+        out = dict(value)
+        for name, sub in plan[1].items():
+            if name in out:
+                out[name] = map_paths(sub, out[name], fn, f"{where}.{name}", d)
+        return out
+    return value
+
+
 @functools.lru_cache(maxsize=1024)
 def param_plans(fn: Any, names: tuple[str, ...]) -> tuple[tuple[str, Plan], ...]:
     """The plan of each path parameter of a tool function (`ANY` where its hint is unusable).
@@ -131,13 +198,21 @@ def param_plans(fn: Any, names: tuple[str, ...]) -> tuple[tuple[str, Plan], ...]
         names: its path parameters (`Tool.path_params`).
 
     Returns:
-        `((name, plan), ...)` in the order of `names`.
+        `((name, plan), ...)` in the order of `names`; `ANY` for a parameter whose hint holds
+        no `Path` (e.g. `str`).
     """
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception:  # no usable hints (a lambda, a bad forward reference): be conservative
         hints = {}
-    return tuple((n, locate(hints[n]) if n in hints else ANY) for n in names)
+    # a parameter named a path without a hint holding one (`p: str`): every string is a path
+    return tuple((n, (locate(hints[n]) if n in hints else None) or ANY) for n in names)
+
+
+def _same_kind(value: Any, items: Iterator[Any]) -> Any:
+    """`items` in a container of `value`'s kind (a list for sequence types of other kinds)."""
+    kind = type(value)
+    return kind(items) if kind in _SEQUENCES else list(items)
 
 
 def _deduped(plans: Any, value: Any, where: str, depth: int) -> Iterator[tuple[str, Any]]:

@@ -24,7 +24,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 try:  # the C module: `signal.signal` and `getsignal` wrap it in enum conversions (~4 us a pair)
     import _signal as _sig  # type: ignore[import-not-found]
@@ -238,11 +238,11 @@ class Executor:
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
         for p in runnable:  # every `started` line before any call: if one fails, none runs
-            tool, call, args, ctx = p[0]
+            tool, call, args, ctx = p[0][:4]
             if ctx.idempotency_key is not None and self.idempotency is not None:
                 self.idempotency.begin(tool, call, args, ctx)  # EventLogError: disk full
         for p in runnable:  # start all first: calls of one turn run concurrently
-            tool, call, args, ctx = p[0]
+            tool, ctx, args = p[0].tool, p[0].ctx, p[0].call_args  # paths as the gate checked
             lone = len(runnable) == 1 and deadline is None
             if lone and not (tool.timeout_seconds is None and tool.is_async):
                 # nothing to overlap: inline (a read under an alarm), or on one worker thread
@@ -259,7 +259,7 @@ class Executor:
         outcomes: dict[int, Executed] = {}
         for p in runnable:
             try:
-                outcomes[id(p)] = self._finish(*p[0], started[id(p)], deadline)
+                outcomes[id(p)] = self._finish(p[0], started[id(p)], deadline)
             except StopRun as exc:  # the turn's other calls still finish and keep their results
                 self.stopped = self.stopped or exc
         out = []
@@ -273,7 +273,9 @@ class Executor:
                 executed.result = _with_circuit_notice(
                     executed.result, self.breaker.open[executed.call.name]
                 )
-            key = p[0][3].idempotency_key if p[1] is None else None
+            if p[1] is None and p[0].paths:  # what the tool got for the paths the model sent
+                executed.result = _replace_meta(executed.result, {"resolved_paths": p[0].paths})
+            key = p[0].ctx.idempotency_key if p[1] is None else None
             if key is not None and self.idempotency is not None:
                 try:
                     self.idempotency.finish(key, executed.result)
@@ -286,12 +288,10 @@ class Executor:
             self.idempotency.release()
         return out
 
-    def _prepare(
-        self, call: ToolCall, ctx: ToolContext
-    ) -> tuple[tuple[Tool, ToolCall, dict[str, Any], ToolContext], Executed | None]:
+    def _prepare(self, call: ToolCall, ctx: ToolContext) -> tuple[_Ready, Executed | None]:
         """Check everything that needs no tool execution; return a failure or what to run."""
         tool = self.registry.get(call.name)
-        none: Any = (None, call, {}, ctx)
+        none: Any = _Ready(None, call, {}, ctx, {}, {})  # type: ignore[arg-type]  # never run
         if call.name in self.breaker.open:  # an invented name trips the circuit too (R-E3)
             return none, self._fail(
                 call,
@@ -351,9 +351,16 @@ class Executor:
                 f"this run is dry-run only and {tool.name} cannot dry-run",
                 "describe the change to the user instead of making it",
             )
-        if tool.supports_dry_run and self.gate.decision_for(tool) == "confirm":
-            preview = self._call(tool, args, ctx, dry_run=True)[0]
-        decision = self.gate.check(tool, args, tool_call_id=call.id, preview=preview)
+        # R-E4: a relative path is checked from the workspace root, so the tool gets the
+        # resolved absolute path that was checked, never the text it would open from the cwd
+        call_args, paths = self.gate.resolve_paths(tool, args)
+        if (
+            tool.supports_dry_run
+            and self.gate.decision_for(tool) == "confirm"
+            and self.gate.check_paths(tool, call_args) is None  # no dry run on a denied path
+        ):
+            preview = self._call(tool, call_args, ctx, dry_run=True)[0]
+        decision = self.gate.check(tool, call_args, tool_call_id=call.id, preview=preview)
         if not decision.allowed:
             failed = self._fail(
                 call,
@@ -372,7 +379,7 @@ class Executor:
                 return none, Executed(call=call, tool=tool, arguments=args, result=recorded)
         ctx.dry_run = dry_run
         ctx.approval = "approved" if decision.approved_by == "callback" else None
-        return (tool, call, args, ctx), None
+        return _Ready(tool, call, args, ctx, call_args, paths), None
 
     def _fail(
         self,
@@ -416,26 +423,24 @@ class Executor:
 
     def _finish(
         self,
-        tool: Tool,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext,
+        ready: _Ready,
         started: tuple[cf.Future[Any], float] | _Start | None,
         deadline: float | None = None,
     ) -> Executed:
+        tool, call, args, ctx = ready.tool, ready.call, ready.args, ready.ctx
         try:
             if started is None:
-                value, seconds = self._call(tool, args, ctx, dry_run=ctx.dry_run)
+                value, seconds = self._call(tool, ready.call_args, ctx, dry_run=ctx.dry_run)
             elif started is _INLINE:
                 done = _run_under_alarm(
-                    functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run),
+                    functools.partial(self._call, tool, ready.call_args, ctx, dry_run=ctx.dry_run),
                     tool.timeout_seconds or 0.0,
                 )
                 if done is None:
                     return self._timed_out(tool, call, args, ctx)
                 value, seconds = done
             elif started is _ON_WORKER:
-                job = functools.partial(self._call, tool, args, ctx, dry_run=ctx.dry_run)
+                job = functools.partial(self._call, tool, ready.call_args, ctx, dry_run=ctx.dry_run)
                 on_late = None
                 if ctx.idempotency_key is not None and self.idempotency is not None:
                     key, ledger = ctx.idempotency_key, self.idempotency
@@ -540,6 +545,20 @@ class Executor:
 _NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
+
+
+class _Ready(NamedTuple):
+    """A call that passed every check, ready to run."""
+
+    tool: Tool
+    call: ToolCall
+    args: dict[str, Any]
+    """The arguments after binding and validation: keyed, recorded and shown as sent."""
+    ctx: ToolContext
+    call_args: dict[str, Any]
+    """`args` with each path resolved inside the workspace (`Gate.resolve_paths`): the tool's."""
+    paths: dict[str, str]
+    """`{location: absolute path}` of the paths that resolving changed."""
 
 
 class _Start(enum.Enum):

@@ -2,8 +2,12 @@
 
 Per risk level a decision: `allow`, `confirm` (ask a callback) or `deny`. Path arguments are
 resolved with `Path.resolve()` and must stay inside the workspace root: `..`, absolute paths
-elsewhere and symlinks that escape are denied. Confirmation goes through a callback — a widget
-in a notebook, a prompt in a terminal, `deny_all` in batch runs (the default).
+elsewhere and symlinks that escape are denied. A relative path is taken from the workspace
+root, so the tool is called with the resolved absolute path that was checked
+(`resolve_paths`), never the text it would open from the process's current folder; the
+`tool.call` event keeps what the model sent and the `tool.result` notes `resolved_paths`.
+Confirmation goes through a callback — a widget in a notebook, a prompt in a terminal,
+`deny_all` in batch runs (the default).
 """
 
 from __future__ import annotations
@@ -189,6 +193,45 @@ class Gate:
                     return f"argument {where!r}: {reason}"
         return None
 
+    def resolve_paths(
+        self, tool: Tool, arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """The arguments the tool is called with: each path as the gate checks it (R-E4).
+
+        A relative path is checked from the workspace root, not from the process's current
+        folder, so the tool must not open it as given: every path-typed value (the places
+        `check_paths` looks) that is inside the workspace is replaced by its resolved absolute
+        path, the exact path that was checked. Values that escape or cannot be resolved are
+        left as sent, for `check` to deny with its reason. A `str` stays a `str`.
+
+        Args:
+            tool: the tool called.
+            arguments: the call's arguments after `$bind` (JSON data).
+
+        Returns:
+            `(arguments, resolved)`: the arguments to call with (the same dict when the tool
+            takes no paths), and `{location: absolute path}` for each value that changed.
+        """
+        if not tool.path_params or self.workspace is None:
+            return arguments, {}
+        resolved: dict[str, str] = {}
+
+        def swap(where: str, raw: Any) -> Any:
+            reason, target = self._resolve(raw)
+            if reason is not None or target is None:
+                return raw
+            text = str(target)
+            if text == (str(raw) if isinstance(raw, pathlib.PurePath) else raw):
+                return raw
+            resolved[where] = text
+            return type(raw)(text) if isinstance(raw, pathlib.PurePath) else text
+
+        out = dict(arguments)
+        for name, plan in _paths.param_plans(tool.fn, tuple(tool.path_params)):
+            if out.get(name) is not None:
+                out[name] = _paths.map_paths(plan, out[name], swap, name)
+        return out, resolved
+
     def path_violation(self, raw: Any) -> str | None:
         """Why `raw` escapes the workspace (or is no usable path), or `None` when it is inside.
 
@@ -204,18 +247,25 @@ class Gate:
         Returns:
             The reason, or `None` when the resolved path is inside the workspace.
         """
+        return self._resolve(raw)[0]
+
+    def _resolve(self, raw: Any) -> tuple[str | None, pathlib.Path | None]:
+        """`(reason, None)` when `raw` is denied, else `(None, resolved absolute path)`."""
         if self.workspace is None:
-            return "no workspace is configured for this run, so no path is allowed"
+            return "no workspace is configured for this run, so no path is allowed", None
         if isinstance(raw, pathlib.PurePath):
             raw = str(raw)
         if not isinstance(raw, str):
-            return f"a path must be a string, got {type(raw).__name__} {_short(raw)}"
+            return f"a path must be a string, got {type(raw).__name__} {_short(raw)}", None
         if "\x00" in raw:
-            return f"the path {_short(raw)} contains a NUL byte"
+            return f"the path {_short(raw)} contains a NUL byte", None
         try:
             raw.encode("utf-8")
         except UnicodeEncodeError:
-            return f"the path {_short(raw)} is not valid UTF-8 (a lone surrogate or undecodable)"
+            return (
+                f"the path {_short(raw)} is not valid UTF-8 (a lone surrogate or undecodable)",
+                None,
+            )
         root = pathlib.Path(self.workspace)
         candidate = pathlib.Path(raw)
         try:
@@ -226,14 +276,17 @@ class Gate:
                 target = (root / candidate).resolve()
                 kind = "symlink or '..' path" if ".." in candidate.parts else "path via a symlink"
         except RuntimeError:  # Python 3.11 reports a symlink loop this way
-            return f"the path {_short(raw)} is a symlink loop"
+            return f"the path {_short(raw)} is a symlink loop", None
         except (OSError, ValueError) as exc:
-            return f"the path {_short(raw)} cannot be resolved ({type(exc).__name__}: {exc})"
+            return (
+                f"the path {_short(raw)} cannot be resolved ({type(exc).__name__}: {exc})",
+                None,
+            )
         if _loops(target):
-            return f"the path {_short(raw)} is a symlink loop"
+            return f"the path {_short(raw)} is a symlink loop", None
         if target == root or root in target.parents:
-            return None
-        return f"{kind} {raw!r} resolves to {target}, outside the workspace {root}"
+            return None, target
+        return f"{kind} {raw!r} resolves to {target}, outside the workspace {root}", None
 
     def check(
         self,
