@@ -303,6 +303,8 @@ class Executor:
         if tool is None:
             names = self.registry.closest(call.name, n=len(self.registry))
             msg = f"no tool named {_json.excerpt(call.name, 80)!r}"
+            if call.parse_error is not None:  # a malformed call entry: say what was wrong too
+                msg += f" ({call.parse_error})"
             hint = f"call one of these tools instead (closest first): {', '.join(names)}"
             return none, Executed(
                 call=call,
