@@ -95,9 +95,7 @@ def test_finish_reason_tool_calls_without_a_call_gets_one_corrective_request(
     assert retry.payload["kind"] == "corrective"
 
 
-def test_a_reply_that_stays_without_a_call_ends_the_run_with_a_model_output_error(
-    server, tmp_path
-):
+def test_a_reply_that_stays_without_a_call_ends_the_run_with_a_model_output_error(server, tmp_path):
     empty = completion(tool_calls=[], finish_reason="tool_calls")
     server.script(Reply(json=empty), Reply(json=empty))
     model = hk.get_model("openai-compat:loop", base_url=server.url)
