@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _json
 from harnesskit.errors import BrakeTripped, ContextError, ModelError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
@@ -151,6 +152,7 @@ def call_model(
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
     settings = closing_settings(h.settings, tools) if final else h.settings
+    settings = _json.read_only(settings)  # a model that edits them changes no later request
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,

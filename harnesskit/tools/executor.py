@@ -11,6 +11,7 @@ lives in `gate.py`; this module only asks it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import enum
@@ -403,6 +404,9 @@ class Executor:
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
     ) -> tuple[Any, float]:
         kwargs = tool.call_arguments(args)  # JSON strings -> date, datetime, Enum (checked)
+        for key, value in kwargs.items():  # the tool gets its own lists and dicts: the logged
+            if type(value) in _CONTAINERS:  # call and the model's arguments stay as sent
+                kwargs[key] = copy.deepcopy(value)
         if tool.context_param:
             kwargs[tool.context_param] = ctx
         if tool.supports_dry_run:
@@ -540,6 +544,7 @@ class Executor:
 
 #: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
 _NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
+_CONTAINERS = frozenset({dict, list})  # argument values copied before a tool may change them
 
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 
