@@ -71,7 +71,12 @@ class Run:
 
         Returns:
             `self`.
+
+        Raises:
+            UsageError: `text` is not a string.
         """
+        if not isinstance(text, str):
+            raise UsageError(f"run.send(...) takes the user's message as a str, got {text!r:.80}")
         st = self.state
         record.user_message(self.log, st, text)
         if st.finish_reason in ("stop", "paused"):
