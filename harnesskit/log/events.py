@@ -501,6 +501,8 @@ class EventLog:
             log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
                 event = decode(data)
+            except CorruptLogError as exc:  # a payload of the wrong shape: name the line too
+                raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt") from exc
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
