@@ -209,9 +209,7 @@ def _edited_log(tmp_path, edit):
         ),
     ],
 )
-def test_a_payload_of_the_wrong_shape_is_a_corrupt_log_error_naming_the_line(
-    tmp_path, edit, said
-):
+def test_a_payload_of_the_wrong_shape_is_a_corrupt_log_error_naming_the_line(tmp_path, edit, said):
     path, line = _edited_log(tmp_path, edit)
     with pytest.raises(CorruptLogError, match=rf"{path.name}:{line}: .*{said}"):
         hk.EventLog.read(path)
