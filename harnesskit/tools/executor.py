@@ -11,7 +11,6 @@ lives in `gate.py`; this module only asks it.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import datetime as dt
 import enum
@@ -406,7 +405,7 @@ class Executor:
         kwargs = tool.call_arguments(args)  # JSON strings -> date, datetime, Enum (checked)
         for key, value in kwargs.items():  # the tool gets its own lists and dicts: the logged
             if type(value) in _CONTAINERS:  # call and the model's arguments stay as sent
-                kwargs[key] = copy.deepcopy(value)
+                kwargs[key] = _fresh(value)
         if tool.context_param:
             kwargs[tool.context_param] = ctx
         if tool.supports_dry_run:
@@ -545,6 +544,33 @@ class Executor:
 #: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
 _NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 _CONTAINERS = frozenset({dict, list})  # argument values copied before a tool may change them
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of the dicts and lists in `value`, at any depth, without recursion.
+
+    Other values are shared; a container met twice (or in a cycle) is copied once.
+    """
+    copies: dict[int, Any] = {}
+
+    def copy_of(container: Any) -> Any:
+        seen = copies.get(id(container))
+        if seen is None:
+            seen = copies[id(container)] = (
+                dict(container) if type(container) is dict else list(container)
+            )
+            todo.append(seen)
+        return seen
+
+    todo: list[Any] = []
+    root = copy_of(value)
+    while todo:
+        node = todo.pop()
+        for key, item in node.items() if type(node) is dict else enumerate(node):
+            if type(item) in _CONTAINERS:
+                node[key] = copy_of(item)
+    return root
+
 
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 

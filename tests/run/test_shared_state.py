@@ -89,3 +89,17 @@ def test_a_tool_that_changes_its_arguments_leaves_the_logged_call_as_sent(tmp_pa
     assert response.payload["message"]["tool_calls"][0]["function"]["arguments"] == json.dumps(
         {"items": ["a"], "meta": {"k": 1}}
     )
+
+
+def test_a_deeply_nested_argument_is_copied_for_the_tool_too(tmp_path):
+    deep: dict = {}
+    cur = deep
+    for _ in range(600):  # deeper than copy.deepcopy manages under the default recursion limit
+        cur["a"] = {}
+        cur = cur["a"]
+    turn = reply.tool_call("tag_items", items=["a"], meta=deep)
+    run = hk.Harness([tag_items], hk.ScriptedModel([turn, "done"]), log_dir=tmp_path).run("go")
+
+    (result,) = run.log.of_type("tool.result")
+    assert result.ok is True
+    assert "mutated" not in run.log.of_type("tool.call")[0].payload["arguments"]["meta"]
