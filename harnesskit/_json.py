@@ -641,7 +641,10 @@ def read_only(value: Any) -> Any:
         The copy; the original is never changed and shares no container with it.
     """
     if isinstance(value, dict):
-        return ReadOnlyDict({k: read_only(v) for k, v in value.items()})
+        for item in value.values():
+            if isinstance(item, dict | list | tuple):
+                return ReadOnlyDict({k: read_only(v) for k, v in value.items()})
+        return ReadOnlyDict(value)  # flat (request settings, most often): one copy
     if isinstance(value, list | tuple):
         return ReadOnlyList(read_only(v) for v in value)
     return value

@@ -198,12 +198,12 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in _ROLES:
             raise UsageError(f"Message role must be one of {_ROLES}, got {_short(self.role)}")
-        if self.content is not None and not isinstance(self.content, str):
+        content, calls, call_id, name = self.content, self.tool_calls, self.tool_call_id, self.name
+        if content is not None and type(content) is not str and not isinstance(content, str):
             raise UsageError(
-                f"Message.content must be a str or None, got {type(self.content).__name__}; "
+                f"Message.content must be a str or None, got {type(content).__name__}; "
                 "convert it to text first (e.g. json.dumps(value))"
             )
-        calls = self.tool_calls
         if calls and (
             not isinstance(calls, tuple | list) or any(not isinstance(c, ToolCall) for c in calls)
         ):
@@ -211,10 +211,15 @@ class Message:
                 "Message.tool_calls must be a tuple of ToolCall, got "
                 f"{_short(calls)}; build each with ToolCall(id=..., name=..., arguments=...)"
             )
-        for key in ("tool_call_id", "name"):
-            value = getattr(self, key)
-            if value is not None and not isinstance(value, str):
-                raise UsageError(f"Message.{key} must be a str or None, got {_short(value)}")
+        if (call_id is not None and not isinstance(call_id, str)) or (
+            name is not None and not isinstance(name, str)
+        ):
+            key, value = (
+                ("name", name)
+                if call_id is None or isinstance(call_id, str)
+                else ("tool_call_id", call_id)
+            )
+            raise UsageError(f"Message.{key} must be a str or None, got {_short(value)}")
         if self.role == "tool" and not self.tool_call_id:
             raise UsageError(
                 "a tool message needs tool_call_id: results are matched to calls by id"
