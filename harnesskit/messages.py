@@ -76,13 +76,20 @@ class ToolCall:
     """A note when the arguments were read after a safe normalization (e.g. a fence removed)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not isinstance(self.name, str):
-            bad = "id" if not isinstance(self.id, str) else "name"
+        call_id, name, arguments = self.id, self.name, self.arguments
+        if (type(call_id) is not str or type(name) is not str) and (
+            not isinstance(call_id, str) or not isinstance(name, str)
+        ):
+            bad = "id" if not isinstance(call_id, str) else "name"
             raise UsageError(
                 f"ToolCall.{bad} must be a str, got {type(getattr(self, bad)).__name__}; "
                 'e.g. ToolCall(id="call_1", name="lookup_order", arguments={...})'
             )
-        if self.arguments is not None and not isinstance(self.arguments, dict):
+        if (
+            arguments is not None
+            and type(arguments) is not dict
+            and not isinstance(arguments, dict)
+        ):
             raise UsageError(
                 f"ToolCall.arguments must be a dict (or None), got "
                 f"{type(self.arguments).__name__}; pass the parsed JSON object"
@@ -198,28 +205,13 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in _ROLES:
             raise UsageError(f"Message role must be one of {_ROLES}, got {_short(self.role)}")
-        content, calls, call_id, name = self.content, self.tool_calls, self.tool_call_id, self.name
-        if content is not None and type(content) is not str and not isinstance(content, str):
-            raise UsageError(
-                f"Message.content must be a str or None, got {type(content).__name__}; "
-                "convert it to text first (e.g. json.dumps(value))"
-            )
-        if calls and (
-            not isinstance(calls, tuple | list) or any(not isinstance(c, ToolCall) for c in calls)
+        if (
+            type(self.content) not in _TEXT_OR_NONE
+            or type(self.tool_call_id) not in _TEXT_OR_NONE
+            or type(self.name) not in _TEXT_OR_NONE
+            or (self.tool_calls and not _all_calls(self.tool_calls))
         ):
-            raise UsageError(
-                "Message.tool_calls must be a tuple of ToolCall, got "
-                f"{_short(calls)}; build each with ToolCall(id=..., name=..., arguments=...)"
-            )
-        if (call_id is not None and not isinstance(call_id, str)) or (
-            name is not None and not isinstance(name, str)
-        ):
-            key, value = (
-                ("name", name)
-                if call_id is None or isinstance(call_id, str)
-                else ("tool_call_id", call_id)
-            )
-            raise UsageError(f"Message.{key} must be a str or None, got {_short(value)}")
+            _check_fields(self)  # the slow path: str subclasses pass, anything else raises
         if self.role == "tool" and not self.tool_call_id:
             raise UsageError(
                 "a tool message needs tool_call_id: results are matched to calls by id"
@@ -288,6 +280,35 @@ class Message:
     def text(self) -> str:
         """The content, or `""` when there is none."""
         return self.content or ""
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _all_calls(calls: Any) -> bool:
+    if type(calls) is not tuple:
+        return False
+    for call in calls:  # noqa: SIM110 - a loop: no generator object on the hot path
+        if type(call) is not ToolCall:
+            return False
+    return True
+
+
+def _check_fields(message: Message) -> None:
+    """Raise `UsageError` naming the first field of `message` of the wrong type."""
+    for key in ("content", "tool_call_id", "name"):
+        value = getattr(message, key)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(
+                f"Message.{key} must be a str or None, got {type(value).__name__} "
+                f"{_short(value, 60)}; convert it to text first (e.g. json.dumps(value))"
+            )
+    calls = message.tool_calls
+    if not isinstance(calls, tuple | list) or not all(isinstance(c, ToolCall) for c in calls):
+        raise UsageError(
+            f"Message.tool_calls must be a tuple of ToolCall, got {_short(calls)}; build each "
+            "with ToolCall(id=..., name=..., arguments=...)"
+        )
 
 
 def _short(value: Any, limit: int = 120) -> str:

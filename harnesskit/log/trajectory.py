@@ -516,7 +516,9 @@ class Trajectory:
                 at the fork point (the error names the nearest event to fork from instead).
         """
         if not isinstance(name, str) or not _BRANCH_NAME.fullmatch(name):
-            raise UsageError(f"branch name {name!r} must be a str matching {_BRANCH_NAME.pattern}")
+            raise UsageError(
+                f"branch name {name!r} must be a str and must match {_BRANCH_NAME.pattern}"
+            )
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise UsageError(f"fork needs an event id (int), got {event_id!r}")
         at = self.log[event_id]

@@ -152,11 +152,10 @@ def call_model(
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
     settings = closing_settings(h.settings, tools) if final else h.settings
-    settings = _json.read_only(settings)  # a model that edits them changes no later request
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,
-        settings=settings,
+        settings=_json.read_only(settings),  # a model that edits them changes no later request
         run_id=st.run_id,
         step=st.step,
         final=final,

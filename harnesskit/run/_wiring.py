@@ -67,7 +67,10 @@ class ToolSpecs:
             own = self.groups.specs(off) if self.groups else self._registry.specs(exclude=off)
             specs = own + self._transport.tool_specs(off, always=self.stable)
             # read-only copies: a model that edits its request cannot change a tool's schema
-            self._key, self._specs = key, tuple(_json.read_only(s) for s in specs)
+            self._key, self._specs = (
+                key,
+                tuple(s if type(s) is _json.ReadOnlyDict else _json.read_only(s) for s in specs),
+            )
         return self._specs
 
     def fields(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
-from harnesskit import _repr
+from harnesskit import _json, _repr
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
 from harnesskit.errors import ToolArgumentsError, UsageError
 
@@ -150,6 +150,7 @@ class Tool:
         default=None, init=False, repr=False, compare=False
     )
     _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+    _model_spec: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _converters: dict[str, Callable[[Any], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -309,6 +310,18 @@ class Tool:
                 "parameters": self.parameters,
             },
         }
+
+    def model_spec(self) -> dict[str, Any]:
+        """`to_openai()` as a read-only copy (`_json.ReadOnlyDict`), built once per tool.
+
+        What a run offers the model: a model that edits its request cannot change this tool's
+        schema, and each run reuses the same copy instead of building one.
+        """
+        spec = self._model_spec
+        if spec is None:
+            spec = _json.read_only(self.to_openai())
+            object.__setattr__(self, "_model_spec", spec)
+        return spec
 
     def argument_errors(self, arguments: Any) -> list[Any]:
         """Schema errors of `arguments`, sorted by JSON path; empty when they are valid.
@@ -973,7 +986,7 @@ class ToolRegistry:
     def specs(
         self, *, exclude: Iterable[str] = (), group: str | None = None
     ) -> tuple[dict[str, Any], ...]:
-        """Chat-completions tool specs, in registration order.
+        """Chat-completions tool specs, in registration order (read-only: `Tool.model_spec`).
 
         Args:
             exclude: names to leave out (e.g. tools disabled by the circuit breaker).
@@ -981,7 +994,7 @@ class ToolRegistry:
         """
         skip = set(exclude)
         return tuple(
-            t.to_openai()
+            t.model_spec()
             for t in self._tools.values()
             if t.name not in skip and (group is None or t.group == group)
         )

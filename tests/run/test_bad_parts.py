@@ -70,7 +70,7 @@ def test_send_takes_text(text):
 
 def test_fork_names_must_be_strings():
     run = hk.Harness([], _model()).run("hi")
-    with pytest.raises(hk.UsageError, match="branch name 5 must be a str"):
+    with pytest.raises(hk.UsageError, match="branch name 5 must be a str and must match"):
         run.fork(1, 5)
 
 
