@@ -576,3 +576,75 @@ def stand_in(raw: str, error: str | None) -> str:
     """
     body = {"chars": len(raw), "excerpt": excerpt(raw), "error": excerpt(error or "")}
     return json.dumps({"_unparsed_arguments": body}, ensure_ascii=False)
+
+
+def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
+    from harnesskit.errors import UsageError
+
+    raise UsageError(
+        f"this {type(self).__name__} is read-only: it is shared with the harness (tool specs, "
+        "request settings); change a copy instead (copy.deepcopy(value) gives a plain one)"
+    )
+
+
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A `dict` whose mutators raise `UsageError`; JSON-encodes and reads like a dict.
+
+    `copy.copy`, `copy.deepcopy` and pickling give plain, mutable dicts (and lists).
+    """
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        import copy
+
+        return {k: copy.deepcopy(v, memo) for k, v in self.items()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+
+class ReadOnlyList(list):  # type: ignore[type-arg]
+    """A `list` whose mutators raise `UsageError`; JSON-encodes and reads like a list."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return [copy.deepcopy(v, memo) for v in self]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+def read_only(value: Any) -> Any:
+    """A read-only deep copy of a JSON-like value (tool specs, request settings).
+
+    Dicts become `ReadOnlyDict`, lists and tuples `ReadOnlyList`; other values are kept as
+    they are.
+
+    Args:
+        value: the value (e.g. a tool spec or request settings).
+
+    Returns:
+        The copy; the original is never changed and shares no container with it.
+    """
+    if isinstance(value, dict):
+        for item in value.values():
+            if isinstance(item, dict | list | tuple):
+                return ReadOnlyDict({k: read_only(v) for k, v in value.items()})
+        return ReadOnlyDict(value)  # flat (request settings, most often): one copy
+    if isinstance(value, list | tuple):
+        return ReadOnlyList(read_only(v) for v in value)
+    return value

@@ -196,6 +196,8 @@ class BrakeTripped(HarnessError):
     """
 
     def __init__(self, brake: str, *, value: float, limit: float | None, unit: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise UsageError(f"BrakeTripped value must be a number, got {value!r:.60}")
         super().__init__(
             f"brake {brake!r} tripped: {value:g} {unit} reached the limit of {limit} {unit}; "
             f"raise the limit in hk.Limits({brake}=...) to let the run go further"

@@ -75,6 +75,26 @@ class ToolCall:
     repair: str | None = None
     """A note when the arguments were read after a safe normalization (e.g. a fence removed)."""
 
+    def __post_init__(self) -> None:
+        call_id, name, arguments = self.id, self.name, self.arguments
+        if (type(call_id) is not str or type(name) is not str) and (
+            not isinstance(call_id, str) or not isinstance(name, str)
+        ):
+            bad = "id" if not isinstance(call_id, str) else "name"
+            raise UsageError(
+                f"ToolCall.{bad} must be a str, got {type(getattr(self, bad)).__name__}; "
+                'e.g. ToolCall(id="call_1", name="lookup_order", arguments={...})'
+            )
+        if (
+            arguments is not None
+            and type(arguments) is not dict
+            and not isinstance(arguments, dict)
+        ):
+            raise UsageError(
+                f"ToolCall.arguments must be a dict (or None), got "
+                f"{type(self.arguments).__name__}; pass the parsed JSON object"
+            )
+
     def to_openai(self, *, wire: bool = True) -> dict[str, Any]:
         """Return the chat-completions `tool_calls[i]` dict for this call.
 
@@ -107,19 +127,39 @@ class ToolCall:
 
         Arguments may be a JSON string (kept verbatim in `raw_arguments`) or an object.
 
+        Args:
+            data: `{"id", "type": "function", "function": {"name", "arguments"}}`.
+
+        Returns:
+            The call; unparseable argument text gives `arguments=None` with `parse_error`.
+
         Raises:
-            UsageError: `data` has no `function.name`.
+            UsageError: `data` is not a dict, its `function` is not a dict with a string
+                `name`, or its arguments are neither text nor a JSON-encodable object.
         """
-        fn = data.get("function") or {}
-        name = fn.get("name")
+        fn = data.get("function") if isinstance(data, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
         if not isinstance(name, str):
             raise UsageError(
-                f"tool call {data!r:.200} has no function.name; expected a chat-completions "
-                "tool call"
+                f"tool call {_short(data)} has no function.name; expected a chat-completions "
+                'tool call {"id": ..., "function": {"name": ..., "arguments": ...}}'
             )
-        raw = fn.get("arguments")
+        raw = fn.get("arguments")  # type: ignore[union-attr]
         if isinstance(raw, dict):
+            try:  # arguments travel as JSON text: refuse what cannot become one here
+                json.dumps(raw)
+            except (TypeError, ValueError, RecursionError) as exc:
+                why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+                raise UsageError(
+                    f"tool call {name!r:.80}: arguments cannot be encoded as JSON ({why:.120}); "
+                    "give a JSON object of plain values"
+                ) from None
             return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
+        if raw is not None and not isinstance(raw, str):
+            raise UsageError(
+                f"tool call {name!r:.80}: arguments must be a JSON object or its text, got "
+                f"{type(raw).__name__}"
+            )
         text = raw if isinstance(raw, str) else ""
         plain = _json.plain_arguments(text)
         if plain is not None:  # well-formed (the common case): what read_arguments gives
@@ -164,7 +204,14 @@ class Message:
 
     def __post_init__(self) -> None:
         if self.role not in _ROLES:
-            raise UsageError(f"Message role must be one of {_ROLES}, got {self.role!r}")
+            raise UsageError(f"Message role must be one of {_ROLES}, got {_short(self.role)}")
+        if (
+            type(self.content) not in _TEXT_OR_NONE
+            or type(self.tool_call_id) not in _TEXT_OR_NONE
+            or type(self.name) not in _TEXT_OR_NONE
+            or (self.tool_calls and not _all_calls(self.tool_calls))
+        ):
+            _check_fields(self)  # the slow path: str subclasses pass, anything else raises
         if self.role == "tool" and not self.tool_call_id:
             raise UsageError(
                 "a tool message needs tool_call_id: results are matched to calls by id"
@@ -193,13 +240,34 @@ class Message:
     def from_openai(cls, data: dict[str, Any]) -> Message:
         """Build a message from a chat-completions dict.
 
+        Args:
+            data: `{"role", "content", "tool_calls", "tool_call_id", "name"}`; `content` may
+                be a list of `{"type": "text", "text": ...}` parts (other part types are
+                skipped).
+
+        Returns:
+            The message.
+
         Raises:
-            UsageError: the role is unknown or a tool message lacks `tool_call_id`.
+            UsageError: `data` is not a dict, the role is unknown, a tool message lacks
+                `tool_call_id`, `content` is neither text, `None` nor a list of part objects,
+                or `tool_calls` is not a list of chat-completions tool calls.
         """
+        if not isinstance(data, dict):
+            raise UsageError(
+                f"a chat-completions message must be a dict, got {type(data).__name__}; "
+                'e.g. {"role": "assistant", "content": "hi"}'
+            )
         content = data.get("content")
         if isinstance(content, list):  # content parts: keep the text ones
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        calls = tuple(ToolCall.from_openai(c) for c in data.get("tool_calls") or ())
+            content = _parts_text(content)
+        raw_calls = data.get("tool_calls") or ()
+        if not isinstance(raw_calls, list | tuple):
+            raise UsageError(
+                f"tool_calls must be a list of tool calls, got {type(raw_calls).__name__}; "
+                'e.g. [{"id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]'
+            )
+        calls = tuple(ToolCall.from_openai(c) for c in raw_calls)
         return cls(
             role=data.get("role"),  # type: ignore[arg-type]
             content=content,
@@ -212,6 +280,60 @@ class Message:
     def text(self) -> str:
         """The content, or `""` when there is none."""
         return self.content or ""
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _all_calls(calls: Any) -> bool:
+    if type(calls) is not tuple:
+        return False
+    for call in calls:  # noqa: SIM110 - a loop: no generator object on the hot path
+        if type(call) is not ToolCall:
+            return False
+    return True
+
+
+def _check_fields(message: Message) -> None:
+    """Raise `UsageError` naming the first field of `message` of the wrong type."""
+    for key in ("content", "tool_call_id", "name"):
+        value = getattr(message, key)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(
+                f"Message.{key} must be a str or None, got {type(value).__name__} "
+                f"{_short(value, 60)}; convert it to text first (e.g. json.dumps(value))"
+            )
+    calls = message.tool_calls
+    if not isinstance(calls, tuple | list) or not all(isinstance(c, ToolCall) for c in calls):
+        raise UsageError(
+            f"Message.tool_calls must be a tuple of ToolCall, got {_short(calls)}; build each "
+            "with ToolCall(id=..., name=..., arguments=...)"
+        )
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """`repr(value)` cut to `limit` characters; a value too deep to show is named by type."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"<a {type(value).__name__} nested too deep to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _parts_text(parts: list[Any]) -> str:
+    """The text of chat-completions content parts (`{"type": "text", "text": ...}`)."""
+    out = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise UsageError(
+                f"content part {i} is a {type(part).__name__}, not an object; give content as "
+                'text or as a list of {"type": "text", "text": ...} parts'
+            )
+        text = part.get("text", "")
+        if not isinstance(text, str):
+            raise UsageError(f"content part {i} has a {type(text).__name__} text, not a str")
+        out.append(text)
+    return "".join(out)
 
 
 @frozen_dataclass(kw_only=True)

@@ -173,9 +173,17 @@ def replay(
         A `ReplayReport`.
 
     Raises:
-        UsageError: no task contract on the branch, or an unknown `tools` mode.
+        UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
+            is not a `Harness`.
     """
     from harnesskit.models.offline import ReplayModel
+    from harnesskit.run.harness import Harness
+
+    if not isinstance(harness, Harness):
+        raise UsageError(
+            f"replay(log, harness) needs the Harness that supplies tools, gate and policy, got "
+            f"{type(harness).__name__}; e.g. hk.replay(log, hk.Harness(tools))"
+        )
 
     recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
     view = visible_events(recorded_log, branch_id)

@@ -345,6 +345,33 @@ def _conversation(events: Sequence[Event]) -> list[dict[str, Any]]:
     return out
 
 
+def _compiled_patterns(patterns: Any) -> list[tuple[str, re.Pattern[str]]]:
+    """`transport_audit`'s `patterns` compiled; `UsageError` naming a bad entry."""
+    try:
+        pairs = list(patterns.items()) if isinstance(patterns, Mapping) else list(patterns)
+    except TypeError:
+        pairs = None
+    out = []
+    for pair in pairs if pairs is not None else [patterns]:
+        if not (
+            isinstance(pair, tuple | list)
+            and len(pair) == 2
+            and all(isinstance(p, str) for p in pair)
+        ):
+            raise UsageError(
+                f"transport_audit(patterns=...) takes (kind, regex) pairs of strings or a "
+                f"{{kind: regex}} dict, got {pair!r:.80}"
+            )
+        try:
+            out.append((pair[0], re.compile(pair[1])))
+        except re.error as exc:
+            raise UsageError(
+                f"transport_audit(patterns=...): {pair[1]!r:.80} for {pair[0]!r} is not a valid "
+                f"regex ({exc})"
+            ) from None
+    return out
+
+
 def transport_audit(
     source: Any,
     *,
@@ -379,7 +406,8 @@ def transport_audit(
         A `TransportAudit` (`.frame()`, `.counts`, `.verdict`).
 
     Raises:
-        UsageError: `source` is neither a run nor an event log.
+        UsageError: `source` is neither a run nor an event log, or `patterns` is not
+            `(kind, regex)` pairs of strings with valid regexes.
     """
     log = getattr(source, "log", source)
     if not isinstance(log, EventLog):
@@ -390,10 +418,9 @@ def transport_audit(
     run_id = log.run_id or next(
         (e.run_id or "" for e in events if isinstance(e, TaskContractEvent)), ""
     )
-    pairs = list(patterns.items()) if isinstance(patterns, Mapping) else list(patterns)
     if isinstance(today, str):
         today = dt.date.fromisoformat(today[:10])
-    auditor = _Auditor([(k, re.compile(rx)) for k, rx in pairs], store, today=today)
+    auditor = _Auditor(_compiled_patterns(patterns), store, today=today)
     rows: list[dict[str, Any]] = []
     for e in events:
         if (

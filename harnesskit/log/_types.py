@@ -811,6 +811,48 @@ for _cls in _ALL:
 _MAKERS: dict[str, Callable[..., AnyEvent]] = {t: _maker(c) for t, c in EVENT_CLASSES.items()}
 
 
+def check_shape(data: dict[str, Any]) -> None:
+    """Refuse a read line whose payload, or a field the run reads back, has the wrong type.
+
+    Cheap type checks only (one per listed field), for `EventLog.read`: a hand-edited line
+    fails here, naming the event, instead of as a raw error in resume, replay or `frame()`.
+
+    Args:
+        data: one decoded line.
+
+    Raises:
+        CorruptLogError: the payload is not an object, or a field in `_SHAPES` has another type.
+    """
+    payload = data.get("payload")
+    if payload is None:
+        return
+    if type(payload) is not dict:
+        raise CorruptLogError(
+            f"event {data.get('event_id')!r:.40}: its payload is a {type(payload).__name__}, "
+            "not an object"
+        )
+    checks = _SHAPES.get(data.get("type"))  # type: ignore[arg-type]
+    if checks is not None:
+        for key, kinds in checks:
+            value = payload.get(key)
+            if value is not None and type(value) not in kinds:
+                raise CorruptLogError(
+                    f"event {data.get('event_id')!r:.40} ({data.get('type')}): payload field "
+                    f"{key!r} is a {type(value).__name__}, not a {kinds[0].__name__}"
+                )
+
+
+#: Payload fields the run reads back (resume, replay, context) whose wrong type would surface
+#: later as a raw `TypeError`; `Event.from_dict` refuses them as a `CorruptLogError` instead.
+_SHAPES: dict[str, tuple[tuple[str, tuple[type, ...]], ...]] = {
+    "user.message": (("content", (str,)),),
+    "tool.call": (("arguments", (dict,)), ("tool_call_id", (str,)), ("tool", (str,))),
+    "tool.result": (("content", (str,)), ("tool_call_id", (str,)), ("tool", (str,))),
+    "model.response": (("message", (dict,)),),
+    "model.request": (("messages", (list,)), ("new_messages", (list,))),
+}
+
+
 _PAYLOAD_SLOT = operator.attrgetter("_payload")
 
 

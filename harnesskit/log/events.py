@@ -54,6 +54,7 @@ from harnesskit.log._types import (
     ModelRequestEvent,
     TaskContractEvent,
     TombstoneEvent,
+    check_shape,
     event_class,
 )
 from harnesskit.log.redact import Redactor
@@ -529,7 +530,11 @@ class EventLog:
             version = data.get("v", 1)
             log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
+                if version == SCHEMA_VERSION:  # cheap type checks: a hand-edited payload fails
+                    check_shape(data)  # here, naming its line, not later in resume or replay
                 event = decode(data)
+            except CorruptLogError as exc:  # a payload of the wrong shape: name the line too
+                raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt") from exc
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "

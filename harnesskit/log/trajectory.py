@@ -515,8 +515,10 @@ class Trajectory:
             UsageError: bad or taken name, no such event, or a tool call without its result
                 at the fork point (the error names the nearest event to fork from instead).
         """
-        if not _BRANCH_NAME.fullmatch(name):
-            raise UsageError(f"branch name {name!r} must match {_BRANCH_NAME.pattern}")
+        if not isinstance(name, str) or not _BRANCH_NAME.fullmatch(name):
+            raise UsageError(
+                f"branch name {name!r} must be a str and must match {_BRANCH_NAME.pattern}"
+            )
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise UsageError(f"fork needs an event id (int), got {event_id!r}")
         at = self.log[event_id]
@@ -719,8 +721,11 @@ class Trajectory:
             kind, summary.
 
         Raises:
-            UsageError: an unknown event type, status or kind (a typo would match nothing).
+            UsageError: an unknown event type, status or kind (a typo would match nothing), or
+                a filter that is not a string or an iterable of strings.
         """
+        type, branch = _filter("type", type), _filter("branch", branch)
+        status, kind = _filter("status", status), _filter("kind", kind)
         for name, value, known in (
             ("type", type, EVENT_TYPES),
             ("status", status, STATUSES),
@@ -788,6 +793,18 @@ def _iso(value: dt.datetime | str | float) -> str:
 def _calls_of(event: Event) -> list[ToolCall]:
     message = (event.message if isinstance(event, ModelResponseEvent) else None) or {}
     return list(Message.from_openai({"role": "assistant", **message}).tool_calls)
+
+
+def _filter(name: str, value: Any) -> str | list[str] | None:
+    """A `search` filter as given (`None`, one string) or as a list; `UsageError` otherwise."""
+    if value is None or isinstance(value, str):
+        return value
+    values = list(value) if isinstance(value, Iterable) else None
+    if values is None or not all(isinstance(v, str) for v in values):
+        raise UsageError(
+            f"search({name}=...) takes a string or a list of strings, got {value!r:.80}"
+        )
+    return values
 
 
 def _dangling_calls(view: Sequence[Event]) -> list[str]:

@@ -211,7 +211,7 @@ def parse_completion(
     if isinstance(raw_calls, dict):
         raw_calls = [raw_calls]
     calls = (
-        [_call(c, cut) for c in raw_calls if isinstance(c, dict)]
+        [_call(c, cut) if isinstance(c, dict) else _malformed_call(c) for c in raw_calls]
         if isinstance(raw_calls, list)
         else []
     )
@@ -401,6 +401,27 @@ def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
     )
 
 
+def _malformed_call(entry: Any) -> ToolCall:
+    """A `tool_calls` entry that is not an object: a call the executor answers with an error.
+
+    A bare string is read as the tool's name (what the model most likely meant); anything else
+    leaves the name empty. Either way the call has no arguments, so the model is told what the
+    entry should have looked like (R-M2) instead of the entry being dropped.
+    """
+    kind = "null" if entry is None else type(entry).__name__
+    return ToolCall(
+        id="",
+        name=entry[:200] if isinstance(entry, str) else "",
+        raw_arguments=_raw_text(entry),
+        parse_error=f"the tool call is {kind}, not an object",
+        parse_error_type="invalid_argument",
+        parse_hint=(
+            'send each tool call as {"id": ..., "type": "function", "function": {"name": '
+            '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
+        ),
+    )
+
+
 @frozen_dataclass
 class _Cut:
     """Whether the provider stopped at its output limit, and that limit (tokens)."""
@@ -458,6 +479,9 @@ def _unique_ids(
                 arguments=call.arguments,
                 raw_arguments=call.raw_arguments,
                 parse_error=call.parse_error,
+                parse_hint=call.parse_hint,
+                parse_error_type=call.parse_error_type,
+                repair=call.repair,
                 recovered=call.recovered,
                 original_id=original,
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -30,9 +31,13 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
         ids: a counter used to give tool calls without an id a deterministic one (`call_N`).
 
     Raises:
-        UsageError: the turn is none of those shapes.
+        UsageError: the turn is none of those shapes, a dict turn has a field of the wrong
+            type (named in the message), or a call's arguments cannot be encoded as JSON.
     """
     if isinstance(turn, ModelResponse):
+        for call in turn.message.tool_calls:
+            if call.raw_arguments is None and call.arguments:
+                _check_encodable(call)
         return turn
     if isinstance(turn, str):
         message = Message(role="assistant", content=turn)
@@ -41,7 +46,11 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
     elif isinstance(turn, ToolCall):
         message = Message(role="assistant", tool_calls=(turn,))
     elif isinstance(turn, dict):
-        message = Message.from_openai({"role": "assistant", **turn})
+        try:
+            message = Message.from_openai({"role": "assistant", **turn})
+        except UsageError as exc:
+            keys = ", ".join(sorted(map(str, turn)))
+            raise UsageError(f"the model turn with keys [{keys}] is not a message: {exc}") from None
     elif isinstance(turn, Sequence) and all(isinstance(c, ToolCall) for c in turn):
         calls = tuple(c for c in turn if isinstance(c, ToolCall))  # narrows for the checker
         message = Message(role="assistant", tool_calls=calls)
@@ -52,6 +61,9 @@ def as_response(turn: Turn, *, model: str, ids: Iterable[int] | None = None) -> 
         )
     if message.role != "assistant":
         raise UsageError(f"a model turn must be an assistant message, got role {message.role!r}")
+    for call in message.tool_calls:
+        if call.raw_arguments is None and call.arguments:  # sent and logged as JSON text later
+            _check_encodable(call)
     if ids is not None and any(not c.id for c in message.tool_calls):
         counter = iter(ids)
         calls = tuple(
@@ -82,6 +94,17 @@ def emit_deltas(response: ModelResponse, on_delta: Callable[[StreamDelta], None]
         )
 
 
+def _check_encodable(call: ToolCall) -> None:
+    try:
+        json.dumps(call.arguments)
+    except (TypeError, ValueError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise UsageError(
+            f"the model turn's call {call.name!r:.80} has arguments that cannot be encoded as "
+            f"JSON ({why:.120}); give a JSON object of plain values"
+        ) from None
+
+
 def _with_id(call: ToolCall, new_id: str) -> ToolCall:
     return dataclasses.replace(call, id=new_id)
 
@@ -107,7 +130,12 @@ class ScriptedModel:
             )
         self.name = name
         self._ids = itertools.count(1)
-        self._turns = [as_response(t, model=name, ids=self._ids) for t in turns]
+        self._turns = []
+        for i, turn in enumerate(turns):
+            try:
+                self._turns.append(as_response(turn, model=name, ids=self._ids))
+            except UsageError as exc:
+                raise UsageError(f"ScriptedModel turn {i}: {exc}") from None
         self._next = 0
         self.requests: list[ModelRequest] = []
 
@@ -167,10 +195,14 @@ class FunctionModel:
         """Call the policy and coerce its answer.
 
         Raises:
-            UsageError: the policy returned a shape that is not a turn.
+            UsageError: the policy returned a shape that is not a turn (named with the step).
         """
         self.requests.append(request)
-        return as_response(self.fn(request.messages, request), model=self.name, ids=self._ids)
+        turn = self.fn(request.messages, request)
+        try:
+            return as_response(turn, model=self.name, ids=self._ids)
+        except UsageError as exc:
+            raise UsageError(f"{self!r} at step {request.step}: {exc}") from None
 
     def __repr__(self) -> str:
         return f"FunctionModel({getattr(self.fn, '__name__', 'fn')})"

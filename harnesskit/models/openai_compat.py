@@ -576,7 +576,7 @@ class OpenAICompatModel:
         except httpx.HTTPError as exc:
             return _Failure(None, f"request failed ({type(exc).__name__}: {exc})", False)
         try:
-            return parse_completion(
+            response = parse_completion(
                 data,
                 model=self.name,
                 tool_names=tool_names,
@@ -588,6 +588,12 @@ class OpenAICompatModel:
             raise
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
+        message = response.message
+        if response.finish_reason == "tool_calls" and not message.tool_calls and not message.text:
+            # R-M2: the model meant to call a tool but sent no usable call; tell it so once
+            why = "finish_reason was tool_calls but the reply held no tool call and no text"
+            return _Failure(200, why, False, output=ProviderError(why))
+        return response
 
     def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())

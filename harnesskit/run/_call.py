@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _json
 from harnesskit.errors import BrakeTripped, ContextError, ModelError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
@@ -154,7 +155,7 @@ def call_model(
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,
-        settings=settings,
+        settings=_json.read_only(settings),  # a model that edits them changes no later request
         run_id=st.run_id,
         step=st.step,
         final=final,

@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _json
 from harnesskit.context.builder import ContextBuilder
 from harnesskit.data.transport import Transport
 from harnesskit.log import ToolResultEvent
@@ -65,7 +66,11 @@ class ToolSpecs:
         if key != self._key:
             own = self.groups.specs(off) if self.groups else self._registry.specs(exclude=off)
             specs = own + self._transport.tool_specs(off, always=self.stable)
-            self._key, self._specs = key, specs
+            # read-only copies: a model that edits its request cannot change a tool's schema
+            self._key, self._specs = (
+                key,
+                tuple(s if type(s) is _json.ReadOnlyDict else _json.read_only(s) for s in specs),
+            )
         return self._specs
 
     def fields(self) -> dict[str, Any]:

@@ -146,6 +146,11 @@ class Harness:
         stable_tools: bool | None = None,
     ) -> None:
         _check_arguments(log_dir, system_prompt, settings, progress)
+        _check_parts(
+            estimator=estimator, clock=clock, timer=timer, artifacts=artifacts,
+            transport=transport, workspace_revision=workspace_revision, confirmers=confirmers,
+            redactor=redactor, tool_groups=tool_groups, on_delta=on_delta,
+        )  # fmt: skip
         if isinstance(tools, Tool) or callable(tools) and not isinstance(tools, ToolRegistry):
             raise UsageError(
                 "Harness(tools=...) takes a list of tools or a ToolRegistry: [my_tool]"
@@ -361,3 +366,48 @@ def _refuse_reserved_names(tools: ToolRegistry) -> None:
                 f"results) and the name {CHOOSE_GROUP!r} (tool groups); rename the tool, e.g. "
                 f"@hk.tool(name='my_{name.removeprefix(RESERVED_TOOL_PREFIX)}')"
             )
+
+
+_ESTIMATOR_METHODS = ("count", "count_message", "count_messages", "count_tools")
+
+
+def _check_parts(**parts: Any) -> None:
+    """Refuse `Harness` parts of the wrong kind at construction, naming the argument.
+
+    Raises:
+        UsageError: a callback is not callable or an object is not of the kind the argument
+            takes (they failed only later, at `start` or mid-run, with a raw error).
+    """
+
+    def refuse(name: str, wants: str) -> None:
+        raise UsageError(f"Harness({name}=...) takes {wants}, got {parts[name]!r:.80}")
+
+    for name in ("clock", "timer"):
+        if not callable(parts[name]):
+            refuse(name, "a function returning seconds as a float (e.g. time.monotonic)")
+    if parts["on_delta"] is not None and not callable(parts["on_delta"]):
+        refuse("on_delta", "a function on_delta(delta) or None")
+    estimator = parts["estimator"]
+    if estimator is not None and not all(
+        callable(getattr(estimator, m, None)) for m in _ESTIMATOR_METHODS
+    ):
+        refuse("estimator", "a TokenEstimator (or an object with its count methods) or None")
+    artifacts = parts["artifacts"]
+    if artifacts is not None and not isinstance(artifacts, ArtifactStore | str | Path):
+        refuse("artifacts", "an ArtifactStore, a folder path or None")
+    kinds = (("transport", TransportPolicy), ("tool_groups", ToolGroups))
+    for name, kind in kinds:
+        if parts[name] is not None and not isinstance(parts[name], kind):
+            refuse(name, f"hk.{kind.__name__}(...) or None")
+    redactor = parts["redactor"]
+    if redactor is not None and not isinstance(redactor, Redactor | str):
+        refuse("redactor", "a Redactor, None or 'default'")
+    revision = parts["workspace_revision"]
+    if revision is not None and not (isinstance(revision, str) or callable(revision)):
+        refuse("workspace_revision", "a revision string, a function returning one, or None")
+    confirmers = parts["confirmers"]
+    if confirmers is not None and (
+        not isinstance(confirmers, dict)
+        or not all(isinstance(k, str) and callable(v) for k, v in confirmers.items())
+    ):
+        refuse("confirmers", "a dict {tool name: confirmer function} or None")

@@ -26,6 +26,9 @@ CLOSING = (
 )
 
 
+_AT_LEAST_ONE = ("max_steps", "max_consecutive_errors")
+
+
 @frozen_dataclass(kw_only=True)
 class Limits:
     """The brakes, checked at the top of every iteration and after each response. `None` = off."""
@@ -50,7 +53,8 @@ class Limits:
 
         Raises:
             UsageError: a step/token/error count that is not a non-negative int (floats and
-                bools included), or seconds that are not a finite number >= 0.
+                bools included), `max_steps` or `max_consecutive_errors` of 0 (the `demo`
+                command refuses 0 steps too), or seconds that are not a finite number >= 0.
         """
         for name in (f.name for f in dataclasses.fields(self)):
             value = getattr(self, name)
@@ -70,6 +74,11 @@ class Limits:
                 )
             if value < 0:
                 raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
+            if value == 0 and name in _AT_LEAST_ONE:
+                raise UsageError(
+                    f"Limits.{name} must be >= 1: 0 would stop the run before its first step "
+                    "(None means no limit)"
+                )
 
     def deadline(self, state: RunState, *, now: float, final: bool) -> float | None:
         """The reading of the harness's timer a model call or running tool may not pass.

@@ -82,8 +82,11 @@ class Run:
             `self`.
 
         Raises:
-            UsageError: a step of this run is running (see the class docstring).
+            UsageError: `text` is not a string, or a step of this run is running (see the
+                class docstring).
         """
+        if not isinstance(text, str):
+            raise UsageError(f"run.send(...) takes the user's message as a str, got {text!r:.80}")
         st = self.state
         with self._one_at_a_time("send()"):
             record.user_message(self.log, st, text)

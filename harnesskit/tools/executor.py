@@ -303,6 +303,8 @@ class Executor:
         if tool is None:
             names = self.registry.closest(call.name, n=len(self.registry))
             msg = f"no tool named {_json.excerpt(call.name, 80)!r}"
+            if call.parse_error is not None:  # a malformed call entry: say what was wrong too
+                msg += f" ({call.parse_error})"
             hint = f"call one of these tools instead (closest first): {', '.join(names)}"
             return none, Executed(
                 call=call,
@@ -408,6 +410,9 @@ class Executor:
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, dry_run: bool
     ) -> tuple[Any, float]:
         kwargs = tool.call_arguments(args)  # JSON strings -> date, datetime, Enum (checked)
+        for key, value in kwargs.items():  # the tool gets its own lists and dicts: the logged
+            if type(value) in _CONTAINERS:  # call and the model's arguments stay as sent
+                kwargs[key] = _fresh(value)
         if tool.context_param:
             kwargs[tool.context_param] = ctx
         if tool.supports_dry_run:
@@ -543,6 +548,34 @@ class Executor:
 
 #: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
 _NEVER_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple})
+_CONTAINERS = frozenset({dict, list})  # argument values copied before a tool may change them
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of the dicts and lists in `value`, at any depth, without recursion.
+
+    Other values are shared; a container met twice (or in a cycle) is copied once.
+    """
+    copies: dict[int, Any] = {}
+
+    def copy_of(container: Any) -> Any:
+        seen = copies.get(id(container))
+        if seen is None:
+            seen = copies[id(container)] = (
+                dict(container) if type(container) is dict else list(container)
+            )
+            todo.append(seen)
+        return seen
+
+    todo: list[Any] = []
+    root = copy_of(value)
+    while todo:
+        node = todo.pop()
+        for key, item in node.items() if type(node) is dict else enumerate(node):
+            if type(item) in _CONTAINERS:
+                node[key] = copy_of(item)
+    return root
+
 
 _POLL_SECONDS = 0.02  # how often a call bounded by a run deadline looks at the timer
 

@@ -115,7 +115,8 @@ class Gate:
 
     Raises:
         UsageError: a decision or risk name is not one of the known values, `confirm` is not a
-            plain callable taking one argument, or `workspace` is not a path.
+            plain callable taking one argument, `workspace` is not a path, or `dry_run` is
+            not a bool.
     """
 
     policy: dict[str, Decision] = field(default_factory=dict)
@@ -144,6 +145,8 @@ class Gate:
             ) from None
         except ValueError:  # no signature to read (some builtins): trust the callable
             pass
+        if not isinstance(self.dry_run, bool):  # "yes" / "no" would both switch it on
+            raise UsageError(f"Gate(dry_run=...) takes True or False, got {self.dry_run!r:.40}")
         if self.workspace is not None and not isinstance(self.workspace, str | os.PathLike):
             raise UsageError(
                 f"Gate(workspace=...) takes a folder path (str or Path) or None, "

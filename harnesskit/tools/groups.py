@@ -135,9 +135,9 @@ class GroupSelector:
         """The chat-completions specs offered now, in the order of `names`."""
         skip = set(exclude)
         shown = tuple(
-            t.to_openai() for t in self.registry if self.visible(t.name) and t.name not in skip
+            t.model_spec() for t in self.registry if self.visible(t.name) and t.name not in skip
         )
-        return (self.tool.to_openai(), *shown)
+        return (self.tool.model_spec(), *shown)
 
     @staticmethod
     def open_in(results: Iterable[tuple[str | None, bool, str]]) -> str | None:

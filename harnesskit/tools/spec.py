@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, get_args, get_origin, get_type_hints, overload
 
-from harnesskit import _repr
+from harnesskit import _json, _repr
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
 from harnesskit.errors import ToolArgumentsError, UsageError
 
@@ -152,17 +152,31 @@ class Tool:
         default=None, init=False, repr=False, compare=False
     )
     _spec_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+    _model_spec: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _converters: dict[str, Callable[[Any], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
-            raise UsageError(f"tool name {self.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if not isinstance(self.name, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", self.name):
+            raise UsageError(
+                f"tool name {self.name!r} must be a str matching ^[a-zA-Z0-9_-]{{1,64}}$"
+            )
+        if not callable(self.fn):
+            raise UsageError(
+                f"tool {self.name!r}: fn must be the function to call, got {self.fn!r:.60}"
+            )
+        if not isinstance(self.description, str):
+            raise UsageError(
+                f"tool {self.name!r}: description must be a str, got {self.description!r:.60}"
+            )
         if self.risk not in RISKS:
             raise UsageError(f"tool {self.name!r}: risk must be one of {RISKS}, got {self.risk!r}")
-        if self.parameters.get("type") != "object":
-            raise UsageError(f"tool {self.name!r}: parameters schema must have type 'object'")
+        if not isinstance(self.parameters, dict) or self.parameters.get("type") != "object":
+            raise UsageError(
+                f"tool {self.name!r}: parameters must be a JSON Schema dict with type 'object', "
+                f"got {self.parameters!r:.80}"
+            )
         t = self.timeout_seconds
         if t is not None and (
             isinstance(t, bool)
@@ -300,6 +314,18 @@ class Tool:
                 "parameters": self.parameters,
             },
         }
+
+    def model_spec(self) -> dict[str, Any]:
+        """`to_openai()` as a read-only copy (`_json.ReadOnlyDict`), built once per tool.
+
+        What a run offers the model: a model that edits its request cannot change this tool's
+        schema, and each run reuses the same copy instead of building one.
+        """
+        spec = self._model_spec
+        if spec is None:
+            spec = _json.read_only(self.to_openai())
+            object.__setattr__(self, "_model_spec", spec)
+        return spec
 
     def argument_errors(self, arguments: Any) -> list[Any]:
         """Schema errors of `arguments`, sorted by JSON path; empty when they are valid.
@@ -698,7 +724,30 @@ def schema_for_type(hint: Any) -> dict[str, Any]:
         if kinds <= {int}:
             return {"type": "integer", "enum": values}
         return {"enum": values}
-    if isinstance(hint, type) and typing.is_typeddict(hint):
+    if isinstance(hint, type) and (typing.is_typeddict(hint) or dataclasses.is_dataclass(hint)):
+        building = _BUILDING.__dict__.setdefault("types", set())
+        if hint in building:
+            raise UsageError(
+                f"type {hint.__name__} refers to itself; recursive types have no schema here: "
+                "flatten it (e.g. children as a list of ids), or pass parameters=... explicitly"
+            )
+        building.add(hint)
+        try:
+            return _object_schema(hint)
+        finally:
+            building.discard(hint)
+    raise UsageError(
+        f"type hint {hint!r} has no JSON Schema equivalent; use str, int, float, bool, Literal, "
+        "Enum, date, list, dict, TypedDict or a dataclass, or pass parameters=... explicitly"
+    )
+
+
+_BUILDING = threading.local()  # the TypedDicts and dataclasses whose schema is being built
+
+
+def _object_schema(hint: type) -> dict[str, Any]:
+    """The schema of a TypedDict or dataclass (see `schema_for_type`)."""
+    if typing.is_typeddict(hint):
         hints = get_type_hints(hint)
         req = sorted(getattr(hint, "__required_keys__", set(hints)))
         props = {k: schema_for_type(v) for k, v in hints.items()}
@@ -706,22 +755,17 @@ def schema_for_type(hint: Any) -> dict[str, Any]:
         if req:
             out["required"] = [k for k in hints if k in req]
         return out
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = get_type_hints(hint)
-        props = {}
-        req = []
-        for f in dataclasses.fields(hint):
-            props[f.name] = schema_for_type(hints[f.name])
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                req.append(f.name)
-        out = {"type": "object", "properties": props, "additionalProperties": False}
-        if req:
-            out["required"] = req
-        return out
-    raise UsageError(
-        f"type hint {hint!r} has no JSON Schema equivalent; use str, int, float, bool, Literal, "
-        "Enum, date, list, dict, TypedDict or a dataclass, or pass parameters=... explicitly"
-    )
+    hints = get_type_hints(hint)
+    props = {}
+    required = []
+    for f in dataclasses.fields(hint):
+        props[f.name] = schema_for_type(hints[f.name])
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+    out = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    return out
 
 
 class _BadValue(Exception):
@@ -990,7 +1034,7 @@ class ToolRegistry:
     def specs(
         self, *, exclude: Iterable[str] = (), group: str | None = None
     ) -> tuple[dict[str, Any], ...]:
-        """Chat-completions tool specs, in registration order.
+        """Chat-completions tool specs, in registration order (read-only: `Tool.model_spec`).
 
         Args:
             exclude: names to leave out (e.g. tools disabled by the circuit breaker).
@@ -998,7 +1042,7 @@ class ToolRegistry:
         """
         skip = set(exclude)
         return tuple(
-            t.to_openai()
+            t.model_spec()
             for t in self._tools.values()
             if t.name not in skip and (group is None or t.group == group)
         )

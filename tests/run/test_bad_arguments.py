@@ -83,6 +83,8 @@ def test_valid_progress_and_settings_still_work():
         ("max_steps", 2.5, "must be an int"),
         ("max_steps", True, "must be an int"),
         ("max_steps", -1, ">= 0"),
+        ("max_steps", 0, ">= 1"),
+        ("max_consecutive_errors", 0, ">= 1"),
         ("max_steps", "10", "must be an int"),
         ("max_tokens", math.inf, "must be an int"),
         ("max_tokens", 1000.0, "must be an int"),
@@ -104,7 +106,7 @@ def test_bad_limits_are_refused_naming_the_field(field, value, message):
 def test_valid_limits_still_work():
     limits = hk.Limits(max_steps=3, max_tokens=None, max_seconds=1.5, closing_seconds=None)
     assert (limits.max_steps, limits.max_seconds) == (3, 1.5)
-    assert hk.Limits(max_seconds=0, max_steps=0).max_seconds == 0
+    assert hk.Limits(max_seconds=0, max_tokens=0).max_seconds == 0
     assert hk.Limits(max_seconds=2).max_seconds == 2
 
 

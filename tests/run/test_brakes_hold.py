@@ -118,8 +118,8 @@ def test_the_closing_request_gets_its_own_deadline_on_the_harness_timer():
             seen.append((request.final, request.deadline_monotonic, request.clock))
             return hk.ModelResponse(message=hk.Message(role="assistant", content="x"))
 
-    h = hk.Harness([], Spy(), limits=hk.Limits(max_steps=0, closing_seconds=4), timer=timer)
+    h = hk.Harness([], Spy(), limits=hk.Limits(max_tokens=0, closing_seconds=4), timer=timer)
     run = h.run("hi")
-    assert run.finish_reason == "max_steps"
+    assert run.finish_reason == "max_tokens"
     ((final, deadline, clock),) = seen
     assert final and clock is timer and 4 <= deadline <= timer() + 4

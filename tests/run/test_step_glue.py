@@ -62,7 +62,10 @@ def test_the_brake_pre_check_trips_exactly_as_every_reading_does():
     seconds_values = [None, 0.0, 0.5, 2.0]
     readings = [0, 1, 2, 3, 4]
     checked = 0
-    for steps, tokens, prompt, errors in itertools.product(limit_values, repeat=4):
+    at_least_one = [v for v in limit_values if v != 0]  # max_steps/max_consecutive_errors >= 1
+    for steps, tokens, prompt, errors in itertools.product(
+        at_least_one, limit_values, limit_values, at_least_one
+    ):
         for max_seconds in seconds_values:
             limits = Limits(
                 max_steps=steps,

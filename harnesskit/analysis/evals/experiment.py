@@ -103,7 +103,14 @@ def register_domain(domain: Domain) -> None:
 
     Args:
         domain: the domain; a later registration under the same name replaces an earlier one.
+
+    Raises:
+        UsageError: `domain` has no string `name`.
     """
+    if not isinstance(getattr(domain, "name", None), str):
+        raise UsageError(
+            f"register_domain takes a Domain (with a name), got {type(domain).__name__}"
+        )
     with _DOMAINS_LOCK:
         _DOMAINS[domain.name] = domain
 
