@@ -36,7 +36,8 @@ TRIGGER_PIECES = [
     "@", "://", "x", "é", "tokens", "prompt_tokens", "akia", "AKI", "asia", "aiz", "a", "eyJ",
     "ey", "xo", "hf", "rk", "bear", "er", "github", "_pat_", "credential", "secret", "pw", "d",
     "z", "j", "b", "v", "w", "/", "İ", "ghs_", "phrase",
-    "authorization", "Token", "-----BEGIN PGP ",
+    "+", "1", "4", "9", "(", "phone", "Phone", "tel", "tel:", "fax", "call", " me", " us",
+    "text", "whatsapp", "sms", "mobile", "authorization", "Token", "-----BEGIN PGP ",
 ]  # fmt: skip
 KIND_SETS = [
     redact.DEFAULT_KINDS,
@@ -44,6 +45,8 @@ KIND_SETS = [
     (*redact.DEFAULT_KINDS, "email"),
     ("api_key", "jwt"),
     ("bearer", "url_credentials", "private_key"),
+    ("phone",),
+    (*redact.DEFAULT_KINDS, "email", "phone"),
 ]
 
 
@@ -121,6 +124,10 @@ WAKE_SAMPLES = [
     '{"headers": {"Authorization": "Token abcd1234efgh5678"}}',
     "-----BEGIN PGP PRIVATE KEY BLOCK-----\nxyz",
     '{"password": "ab\\"cdefghijk"}',
+    "Call me at +1 (415) 555-0132",
+    "+14155550132",
+    "Phone: 415-555-0132",
+    "call me at (415) 555-0132",  # not a phone form here: no "phone", no +1
 ]
 
 

@@ -3,8 +3,8 @@
 Quoted values are redacted up to their real closing quote (JSON escapes honoured, at escaping
 depths 0-4); GCP service-account keys, PGP blocks, cut-off PEM keys, camelCase tokens and any
 `Authorization` value are found; a rewrite never changes a JSON line's structure (keys and
-values are redacted, the line stays valid JSON, the run goes on). Every run writes
-real files, which are grepped.
+values are redacted, the line stays valid JSON, the run goes on); phone numbers are marked
+as personal data. Every run writes real files, which are grepped.
 """
 
 from __future__ import annotations
@@ -297,3 +297,62 @@ def _shape(value):
     if isinstance(value, list):
         return ("list", [_shape(v) for v in value])
     return type(value).__name__
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call me at +1 (415) 555-0132",
+        "Phone: +44 20 7946 0958",
+        json.dumps({"phone_number": "+49 30 12345678"}),
+        "+14155550132",
+        json.dumps({"phone": "(415) 555-0132"}),
+        json.dumps({"phoneNumber": "415.555.0132"}),
+        "Phone 415 555 0132",
+    ],
+)
+def test_phone_numbers_are_marked_personal_not_rewritten(text):
+    r = redact.Redactor()
+    assert r.needs(text)
+    assert r.personal(text) == ("phone",)
+    assert r.redact(text) == (text, {})
+    rewritten, counts = redact.Redactor(kinds=("phone",)).redact(text)
+    assert counts == {"phone": 1} and "555" not in rewritten and "7946" not in rewritten
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "flight HAT170 on 2024-05-20, reservation 4WQ150, order A1010",
+        "total $1,234.56 (+12.50 tax), 2024-05-20T10:00:00+05:30",
+        "ids 1764433683, 123-456-7890 and 4111-1111-1111-1111",
+        "score +12345678 and version 1.234.567.8901",
+        json.dumps({"amount": "+120.00", "date": "2026-12-03", "user_id": "mia_li_3668"}),
+        "uuid 123e4567-e89b-12d3-a456-426614174000, ip 192.168.100.200",
+        "+1 500 000 users",
+        # not marked: only +1, or any number after "phone" (each trigger costs every line)
+        "+33 1 23 45 67 89, +44 20 7946 0958, tel: 415 555 0132, call me at 415-555-0199",
+    ],
+)
+def test_ids_dates_and_amounts_are_not_phone_numbers(text):
+    assert "phone" not in redact.Redactor().personal(text)
+
+
+def test_a_phone_number_marks_the_events_that_hold_it(tmp_path):
+    @hk.tool
+    def find_user(email: str) -> dict:
+        """Find a user.
+
+        Args:
+            email: the e-mail.
+        """
+        return {"name": "Ann", "phone": "+1 (415) 555-0132"}
+
+    model = hk.ScriptedModel([reply.tool_call("find_user", email="ann@example.com"), "found"])
+    run = hk.Harness([find_user], model, log_dir=tmp_path).run("Call me at +1 415-555-0199")
+    lines = [json.loads(x) for x in Path(run.log.path).read_text().splitlines()]
+    by_type = {x["type"]: x["payload"].get("personal_data") for x in lines}
+    assert by_type["user.message"] == ["phone"]
+    assert by_type["tool.result"] == ["phone"]
+    assert by_type["tool.call"] == ["email"]
+    assert "+1 (415) 555-0132" in Path(run.log.path).read_text()  # kept exact
