@@ -86,6 +86,36 @@ class _Auto:
 _AUTO = _Auto()
 
 
+def _renamed(data: dict[str, Any], event: Event) -> bool:
+    """True when redaction changed a field name of the line or of its payload's top level."""
+    payload = data.get("payload")
+    return (
+        "summary" not in data
+        or not isinstance(payload, dict)
+        or payload.keys() != event.payload.keys()
+    )
+
+
+def _redact_by_field(redactor: Redactor, event: Event) -> dict[str, Any]:
+    """The event's line dict with its summary and each payload value redacted alone.
+
+    The names the log and the loop read (`type`, `tool_call_id`, ...) stay as they are, whatever
+    an `extra` pattern matches; the values under them are redacted (keys nested in them too).
+    """
+    data = event.to_dict()
+    payload = dict(data["payload"])
+    for name, value in payload.items():
+        if not isinstance(value, (str, dict, list)):  # numbers, booleans, null: kept
+            continue
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        redacted, counts = redactor.redact(text)
+        if counts:
+            payload[name] = json.loads(redacted)
+    data["payload"] = payload
+    data["summary"] = redactor.redact(event.summary)[0]
+    return data
+
+
 class EventLog:
     """An append-only event log, in memory and (optionally) as a JSONL file on disk.
 
@@ -276,10 +306,17 @@ class EventLog:
             else redactor.needs_except(tail, _content(event))
         ):
             exact = event
-            line, counts = redactor.redact(line)
+            # the tail alone, as a JSON object: its strings may change, never the log's own
+            # fields before it (ids, type, timestamps) nor the line's structure
+            head = line[: len(line) - len(tail)]
+            redacted, counts = redactor.redact("{" + tail)
+            if counts:
+                line = head + redacted[1:]
             personal = redactor.personal(line)
             if counts or personal:  # the clear text never reaches the log's file or what it shows
                 data = json.loads(line)
+                if counts and _renamed(data, exact):  # an `extra` pattern hit the log's names
+                    data = _redact_by_field(redactor, exact)
                 if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
                     data["payload"]["personal_data"] = list(personal)
                 event = Event.from_dict(data)  # same class, redacted payload

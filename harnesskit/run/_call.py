@@ -171,7 +171,12 @@ def call_model(
     )  # fmt: skip
     t0 = h.timer()
     try:
-        reply = h.model.request(request)
+        try:
+            reply = h.model.request(request)
+        finally:  # a live display (`LiveStream.end`) shows what it held back, redacted
+            end = getattr(h.on_delta, "end", None)
+            if callable(end):
+                end()
     except ModelError:
         limit, seconds = h.limits.max_seconds, h.timer() - st.started
         if final or limit is None or seconds < limit:

@@ -60,6 +60,19 @@ LEDGER_VERSION = 1
 _STATES = ("started", "done", "failed", "unknown", "absent")
 
 
+#: The fields of a ledger record that hold a call's data (the redactor may rewrite them).
+_CALL_FIELDS = (
+    "tool",
+    "arguments",
+    "run_id",
+    "branch_id",
+    "tool_call_id",
+    "natural",
+    "result",
+    "note",
+)
+
+
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
@@ -573,9 +586,20 @@ class IdempotencyLedger:
     def _append(self, record: WriteRecord) -> WriteRecord:
         line = _canonical(record.to_dict())
         if self.redactor is not None and self.redactor.needs(line):
-            line, counts = self.redactor.redact(line)
-            if counts:  # keep in memory what is on disk (the key was derived before redaction)
-                data = json.loads(line)
+            # each field that holds a call's data, alone: a rewrite never touches the ledger's
+            # own names and values (`key`, `state`, `step`) nor the line's structure
+            data = record.to_dict()
+            changed = False
+            for name in _CALL_FIELDS:
+                if not isinstance(data[name], (str, dict, list)):  # null: nothing to hide
+                    continue
+                text = _canonical(data[name])
+                redacted, counts = self.redactor.redact(text)
+                if counts:
+                    data[name] = json.loads(redacted)
+                    changed = True
+            if changed:  # keep in memory what is on disk (the key was derived before redaction)
+                line = _canonical(data)
                 data.pop("v", None)
                 record = WriteRecord(**data)
         self._write_raw(line + "\n")  # on disk first: memory never claims what disk lacks

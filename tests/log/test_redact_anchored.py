@@ -10,6 +10,7 @@ PIECES = [
     "password", "Passwd", "PWD", "secret", "api_key", "apiKey", "token", "_token", "tokens",
     "x", "aws_secret_access_key", "credential", ":", "=", '"', "'", '\\"', "  ", "abcd1234",
     "hunter22", "[REDACTED:password]", ",", "}", "İ", "é", "\n", "prompt_tokens",
+    "accessToken", "Token", "sessionToken", "maxTokens", '\\\\\\"', "\\\\", "a",
 ]  # fmt: skip
 PATTERN = next(p for k, p, _ in redact.Redactor()._compiled if k == "password")
 
@@ -35,6 +36,8 @@ TRIGGER_PIECES = [
     "@", "://", "x", "é", "tokens", "prompt_tokens", "akia", "AKI", "asia", "aiz", "a", "eyJ",
     "ey", "xo", "hf", "rk", "bear", "er", "github", "_pat_", "credential", "secret", "pw", "d",
     "z", "j", "b", "v", "w", "/", "İ", "ghs_", "phrase",
+    "+", "1", "4", "9", "(", "phone", "Phone", "tel", "tel:", "fax", "call", " me", " us",
+    "text", "whatsapp", "sms", "mobile", "authorization", "Token", "-----BEGIN PGP ",
 ]  # fmt: skip
 KIND_SETS = [
     redact.DEFAULT_KINDS,
@@ -42,6 +45,8 @@ KIND_SETS = [
     (*redact.DEFAULT_KINDS, "email"),
     ("api_key", "jwt"),
     ("bearer", "url_credentials", "private_key"),
+    ("phone",),
+    (*redact.DEFAULT_KINDS, "email", "phone"),
 ]
 
 
@@ -112,3 +117,25 @@ def test_every_trigger_is_checked_once_from_its_rarest_character():
         found = [c for c, needle, search in gated if (search or needle.__eq__)(t)]
         found += [t] * (t in plain) + [h for h, s in searches if s(t)]
         assert len(found) == 1, (t, found)
+
+
+WAKE_SAMPLES = [
+    '{"accessToken": "abcd1234efgh5678ijkl"}',
+    '{"headers": {"Authorization": "Token abcd1234efgh5678"}}',
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\nxyz",
+    '{"password": "ab\\"cdefghijk"}',
+    "Call me at +1 (415) 555-0132",
+    "+14155550132",
+    "Phone: 415-555-0132",
+    "call me at (415) 555-0132",  # not a phone form here: no "phone", no +1
+]
+
+
+def test_each_new_form_wakes_the_pre_check_where_its_pattern_would_act():
+    for kinds in KIND_SETS:
+        r = redact.Redactor(kinds=kinds)
+        for text in WAKE_SAMPLES:
+            acts = bool(r.redact(text)[1]) or bool(r.personal(text))
+            if acts:
+                assert r.needs(text), (kinds, text)
+            assert r.needs(text) == any(t in text.lower() for t in r._triggers)

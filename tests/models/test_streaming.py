@@ -153,6 +153,8 @@ def test_live_stream_collects_per_attempt_and_writes_text_mode():
         StreamDelta(kind="tool_call", index=0, name="f", text=": 1}"),
     ]:
         live(d)
+    assert out.getvalue() == 'Hello{"a": '  # the last word is held back until the answer ends
+    live.end()
     assert out.getvalue() == 'Hello{"a": 1}'
     assert live.text == "Hello" and live.calls == {
         0: {"name": "f", "id": "c1", "arguments": '{"a": 1}'}
@@ -181,4 +183,7 @@ def test_live_stream_notebook_mode_updates_one_display_handle(monkeypatch):
     for piece in ["a", "b", "<c>"]:
         live(StreamDelta(kind="text", text=piece))
     assert len(shown) == 1 and len(updated) == 2
+    assert "ab&lt;c&gt;" not in updated[-1]  # the last word is held back until the end
+    live.end()
+    assert len(shown) == 1 and len(updated) == 3
     assert "ab&lt;c&gt;" in updated[-1]
