@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import harnesskit as hk
@@ -52,3 +54,39 @@ def test_brake_tripped_needs_a_number():
 def test_gate_dry_run_must_be_a_bool(dry_run):
     with pytest.raises(hk.UsageError, match=r"Gate\(dry_run=\.\.\.\) takes True or False"):
         hk.Gate(dry_run=dry_run)
+
+
+@pytest.mark.parametrize(
+    ("trials", "k", "said"),
+    [
+        (5, 1, "one \\(n, c\\) pair per task"),
+        ([(4, 2)], "1", "needs an int k"),
+        ([(4.0, 2)], 1, "trial count n must be an int"),
+        ([(4, 2, 1)], 1, "one \\(n, c\\) pair per task"),
+        ([(4, True)], 1, "success count c must be an int"),
+    ],
+)
+def test_pass_hat_k_arguments_are_checked(trials, k, said):
+    with pytest.raises(hk.UsageError, match=said):
+        hk.pass_hat_k(trials, k)
+
+
+def test_pass_hat_k_takes_numpy_counts_as_pandas_gives_them():
+    np = pytest.importorskip("numpy")
+    pairs = [(np.int64(4), np.int64(2)), (4, 4)]
+    assert hk.pass_hat_k(pairs, 2) == pytest.approx((1 / 6 + 1) / 2)
+
+
+def test_load_cases_and_experiment_arguments_are_checked(tmp_path):
+    with pytest.raises(hk.UsageError, match="load_cases takes a .jsonl path"):
+        hk.load_cases(5)
+    not_text = tmp_path / "cases.jsonl"
+    not_text.write_bytes(b"\xff\xfe{}\n")
+    with pytest.raises(hk.UsageError, match="cases.jsonl: not UTF-8 text"):
+        hk.load_cases(not_text)
+    with pytest.raises(hk.UsageError, match="Experiment takes a list of cases"):
+        hk.Experiment(5)
+    cases = hk.load_cases(Path(__file__).parents[1] / "datasets" / "cases" / "shop.jsonl")
+    for bad in ("x", 0, 1.5, True):
+        with pytest.raises(hk.UsageError, match="repeats must be an int >= 1"):
+            hk.Experiment(cases, repeats=bad)

@@ -529,7 +529,8 @@ def load_cases(
         The cases, in file order (files sorted by name).
 
     Raises:
-        UsageError: the source does not exist, a line is not JSON, a case breaks the schema
+        UsageError: the source is not a path or an iterable of dicts, does not exist, is not
+            UTF-8 text, a line is not JSON, a case breaks the schema
             (every bad case is listed with file and line), or two cases share an id.
     """
     entries: list[tuple[str, Any]] = []
@@ -542,7 +543,14 @@ def load_cases(
         else:
             raise UsageError(f"no case file or folder at {path}")
         for f in files:
-            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                text = f.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(
+                    f"{f}: not UTF-8 text ({exc.reason} at byte {exc.start}); a cases file is "
+                    "JSON lines, one case per line"
+                ) from None
+            for n, line in enumerate(text.splitlines(), 1):
                 if not line.strip():
                     continue
                 try:
@@ -551,8 +559,12 @@ def load_cases(
                     raise UsageError(
                         f"{f}:{n}: not valid JSON ({exc.msg} at char {exc.pos})"
                     ) from exc
-    else:
+    elif isinstance(source, Iterable) and not isinstance(source, bytes | Mapping):
         entries = [(f"case #{i + 1}", d) for i, d in enumerate(source)]
+    else:
+        raise UsageError(
+            f"load_cases takes a .jsonl path, a folder or a list of case dicts, got {source!r:.80}"
+        )
     cases: list[Case] = []
     errors: list[str] = []
     seen: dict[str, str] = {}

@@ -282,8 +282,8 @@ class Experiment:
             turns.
 
     Raises:
-        UsageError: no cases, policies or models; duplicate labels or case ids;
-            `repeats < 1`.
+        UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
+            models; duplicate labels or case ids; `repeats` or `max_workers` not an int >= 1.
     """
 
     def __init__(
@@ -308,6 +308,11 @@ class Experiment:
                 "Experiment takes cases, not a path: "
                 f"hk.Experiment(hk.load_cases({str(cases)!r}), ...)"
             )
+        if not isinstance(cases, Sequence) or not all(isinstance(c, Case) for c in cases):
+            raise UsageError(
+                f"Experiment takes a list of cases, got {cases!r:.80}; "
+                "load them with hk.load_cases(path)"
+            )
         if not cases:
             raise UsageError("an experiment needs at least one case")
         if isinstance(policies, str | ContextPolicy):
@@ -318,10 +323,9 @@ class Experiment:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise UsageError(f"duplicate case ids in the experiment: {dupes}")
-        if repeats < 1:
-            raise UsageError(f"repeats must be >= 1, got {repeats}")
-        if max_workers < 1:
-            raise UsageError(f"max_workers must be >= 1, got {max_workers}")
+        for what, n in (("repeats", repeats), ("max_workers", max_workers)):
+            if type(n) is not int or n < 1:  # (a bool is no count either)
+                raise UsageError(f"{what} must be an int >= 1, got {n!r:.40}")
         self.cases = list(cases)
         self.policies = _labelled(policies, lambda p: ContextPolicy.resolve(p).name, "policy")
         for p in self.policies.values():

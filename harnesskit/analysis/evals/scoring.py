@@ -8,8 +8,9 @@ check per expectation so a failure names the expectation that broke.
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -383,6 +384,16 @@ def _answer_checks(case: Case, t: _Trajectory) -> list[CheckResult]:
 # -- pass^k -----------------------------------------------------------------------------------
 
 
+def _count(value: Any, what: str) -> int:
+    """`value` as an int (numpy ints included; a bool or a float is refused)."""
+    if isinstance(value, bool):
+        raise UsageError(f"{what}, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise UsageError(f"{what}, got {value!r:.40}") from None
+
+
 def pass_hat_k(trials: Iterable[tuple[int, int]], k: int) -> float:
     """pass^k as τ-bench defines it: per task C(c, k) / C(n, k), averaged over tasks.
 
@@ -394,12 +405,24 @@ def pass_hat_k(trials: Iterable[tuple[int, int]], k: int) -> float:
         The mean over tasks, in [0, 1]; `nan` when there are no tasks.
 
     Raises:
-        UsageError: `k < 1`, `c > n`, or a task has fewer than `k` trials.
+        UsageError: `k` is not an int >= 1, `trials` is not pairs of ints, `c > n`, or a task
+            has fewer than `k` trials.
     """
+    k = _count(k, "pass^k needs an int k >= 1")
     if k < 1:
         raise UsageError(f"pass^k needs k >= 1, got {k}")
+    if isinstance(trials, str | bytes) or not isinstance(trials, Iterable):
+        raise UsageError(
+            f"pass^k takes one (n, c) pair per task (n trials, c successes), got {trials!r:.80}"
+        )
     values = []
-    for n, c in trials:
+    for pair in trials:
+        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise UsageError(
+                f"pass^k takes one (n, c) pair per task (n trials, c successes), got {pair!r:.80}"
+            )
+        n = _count(pair[0], "a task's trial count n must be an int")
+        c = _count(pair[1], "a task's success count c must be an int")
         if not 0 <= c <= n:
             raise UsageError(f"a task has {c} successes out of {n} trials")
         if n < k:
