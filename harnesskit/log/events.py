@@ -150,9 +150,14 @@ class EventLog:
 
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
-                `EventLog.read` to load one; a file that is no log is never appended to), or
-                another writer has it open.
+                `EventLog.read` to load one; a file that is no log is never appended to),
+                another writer has it open, or `redactor` is not a `Redactor` (or `None`).
         """
+        if redactor is not None and not isinstance(redactor, Redactor):
+            raise UsageError(
+                f"EventLog(redactor=...) takes a harnesskit.log.Redactor or None, got "
+                f"{redactor!r:.60}"
+            )
         self.path = pathlib.Path(path) if path is not None else None
         self.run_id = run_id
         self.clock = clock

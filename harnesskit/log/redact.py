@@ -207,9 +207,10 @@ class Redactor:
             as `[REDACTED:secret]`.
 
     Raises:
-        UsageError: an unknown kind; an `extra` pattern that is not a string or not a valid
-            regular expression (the message names the kind and the regex error); `literals`
-            given as one string rather than a tuple of strings.
+        UsageError: `kinds` not a collection of names (e.g. one string) or an unknown kind; an
+            `extra` pattern that is not a string or not a valid regular expression (the
+            message names the kind and the regex error); `literals` given as one string rather
+            than a tuple of strings; `None` for `literals` or `extra`.
     """
 
     kinds: Iterable[str] = DEFAULT_KINDS
@@ -230,6 +231,14 @@ class Redactor:
     )
 
     def __post_init__(self) -> None:
+        if isinstance(self.kinds, str) or not isinstance(self.kinds, Iterable):
+            raise UsageError(
+                f"Redactor kinds must be a tuple of kind names, got {self.kinds!r:.60}; wrap a "
+                f"single kind as ({self.kinds!r},) and keep the credentials: "
+                "(*DEFAULT_KINDS, 'email')"
+            )
+        if self.literals is None or self.extra is None:
+            raise UsageError("Redactor literals and extra take () and {} for none, not None")
         self.kinds = tuple(self.kinds)
         unknown = set(self.kinds) - set(_PATTERNS)
         if unknown:

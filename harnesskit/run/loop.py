@@ -142,6 +142,10 @@ class Run:
                         self._step()
                 finally:
                     self.log.flush()
+            if self.state.finish_reason is not None:
+                # an ended run holds no writer lock (a resumed one that had already ended
+                # opened its log to resume): `h.resume(path)` again works; `send` reopens it
+                self.log.close()
         return self
 
     def raise_for_stop(self) -> Run:

@@ -190,7 +190,24 @@ def _parse_line(p: pathlib.Path, number: int, line: bytes) -> WriteRecord:
             raise corrupt(f"field {k!r} is {type(v).__name__} {str(v)[:40]!r}")
     if data["state"] not in _STATES:
         raise corrupt(f"state {data['state']!r} (one of {', '.join(_STATES)} expected)")
+    result = data.get("result")
+    if data["state"] in ("done", "failed") and not _is_result(result):
+        # a `done` line without its result would let resume run the write again
+        raise corrupt(
+            f"a {data['state']} write without its result ({str(result)[:40]!r}; an object with "
+            "'ok' (bool) and 'content' (str) expected)"
+        )
     return WriteRecord(**data)
+
+
+def _is_result(result: Any) -> bool:
+    """Whether `result` is a recorded tool result: `{"ok": bool, "content": str, ...}`."""
+    return (
+        isinstance(result, dict)
+        and isinstance(result.get("ok"), bool)
+        and isinstance(result.get("content"), str)
+        and isinstance(result.get("error_type"), str | None)
+    )
 
 
 def _end_cleanly(p: pathlib.Path, size: int, *, torn: bool) -> None:
@@ -365,7 +382,21 @@ class IdempotencyLedger:
         ledger = cls(None, confirmers=confirmers, durable=durable, redactor=redactor)
         ledger.path = p
         if p.is_file():
-            for record in _read_records(p):
+            for number, record in enumerate(_read_records(p), 1):
+                had = ledger.records.get(record.key)
+                if (
+                    had is not None
+                    and had.state == "done"
+                    and record.state == "done"
+                    and had.result != record.result
+                ):  # which one happened? resuming on either could repeat or hide a write
+                    raise CorruptLogError(
+                        f"{p}: write record {number} ({record.tool}, key {record.key[:16]}...) "
+                        "is done a second time with a different result; the idempotency "
+                        "ledger is corrupt. Check the write in the outside world, keep the "
+                        "line that describes it and remove the other, or run the task again "
+                        "as a new run"
+                    )
                 ledger._remember(record)
         return ledger
 

@@ -69,7 +69,7 @@ def test_race_repro_on_a_two_worker_local_cluster_like_serial(serial, tmp_path):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",  # the dashboard server binds 8787 even with None
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

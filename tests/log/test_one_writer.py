@@ -127,3 +127,15 @@ def test_a_run_no_one_can_reach_does_not_hold_the_file(tmp_path):
     assert len(again.log.events) > restarted_events  # it read the first restart's events
     again.run()
     assert len(hk.EventLog.read(path).of_type("run.restart")) == 2
+
+
+def test_resuming_an_ended_run_again_and_again_works_like_rerunning_a_notebook_cell(tmp_path):
+    h = hk.Harness([], hk.ScriptedModel(["a", "b"]), log_dir=tmp_path)
+    h.run("hi", run_id="a")
+    path = tmp_path / "a.jsonl"
+    r = h.resume(path).run()  # already ended: nothing to do, and its lock is let go
+    r = h.resume(path).run()  # the cell run again, with `r` still bound to the first Run
+    assert r.finish_reason == "stop"
+    r.send("more").run()  # an ended run that gets a new turn reopens its log
+    assert r.finish_reason == "stop"
+    assert [e.type for e in hk.EventLog.read(path).events].count("user.message") == 2

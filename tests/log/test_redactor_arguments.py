@@ -35,3 +35,25 @@ def test_good_extra_patterns_and_literals_still_redact():
 def test_kinds_may_be_any_iterable_and_compare_by_content():
     assert Redactor(kinds=["api_key", "jwt"]) == Redactor(kinds=("api_key", "jwt"))
     assert Redactor(kinds=(k for k in ["api_key"])).redact("sk-" + "a" * 40)[1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"kinds": None}, "kinds must be a tuple of kind names"),
+        ({"kinds": "password"}, r"wrap a single kind as \('password',\)"),
+        ({"literals": None}, "take \\(\\) and \\{\\} for none"),
+        ({"extra": None}, "take \\(\\) and \\{\\} for none"),
+    ],
+)
+def test_none_and_a_single_kind_string_are_refused(kwargs, says):
+    with pytest.raises(UsageError, match=says):
+        Redactor(**kwargs)
+
+
+def test_an_event_log_takes_only_a_redactor():
+    from harnesskit.log import EventLog
+
+    with pytest.raises(UsageError, match=r"EventLog\(redactor=...\) takes"):
+        EventLog(None, run_id="r", redactor="x")
+    assert EventLog(None, run_id="r", redactor=None).redactor is None

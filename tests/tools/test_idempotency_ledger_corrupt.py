@@ -171,3 +171,60 @@ def test_settle_without_an_effect_check_says_what_to_pass(tmp_path, check):
     assert idem.read_bytes() == before and ledger.unsettled() == [started]
     done = ledger.settle(started.key, EffectCheck(applied=True, value={"paid": "R1"}), by="me")
     assert done.state == "done" and done.result["content"] == '{"paid": "R1"}'
+
+
+def _done_run(tmp_path):
+    """A run whose payment finished and was recorded `done`; the log is cut back to its call."""
+    paid: list[str] = []
+
+    @hk.tool(risk="write")
+    def charge(ref: str) -> dict:
+        """Charge a card.
+
+        Args:
+            ref: payment reference.
+        """
+        paid.append(ref)
+        return {"charged": ref}
+
+    model = hk.ScriptedModel([reply.tool_call("charge", ref="R1"), "done", "done"])
+    harness = hk.Harness([charge], model, log_dir=tmp_path)
+    harness.start("pay", run_id="d").run()
+    path = tmp_path / "d.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    upto = next(i for i, x in enumerate(lines) if json.loads(x)["type"] == "tool.call")
+    path.write_text("".join(lines[: upto + 1]), encoding="utf-8")  # died before the result
+    assert paid == ["R1"] and _states(ledger_path(path)) == ["started", "done"]
+    return harness, path, ledger_path(path), paid
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r.pop("result"),
+        lambda r: r.update(result=None),
+        lambda r: r.update(result={}),
+        lambda r: r.update(result={"ok": True, "content": 5}),
+        lambda r: r.update(result={"ok": "yes", "content": "x"}),
+    ],
+)
+def test_a_done_write_without_a_usable_result_stops_the_resume_and_never_acts_again(
+    tmp_path, damage
+):
+    harness, path, idem, paid = _done_run(tmp_path)
+    started, done = (json.loads(x) for x in idem.read_text(encoding="utf-8").splitlines())
+    damage(done)
+    idem.write_text(json.dumps(started) + "\n" + json.dumps(done) + "\n", encoding="utf-8")
+    with pytest.raises(CorruptLogError, match=r"\.idem:2: a done write without its result"):
+        harness.resume(path).run()
+    assert paid == ["R1"]  # the charge did not run a second time
+
+
+def test_a_write_done_twice_with_different_results_stops_the_resume(tmp_path):
+    harness, path, idem, paid = _done_run(tmp_path)
+    started, done = (json.loads(x) for x in idem.read_text(encoding="utf-8").splitlines())
+    other = {**done, "result": {**done["result"], "content": "different"}}
+    idem.write_text("".join(json.dumps(r) + "\n" for r in (started, done, other)), "utf-8")
+    with pytest.raises(CorruptLogError, match="done a second time with a different result"):
+        harness.resume(path).run()
+    assert paid == ["R1"]
