@@ -107,8 +107,8 @@ _PATTERNS: dict[str, str] = {
     # unchanged): a leading `\b[a-z0-9_-]*` would make the engine try every word of a line.
     # A quoted value is taken up to its real closing quote (spaces, commas and escaped quotes
     # included).
-    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?key)?|api[_-]?key"
-    r"|access_key|private_key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key"
+    r"|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
     r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]\s*" + _OPENER + r")(?!\[REDACTED)" + _VALUE,
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
@@ -139,7 +139,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "jwt": ("eyj",),
     "password": (
         "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "api-key", "access_key",
-        "private_key", "credential",
+        "private_key", "privatekey", "private-key", "credential",
         # a `token` key is followed by a quote, a separator or space (never `s` or `_`: our
         # own `prompt_tokens`, `token_estimate` must not wake the scan on every event)
         'token"', "token'", "token\\", "token:", "token=", "token ", "token\t", "token\n",
@@ -585,7 +585,7 @@ def _trigger_checks(
 _ANCHORS: dict[str, tuple[str, ...]] = {
     "password": (
         "password", "passwd", "passphrase", "pwd", "secret", "apikey", "api_key", "api-key",
-        "access_key", "private_key", "token", "credential",
+        "access_key", "private_key", "privatekey", "private-key", "token", "credential",
     ),
 }  # fmt: skip
 

@@ -40,6 +40,9 @@ SECRETS = [
     ("private_key=PlantedPrivate99", "PlantedPrivate99", "password"),
     ("token: PlantedTokenValue1", "PlantedTokenValue1", "password"),
     ("credentials=PlantedCreds123", "PlantedCreds123", "password"),
+    ("SecretAccessKey: PlantedAwsSecret99", "PlantedAwsSecret99", "password"),
+    ("privateKey=PlantedPrivate98", "PlantedPrivate98", "password"),
+    ("private-key: PlantedPrivate97", "PlantedPrivate97", "password"),
     ("the passcode was: PlantedCode42", "PlantedCode42", "password_phrase"),
     ("my passphrase is PlantedPhrase7", "PlantedPhrase7", "password_phrase"),
     (
