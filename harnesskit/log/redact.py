@@ -107,8 +107,8 @@ _PATTERNS: dict[str, str] = {
     # unchanged): a leading `\b[a-z0-9_-]*` would make the engine try every word of a line.
     # A quoted value is taken up to its real closing quote (spaces, commas and escaped quotes
     # included).
-    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key"
-    r"|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?"
+    r"|api[_-]?key|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
     r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]\s*" + _OPENER + r")(?!\[REDACTED)" + _VALUE,
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
