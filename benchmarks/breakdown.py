@@ -37,7 +37,7 @@ from harnesskit.run import _records, loop
 from harnesskit.tools import executor
 
 PARTS = [
-    ("step", loop.Run, "step", 0),
+    ("step", loop.Run, "_step", 0),  # `step()` and `run()` both go through `_step`
     ("request (context, model, events)", loop.Run, "_query", 1),
     ("context build", context.ContextBuilder, "build", 2),
     ("R-A5 single-representation check", representation.RepresentationChecker, "check", 2),
