@@ -18,6 +18,18 @@ def shared_datasets() -> pathlib.Path:
     return path
 
 
+@pytest.fixture
+def server(monkeypatch):
+    """A real OpenAI-compatible HTTP server on loopback (`tests.support.loopback`), with model
+    requests allowed for the test's duration (they are blocked for the suite otherwise)."""
+    from harnesskit.models import base
+    from tests.support.loopback import LoopbackServer
+
+    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
+    with LoopbackServer() as srv:
+        yield srv
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Under `make test-extras` (HK_REQUIRE_EXTRAS=1) a test skipped for a missing extra fails."""
     import os

@@ -10,11 +10,10 @@ import pytest
 import harnesskit as hk
 from harnesskit import _json
 from harnesskit.log import ToolCallEvent, ToolResultEvent
-from harnesskit.models import base
 from harnesskit.models._retry import RetryPolicy
 from harnesskit.testing import reply
 from tests.support.cases import rule_violations
-from tests.support.loopback import LoopbackServer, Reply, completion, sse_events, tool_call
+from tests.support.loopback import Reply, completion, sse_events, tool_call
 
 
 @pytest.mark.parametrize(
@@ -59,13 +58,6 @@ def test_lone_surrogates_are_joined_or_replaced():
     assert _json.clean_text("\ud83d\ude00") == "\U0001f600"
     assert _json.clean_text("caf\udce9.txt") == "caf\\xe9.txt"
     assert _json.clean_text("hi \ud83d") == "hi \ufffd"
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 @hk.tool

@@ -10,12 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import harnesskit as hk
-from harnesskit.models import base
 from harnesskit.models._retry import RetryPolicy
-from tests.support.loopback import LoopbackServer, Reply, completion, tool_call
+from tests.support.loopback import Reply, completion, tool_call
 
 OWN_KEY = "loopback-own-key-7Yq2Zr"  # no known key format: only the client knows it is secret
 URL_PASSWORD = "urlPassw0rd99"
@@ -76,13 +73,6 @@ def lookup(query: str, password: str = "") -> dict:
         "dsn": f"postgres://app:{s['result: url credentials']}@db.internal:5432/app",
         "owner": "ann@example.com",
     }
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 def test_no_planted_secret_reaches_any_file_the_run_wrote(server, tmp_path):

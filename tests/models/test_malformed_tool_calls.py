@@ -12,7 +12,6 @@ import json
 import pytest
 
 import harnesskit as hk
-from harnesskit.models import base
 from tests.support.loopback import LoopbackServer, Reply, completion
 
 
@@ -27,13 +26,6 @@ def lookup_order(order_id: str) -> dict:
         The order.
     """
     return {"order_id": order_id, "status": "shipped"}
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 def _run(server: LoopbackServer, first: dict, tmp_path) -> hk.Run:

@@ -32,13 +32,6 @@ TOOLS = (
 )
 
 
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
-
-
 def make(srv: LoopbackServer, **kw) -> OpenAICompatModel:
     kw.setdefault("retry", FAST)
     kw.setdefault("timeout_seconds", 2.0)

@@ -5,24 +5,14 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
 import harnesskit as hk
 from harnesskit import cli
-from harnesskit.models import base
 from harnesskit.models._retry import RetryPolicy
 from tests.support import demo as _demo
 from tests.support.loopback import LoopbackServer, Reply, completion, tool_call
 
 FAST = RetryPolicy(max_retries=2, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
 DOWN = Reply(status=503, json={"error": {"message": "warming up"}})
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 def plum_turns() -> list[Reply]:

@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
 import harnesskit as hk
-from harnesskit.models import base
 from harnesskit.models._retry import RetryPolicy
 from harnesskit.testing import reply
-from tests.support.loopback import LoopbackServer, Reply, completion, sse_events
+from tests.support.loopback import Reply, completion, sse_events
 
 FAST = RetryPolicy(max_retries=2, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
 LIMITS = hk.Limits(max_seconds=3, closing_seconds=2)
@@ -30,13 +27,6 @@ class FastTimer:
 
     def __call__(self) -> float:
         return (time.monotonic() - self.t0) * self.factor
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 def run_against(server, tmp_path, *, stream: bool = False) -> tuple[hk.Run, float]:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import harnesskit as hk
-from harnesskit.models import base
-from tests.support.loopback import LoopbackServer, Reply, completion
+from tests.support.loopback import Reply, completion
 
 
 @hk.tool
@@ -22,13 +19,6 @@ def get_user(user_id: str) -> dict:
         The user's profile.
     """
     return {"user_id": user_id, "name": "Ada"}
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
-    with LoopbackServer() as srv:
-        yield srv
 
 
 def test_a_call_recovered_from_text_is_flagged_and_the_text_kept(server):
