@@ -86,7 +86,9 @@ class Harness:
             current one, e.g. a git commit); recorded in the contract, on write results and on
             forks, and checked on resume.
         confirmers: `{write_tool: confirm(record) -> EffectCheck}`: how to find out whether a
-            write whose outcome is unknown took effect (used on resume, R-E5).
+            write whose outcome is unknown took effect (used on resume, R-E5). Each key must
+            be a registered tool's name by the time a run opens (`start`, `resume`,
+            `restart` raise `UsageError` otherwise).
         redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
             passwords, private keys, e-mails); `None` turns it off.
         on_unavailable: when the model (or every node of a `FallbackModel` chain) stays
@@ -242,9 +244,9 @@ class Harness:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text; `run_id` breaks the rule above; or a file
+            UsageError: a user turn is not text; `run_id` breaks the rule above; a file
                 already exists at the log's path (a log: logs are never reused; anything else:
-                never appended to).
+                never appended to); or `confirmers` names a tool that is not registered.
         """
         if isinstance(user_message, str):
             turns = [user_message]
@@ -261,6 +263,7 @@ class Harness:
             import uuid  # loaded here: `import harnesskit` need not pay for it
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
+        self._check_confirmers()
         return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
@@ -291,9 +294,11 @@ class Harness:
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
             CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+            UsageError: `confirmers` names a tool that is not registered (nothing is read).
         """
         from harnesskit.run import lifecycle
 
+        self._check_confirmers()
         return lifecycle.resume(self, path, branch_id=branch_id)
 
     def restart(self, path: str | Path, *, reason: str, branch_id: str | None = None) -> Run:
@@ -308,10 +313,26 @@ class Harness:
 
         Returns:
             A run on the new branch, before its first step.
+
+        Raises:
+            UsageError: `confirmers` names a tool that is not registered (nothing is read).
         """
         from harnesskit.run import lifecycle
 
+        self._check_confirmers()
         return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)
+
+    def _check_confirmers(self) -> None:
+        """Refuse a confirmer for a tool that is not registered (a typo would leave the write
+        it meant to settle unconfirmable on resume). Checked when a run opens, not at
+        construction: tools may be added to the registry (`ToolRegistry.add`) after it."""
+        unknown = sorted(set(self.confirmers) - set(self.tools.names))
+        if unknown:
+            raise UsageError(
+                f"Harness(confirmers=...) names tools that are not registered: {unknown}; "
+                f"registered tools: {self.tools.names}. Key each confirmer by the name of the "
+                "write tool it confirms, and register that tool before start/resume/restart"
+            )
 
 
 def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: Any) -> None:
