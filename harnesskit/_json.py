@@ -28,6 +28,7 @@ __all__ = [
     "excerpt",
     "wire_name",
     "loads",
+    "non_finite",
     "plain_arguments",
     "read_arguments",
     "read_plain_object",
@@ -106,6 +107,40 @@ def clean(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
         return _clean(value, max_depth), None
     except _Refused as exc:
         return None, str(exc)
+
+
+def non_finite(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
+    """Where `value` holds a float JSON cannot write (NaN, Infinity), if anywhere.
+
+    For a user-given value the log will hold (request settings, task facts): `json.dumps`
+    writes those floats as the tokens `NaN` / `Infinity`, which are not JSON.
+
+    Args:
+        value: a JSON-ready value (dicts, lists, tuples, strings, numbers, booleans, `None`;
+            anything else is not looked into).
+        max_depth: deepest nesting looked into (levels).
+
+    Returns:
+        The first such float's path and value (`temperature = nan`, `a.b[2] = inf`), else
+        `None`.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{path or 'the value'} = {item!r}"
+        elif depth < max_depth:
+            if isinstance(item, dict):
+                stack.extend(
+                    (v, f"{path}.{k}" if path else str(k), depth + 1)
+                    for k, v in reversed(item.items())
+                )
+            elif isinstance(item, list | tuple):
+                stack.extend(
+                    (v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(item)))
+                )
+    return None
 
 
 def _clean(value: Any, depth: int) -> Any:

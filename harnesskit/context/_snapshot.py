@@ -10,11 +10,13 @@ still starts with the bytes it was made from (the length, and a hash of 64 block
 them plus the last 4 KiB), the events in memory match it at sampled ids, and the log has applied
 no tombstone since (a tombstone makes the builder read everything again, R-S3), and the saved
 state's own bytes match the CRC-32 written beside them (a snapshot damaged on disk or edited by
-hand is refused rather than trusted). Anything else -
+hand is refused rather than trusted), and the state has the types and shape the builder writes
+(checked by `_View.from_state`: a forged snapshot whose CRC-32 matches). Anything else -
 a log that was replaced, truncated or rewritten, a snapshot of another log, of another policy or
-version, a corrupt or unreadable file - is ignored, and the build reads the log as if it were
-absent. It is written atomically (a temporary file, then a rename) and a failure to write it
-(a read-only folder) is ignored.
+version, a corrupt or unreadable file, JSON nested too deep to decode - is ignored, and the build
+reads the log as if it were absent; so is one the builder finds unsound only while building from
+it. It is written atomically (a temporary file, then a rename) and a failure to write it (a
+read-only folder) is ignored.
 
 Layout: a header line (JSON: format, code hash, log fingerprint, samples, and the length and
 CRC-32 of the rest), a line of the state's JSON, then a block of 4-byte ints (`Ints`) that the
@@ -38,7 +40,7 @@ from typing import Any
 
 from harnesskit.log.events import EventLog
 
-__all__ = ["MIN_EVENTS", "Ints", "load", "save", "snapshot_path"]
+__all__ = ["MIN_EVENTS", "Ints", "load", "save", "snapshot_path", "unsigned"]
 
 #: Only a cold build that read at least this many events writes a snapshot.
 MIN_EVENTS = 10_000
@@ -49,6 +51,7 @@ _BLOCK = 256
 _TAIL = 4096
 _SAMPLES = 64
 _INT = "i" if array.array("i").itemsize == 4 else "l"  # 4-byte signed ints
+_UINT = "I" if array.array("I").itemsize == 4 else "L"  # the same bytes, unsigned
 
 
 class Ints:
@@ -91,6 +94,8 @@ class Ints:
         Raises:
             ValueError: `ref` is not a reference into this block (the snapshot is ignored).
         """
+        if type(ref) is not list or len(ref) != 2:
+            raise ValueError("not a reference into the block of ints")
         start, count = ref
         if type(start) is not int or type(count) is not int or count < 0:
             raise ValueError("not a reference into the block of ints")
@@ -101,6 +106,15 @@ class Ints:
     def tobytes(self) -> bytes:
         """The block's bytes."""
         return self.array.tobytes()
+
+
+def unsigned(ints: array.array[int]) -> array.array[int]:
+    """`ints` read as unsigned (a copy of the bytes).
+
+    A negative index then lies past the end of any list, so that indexing with it fails
+    instead of counting from the end.
+    """
+    return array.array(_UINT, ints.tobytes())
 
 
 @functools.cache
@@ -224,7 +238,8 @@ def load(log: EventLog, path: pathlib.Path) -> tuple[dict[str, Any], Ints] | Non
 
     Returns:
         `(state, ints)`: the state and the block of ints it refers to; `None` for a missing,
-        corrupt, foreign or stale snapshot.
+        corrupt, foreign or stale snapshot (the state's shape is checked by the builder,
+        `_View.from_state`).
     """
     if log.path is None:
         return None
@@ -250,6 +265,6 @@ def load(log: EventLog, path: pathlib.Path) -> tuple[dict[str, Any], Ints] | Non
         size = doc["size"]
         if not isinstance(size, int) or _fingerprint(log.path, size) != doc["fingerprint"]:
             return None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+        return None  # (RecursionError: a line of JSON nested too deep to decode)
     return state, ints

@@ -119,6 +119,8 @@ _OLDER = {
 }
 _WITHHELD = ("data_class.", "untrusted.")
 _EMPTY = "empty: nothing to send"
+#: What a state restored from a snapshot that does not hold together raises (then ignored).
+_UNSOUND = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 VALUES_TITLE = "Values from tools (every id and value not shown whole above; data, cite the label)"
 
 NOTICE = (
@@ -299,21 +301,29 @@ class _View:
     ) -> _View:
         """The view `to_state` saved, its ids resolved against the log's `events`.
 
-        Every packed list is decoded here and its shape checked (lengths that add up, the
-        sorted lists within the saved events); what the state holds is trusted because its
-        CRC-32 matched (`_snapshot.load`). The view is a `_PackedView`: the parts a first build
-        seldom needs whole (the lasting exclusions, buckets, call/result groups, the sequence,
-        ...) are turned into Python objects only when first read, and its lookups (`position`,
-        `owner_of`, `results_of`, `lasting`, `content`) bisect the packed lists until then, so
-        a cold build pays for what it uses.
+        Every part's type and shape is checked first (`_check_state`: a snapshot whose CRC-32
+        matches may still have been forged), every packed list is decoded here and its shape
+        checked (lengths that add up, the sorted lists within the saved events, indexes into
+        the strings read unsigned), and the contract, the contracts and the task id are
+        checked against the log's events. A part left packed that still fails when a build
+        reads it makes that build forget the view and read the log (`ContextBuilder.build`).
+        The view is a `_PackedView`: the parts a first build seldom needs whole (the lasting
+        exclusions, buckets, call/result groups, the sequence, ...) are turned into Python
+        objects only when first read, and its lookups (`position`, `owner_of`, `results_of`,
+        `lasting`, `content`) bisect the packed lists until then, so a cold build pays for
+        what it uses.
 
         Raises:
             ValueError: the state does not hold together (the caller then ignores it; so do
                 `KeyError`, `TypeError` and `IndexError`).
         """
+        _check_state(state, len(events))
         strings: list[str] = state["strings"]
         n = state["index"]
         unpacked = ints.get
+
+        def indexes(packed: Any) -> array.array[int]:  # into `strings`: a negative one fails
+            return _snapshot.unsigned(unpacked(packed))
 
         def ids(packed: Any) -> array.array[int]:  # sorted event ids
             out = unpacked(packed)
@@ -322,7 +332,7 @@ class _View:
             return out
 
         def reasons(packed: list[Any]) -> Callable[[], dict[int, str]]:
-            keys, idx = unpacked(packed[0]), unpacked(packed[1])
+            keys, idx = unpacked(packed[0]), indexes(packed[1])
             if len(keys) != len(idx):
                 raise ValueError("reasons that do not add up")
             return lambda: dict(zip(keys.tolist(), map(strings.__getitem__, idx), strict=True))
@@ -346,8 +356,6 @@ class _View:
         view = _PackedView(branch)
         view.events = events
         view.index, view.tombstones = n, tombstones
-        if not isinstance(n, int) or not 0 < n <= len(events):
-            raise ValueError("an index outside the log")
         view.statuses.update({i: (s, by) for i, s, by in state["statuses"]})
         view.fold.refused.extend(state["refused"])
         seq = ids(state["seq"])
@@ -357,11 +365,30 @@ class _View:
         view.last_chat = state["last_chat"]
         view.task_id = state["task_id"]
         view.mem_pos = state["mem_pos"]
+        if view.mem_pos > len(seq) or state["assembled"] > len(seq):
+            raise ValueError("a position past the sequence")
         c = state["contract"]
         contract = None if c is None else events[event_ids([c])[0] - 1]
         if contract is not None and not isinstance(contract, TaskContractEvent):
             raise ValueError("a contract that is not a task.contract event")
         view.contract = contract
+        trusted = [events[i - 1] for i in event_ids(state["contracts"])]
+        if not all(isinstance(e, TaskContractEvent) and not is_untrusted(e) for e in trusted):
+            raise ValueError("a task contract list that is not one")
+        task_ids = [(e.task or {}).get("task_id") for e in trusted]  # as `_ingest` reads them
+        if view.task_id != next((t for t in task_ids if t is not None), None):
+            raise ValueError("a task id that is not the contracts'")
+        # the contract is the event the memory's bucket marks "contract" (each string is saved
+        # once): a snapshot naming another one, or none, is not this log's
+        bucket_keys, bucket_idx = unpacked(state["bucket"][0]), indexes(state["bucket"][1])
+        if len(bucket_keys) != len(bucket_idx):
+            raise ValueError("buckets that do not add up")
+        try:
+            marked: int | None = bucket_keys[bucket_idx.index(strings.index("contract"))]
+        except ValueError:  # no string "contract", or no event in that bucket
+            marked = None
+        if marked != c:
+            raise ValueError("a contract that is not the one in the memory")
         view.core = {i: events[i - 1] for i in event_ids(state["core"])}
         view.facts = ids(state["facts"]).tolist()
         view.interps = ids(state["interps"]).tolist()
@@ -375,7 +402,7 @@ class _View:
         view.inputs, view.assembled = set(ids(state["inputs"])), state["assembled"]
         owners, *results = grouped(unpacked(state["members"][0]), state["members"])
         group = ids(state["group"][0]), unpacked(state["group"][1])
-        mem_ids, mem_idx = ids(state["mem_excluded"][0]), unpacked(state["mem_excluded"][1])
+        mem_ids, mem_idx = ids(state["mem_excluded"][0]), indexes(state["mem_excluded"][1])
         if len(group[0]) != len(group[1]) or len(mem_ids) != len(mem_idx):
             raise ValueError("lookups that do not add up")
         keyed, contracts = event_ids(state["keyed"]), event_ids(state["contracts"])
@@ -484,6 +511,121 @@ class _View:
         for i in ids[n:k]:
             members.discard(i)
             self.exclude(i, None)
+
+
+def _check_state(state: dict[str, Any], n_events: int) -> None:
+    """Refuse a saved state whose JSON parts are not of the types `_View.to_state` writes.
+
+    A snapshot whose CRC-32 matches may still have been written by hand: a string where an
+    id is, `null` for a list, a reason that is no string would fail deep inside a build with
+    a raw `TypeError`, or change the prompt. Each part is checked once, by type and shape
+    (the lists of ids are blocks of ints: their type cannot be wrong; `from_state` checks
+    their bounds). The cost is one pass over the short lists and the distinct strings.
+
+    Raises:
+        ValueError: names the first part that is wrong (the snapshot is then ignored).
+    """
+
+    def bad(part: str) -> ValueError:
+        return ValueError(f"a saved state whose {part!r} is not what a snapshot holds")
+
+    def is_ref(v: Any) -> bool:
+        return type(v) is list and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+
+    def int_list(v: Any) -> bool:
+        return type(v) is list and set(map(type, v)) <= {int}
+
+    if type(state) is not dict:
+        raise bad("state")
+    n = state["index"]
+    if type(n) is not int or not 0 < n <= n_events:
+        raise bad("index")
+    strings = state["strings"]
+    if type(strings) is not list or not set(map(type, strings)) <= {str}:
+        raise bad("strings")
+    for key in _PACKED_IDS:
+        if not is_ref(state[key]):
+            raise bad(key)
+    for key in _PACKED_PAIRS:
+        v = state[key]
+        if type(v) is not list or len(v) != 2 or not is_ref(v[0]) or not is_ref(v[1]):
+            raise bad(key)
+    members, occ = state["members"], state["occ"]
+    if type(members) is not list or len(members) != 3 or not all(map(is_ref, members)):
+        raise bad("members")
+    if (
+        type(occ) is not list
+        or len(occ) != 3
+        or type(occ[0]) is not list
+        or not set(map(type, occ[0])) <= {str}
+        or not is_ref(occ[1])
+        or not is_ref(occ[2])
+    ):
+        raise bad("occ")
+    branch = state["branch"]
+    if branch is not None and (
+        type(branch) is not list
+        or len(branch) != 2
+        or type(branch[0]) is not str
+        or type(branch[1]) is not dict
+        or not all(type(c) is str and (v is None or type(v) is int) for c, v in branch[1].items())
+    ):
+        raise bad("branch")
+    statuses = state["statuses"]
+    if type(statuses) is not list or not all(
+        type(x) is list
+        and len(x) == 3
+        and type(x[0]) is int
+        and type(x[1]) is str
+        and type(x[2]) is int
+        and 0 < x[0] <= n
+        and 0 < x[2] <= n
+        for x in statuses
+    ):
+        raise bad("statuses")
+    refused = state["refused"]
+    if type(refused) is not list or not all(
+        type(x) is dict
+        and x.keys() == {"event_id", "target", "reason"}
+        and type(x["event_id"]) is int
+        and type(x["reason"]) is str
+        for x in refused
+    ):
+        raise bad("refused")
+    if state["last_chat"] not in ("", *CHAT_TYPES):
+        raise bad("last_chat")
+    for key in ("keyed", "core", "contracts"):
+        if not int_list(state[key]):
+            raise bad(key)
+    calls = state["calls"]
+    if type(calls) is not list or not all(
+        type(x) is list and len(x) == 2 and type(x[0]) is str and type(x[1]) is int for x in calls
+    ):
+        raise bad("calls")
+    owner = state["owner"]
+    if (
+        type(owner) is not list
+        or len(owner) != 2
+        or type(owner[0]) is not list
+        or not set(map(type, owner[0])) <= {str}
+        or not int_list(owner[1])
+        or not all(0 < i <= n for i in owner[1])
+    ):
+        raise bad("owner")
+    for key in ("mem_pos", "assembled"):
+        if type(state[key]) is not int or state[key] < 0:
+            raise bad(key)
+    if state["contract"] is not None and type(state["contract"]) is not int:
+        raise bad("contract")
+
+
+#: Parts of a saved state that are one reference into the block of ints.
+_PACKED_IDS = (
+    "seq", "turn_starts", "ok", "failed", "notes", "facts", "interps", "overflow",
+    "old_interps", "inputs",
+)  # fmt: skip
+#: Parts that are two references (ids and their strings, or ids and their owners).
+_PACKED_PAIRS = ("hidden", "bucket", "withheld", "paired", "mem_excluded", "group")
 
 
 class _PackedView(_View):
@@ -638,12 +780,17 @@ class ContextBuilder:
                 f"ContextBuilder.build takes an EventLog (run.log, or EventLog.read(path)), "
                 f"got {type(log).__name__}"
             )
-        view = self._view(log, branch_id)
-        view.volatile, volatile = set(), view.volatile
-        if self._linear:
-            prompt = self._build_linear(view, tuple(extra))
-        else:
-            prompt = self._build_structured(log, view, tuple(extra))
+        try:
+            view = self._view(log, branch_id)
+            prompt, volatile = self._compose(log, view, tuple(extra))
+        except _UNSOUND:
+            if not isinstance(self._views.get(branch_id), _PackedView):
+                raise
+            # restored from a snapshot that does not hold together after all (it is only a
+            # cache): forget it and read the log, as if there were none
+            del self._views[branch_id]
+            view = self._view(log, branch_id, snapshot=False)
+            prompt, volatile = self._compose(log, view, tuple(extra))
         if view.touched is not None:  # what may differ from the last record: see `record`
             view.touched.update(view.journal, volatile, view.volatile)
         view.journal.clear()
@@ -653,6 +800,15 @@ class ContextBuilder:
             if self._snapshots and not self._linear and view.index >= _snapshot.MIN_EVENTS:
                 self._save_snapshot(log, branch_id, view)
         return prompt
+
+    def _compose(
+        self, log: EventLog, view: _View, extra: tuple[Message, ...]
+    ) -> tuple[Prompt, set[int]]:
+        """The prompt from `view`, and the ids excluded or chosen just for the last build."""
+        view.volatile, volatile = set(), view.volatile
+        if self._linear:
+            return self._build_linear(view, extra), volatile
+        return self._build_structured(log, view, extra), volatile
 
     def _snapshot_path(self, log: EventLog, branch_id: str) -> Path | None:
         if log.path is None:
@@ -670,7 +826,7 @@ class ContextBuilder:
             if loaded is None:
                 return None
             return _View.from_state(*loaded, log.events, log.tombstones)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        except _UNSOUND:
             return None  # a snapshot that does not hold together: read the log instead
         finally:
             if enabled:

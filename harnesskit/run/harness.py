@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harnesskit import _json
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.data.artifacts import ArtifactStore
@@ -86,7 +87,9 @@ class Harness:
             current one, e.g. a git commit); recorded in the contract, on write results and on
             forks, and checked on resume.
         confirmers: `{write_tool: confirm(record) -> EffectCheck}`: how to find out whether a
-            write whose outcome is unknown took effect (used on resume, R-E5).
+            write whose outcome is unknown took effect (used on resume, R-E5). Each key must
+            be a registered tool's name by the time a run opens (`start`, `resume`,
+            `restart` raise `UsageError` otherwise).
         redactor: secret scanner for every event (R-S1); default `Redactor()` (keys, tokens,
             passwords, private keys, e-mails); `None` turns it off.
         on_unavailable: when the model (or every node of a `FallbackModel` chain) stays
@@ -115,8 +118,9 @@ class Harness:
 
     Raises:
         UsageError: an argument of the wrong type, a `log_dir` that is not a folder that can
-            be created or written (a file, a read-only or missing mount), or a tool named like
-            a built-in one (the prefix `artifact_`, or `choose_group`).
+            be created or written (a file, a read-only or missing mount), a tool named like
+            a built-in one (the prefix `artifact_`, or `choose_group`), or `settings` holding
+            NaN or Infinity (the log is JSON, which has no such numbers).
     """
 
     def __init__(
@@ -182,6 +186,7 @@ class Harness:
         self.gate = gate or Gate()
         self.settings = dict(settings or {})
         ModelRequest(messages=(), settings=self.settings)  # UsageError for a non-sampling key
+        _refuse_non_finite("Harness(settings=...)", self.settings)
         self.progress = progress
         self.estimator = estimator or TokenEstimator()
         self.clock = clock
@@ -242,9 +247,10 @@ class Harness:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text; `run_id` breaks the rule above; or a file
-                already exists at the log's path (a log: logs are never reused; anything else:
-                never appended to).
+            UsageError: a user turn is not text; `task` is not a dict; `task` or the
+                harness's `settings` hold NaN or Infinity; `run_id` breaks the rule above; a
+                file already exists at the log's path (a log: logs are never reused; anything
+                else: never appended to); or `confirmers` names a tool that is not registered.
         """
         if isinstance(user_message, str):
             turns = [user_message]
@@ -254,6 +260,9 @@ class Harness:
             turns = [user_message]  # type: ignore[list-item]  # refused just below
         if not all(isinstance(t, str) for t in turns):
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
+        if task is not None and not isinstance(task, dict):
+            raise UsageError(f"start(task=...) takes a dict of task facts, got {task!r:.80}")
+        _refuse_non_finite("start(task=...)", task)
         from harnesskit.run import lifecycle
         from harnesskit.run._ids import check_run_id
 
@@ -261,6 +270,7 @@ class Harness:
             import uuid  # loaded here: `import harnesskit` need not pay for it
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
+        self._check_before_run()
         return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
@@ -291,9 +301,12 @@ class Harness:
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
             CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+            UsageError: `confirmers` names a tool that is not registered, or `settings` hold
+                NaN or Infinity (nothing is read).
         """
         from harnesskit.run import lifecycle
 
+        self._check_before_run()
         return lifecycle.resume(self, path, branch_id=branch_id)
 
     def restart(self, path: str | Path, *, reason: str, branch_id: str | None = None) -> Run:
@@ -308,10 +321,45 @@ class Harness:
 
         Returns:
             A run on the new branch, before its first step.
+
+        Raises:
+            UsageError: `confirmers` names a tool that is not registered, or `settings` hold
+                NaN or Infinity (nothing is read).
         """
         from harnesskit.run import lifecycle
 
+        self._check_before_run()
         return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)
+
+    def _check_before_run(self) -> None:
+        """Refuse what a run must not open with, naming it (`UsageError`).
+
+        A confirmer for a tool that is not registered (a typo would leave the write it meant
+        to settle unconfirmable on resume), and settings edited since construction to hold
+        NaN/Infinity. Checked when a run opens, not only at construction: tools may be added
+        to the registry (`ToolRegistry.add`) and `settings` edited after it.
+        """
+        _refuse_non_finite("Harness.settings", self.settings)
+        unknown = sorted(set(self.confirmers) - set(self.tools.names))
+        if unknown:
+            raise UsageError(
+                f"Harness(confirmers=...) names tools that are not registered: {unknown}; "
+                f"registered tools: {self.tools.names}. Key each confirmer by the name of the "
+                "write tool it confirms, and register that tool before start/resume/restart"
+            )
+
+
+def _refuse_non_finite(what: str, value: Any) -> None:
+    """`UsageError` when `value` (bound for the log) holds NaN or Infinity.
+
+    JSON has no such numbers: `json.dumps` writes the non-JSON tokens `NaN`, `Infinity`.
+    """
+    where = _json.non_finite(value)
+    if where is not None:
+        raise UsageError(
+            f"{what} holds a number JSON cannot write ({where}); the log must stay JSON. "
+            "Pass a finite number, or leave the key out (None where null is meant)"
+        )
 
 
 def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: Any) -> None:

@@ -120,3 +120,84 @@ def test_a_malformed_experiment_json_is_a_named_error(run_dir, manifest, says, c
     assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+
+
+def test_a_trial_row_written_twice_counts_once(run_dir):
+    lines = _lines(run_dir)
+    text = "\n".join([*lines[:2], lines[1], *lines[2:]]) + "\n"  # the second trial twice
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+
+    loaded = hk.ExperimentResult.load(run_dir)
+    assert [r["run_id"] for r in loaded.rows] == [json.loads(x)["run_id"] for x in lines]
+    assert len(hk.audit(run_dir).rows) == 4
+    again = _exp().resume(run_dir, parallel=False, progress=False)
+    assert len(again) == 4 and _lines(run_dir) == lines  # rewritten once per trial
+
+
+def _with_row(run_dir, at, change):
+    """`results.jsonl` with the row at index `at` changed by `change` and written back."""
+    lines = _lines(run_dir)
+    row = json.loads(lines[at])
+    change(row)
+    lines[at] = json.dumps(row)
+    text = "\n".join(lines) + "\n"
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+    return text
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda r: r.update({"pass": "false"}), "'pass' is a string \"false\" (true/false"),
+        (lambda r: r.update({"pass": 0}), "'pass' is a number 0 (true/false expected)"),
+        (lambda r: r.update({"repeat": "1"}), "'repeat' is a string \"1\" (an integer expected)"),
+        (lambda r: r.update({"steps": True}), "'steps' is true (an integer expected)"),
+        (lambda r: r.update({"error": 3}), "'error' is a number 3 (a string or null expected)"),
+        (lambda r: r.update({"checks": {}}), "'checks' is an object {} (a list expected)"),
+        (lambda r: r["checks"][0].update({"passed": "no"}), "'checks.0.passed' is a string"),
+        (lambda r: r["checks"].__setitem__(0, 7), "'checks.0' is a number 7 (an object expected)"),
+    ],
+)
+def test_a_row_field_of_the_wrong_type_is_a_named_error(run_dir, change, says, capsys):
+    text = _with_row(run_dir, 1, change)
+    where = f"{run_dir / 'results.jsonl'}:2: {says}"
+
+    for attempt in (
+        lambda: hk.ExperimentResult.load(run_dir),
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.audit(run_dir),
+    ):
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        assert str(info.value).startswith(where) and "Remove that line" in str(info.value)
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+
+
+def test_two_different_rows_of_one_trial_are_a_named_error(run_dir, capsys):
+    lines = _lines(run_dir)
+    other = json.loads(lines[1])
+    other["pass"] = not other["pass"]
+    text = "\n".join([*lines, json.dumps(other)]) + "\n"
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+    where = (
+        f"{run_dir / 'results.jsonl'}:5: a second row for trial {other['run_id']!r} "
+        "(first at line 2) that differs from it"
+    )
+
+    for attempt in (
+        lambda: hk.ExperimentResult.load(run_dir),
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.audit(run_dir),
+    ):
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        assert str(info.value).startswith(where) and "Remove the wrong one" in str(info.value)
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zlib
 
 import pytest
 from test_context_incremental import POLICIES, _same, _Script
@@ -314,3 +315,107 @@ def test_parts_left_packed_are_restored_when_a_later_build_needs_them(tmp_path, 
     live.append("status.supersede", {"target": facts[-1], "reason": "newer"}, source="system")
     check()
     live.close()
+
+
+def _forge_snapshot(path, header, state, ints):
+    """Write `state` back with its length and CRC-32 made to match, as a forger would."""
+    body = json.dumps(state, separators=(",", ":")).encode() + b"\n" + ints
+    header = {**header, "state_bytes": len(body), "state_crc32": zlib.crc32(body)}
+    path.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + body)
+
+
+def _set(key, value, *at):
+    """An edit of the saved state: `state[key][at...] = value` (when that part exists)."""
+
+    def edit(state):
+        target = state[key] if at else state
+        for i in at[:-1]:
+            if not target:
+                return  # that part is empty in this snapshot
+            target = target[i]
+        if at and not target:
+            return
+        target[at[-1] if at else key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _set("contract", None),  # a prompt without the task contract, silently
+        _set("index", "218"),
+        _set("statuses", None),
+        _set("statuses", "x", 0, 0),  # raw TypeError: '<' between 'int' and 'str'
+        _set("statuses", 1.5, 0, 0),
+        _set("mem_pos", "1"),  # raw TypeError: slice indices must be integers
+        _set("mem_pos", True),
+        _set("assembled", 1.5),
+        _set("calls", [], 0, 0),  # raw TypeError: unhashable type: 'list'
+        _set("occ", None, 0, 0),  # raw TypeError: 'in <string>' requires string
+        _set("strings", 7, 0),
+        _set("last_chat", 5),
+        _set("branch", ["main", {"main": "9"}]),
+        _set("refused", [None]),
+        _set("seq", {"0": 1}),
+        _set("task_id", "another task"),
+    ],
+)
+def test_a_forged_snapshot_of_the_wrong_shape_is_ignored_and_rebuilt(tmp_path, edit):
+    """A snapshot edited by hand with its CRC-32 made to match: never a raw error, never
+    another prompt; it is ignored, the log is read, and a sound snapshot written again."""
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, seed=4, tombstones=False)
+    _check(hk.EventLog.read(path), branches)
+    sound = {p: p.read_bytes() for p in tmp_path.iterdir() if ".ctx-" in p.name}
+    for snap in sound:
+        header, state, ints = _read_snapshot(snap)
+        edit(state)
+        _forge_snapshot(snap, header, state, ints)
+    _check(hk.EventLog.read(path), branches)  # every build equals one with snapshots off
+    assert {p: p.read_bytes() for p in sound} == sound  # rebuilt from the log and written
+
+
+def test_a_snapshot_whose_packed_indexes_are_out_of_range_is_ignored(tmp_path):
+    """Ids and string indexes live in the block of ints: a negative one must not count
+    from the end of a list (another reason, another event), a large one must not fail."""
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, seed=4, tombstones=False)
+    _check(hk.EventLog.read(path), branches)
+    for value in (-1, 2**31 - 1):
+        for snap in (p for p in tmp_path.iterdir() if ".ctx-" in p.name):
+            header, state, ints = _read_snapshot(snap)
+            block = _snapshot.Ints(ints)
+            for key in ("paired", "bucket", "mem_excluded", "hidden", "withheld"):
+                start, count = state[key][1]
+                for j in range(start, start + count):
+                    block.array[j] = value
+            _forge_snapshot(snap, header, state, block.tobytes())
+        live = hk.EventLog.read(path)
+        builders = {p: ContextBuilder(p) for p in STRUCTURED}
+        for _ in range(2):  # the second build unpacks what the first left packed
+            for policy, builder in builders.items():
+                for branch in branches:
+                    _same(
+                        builder.build(live, branch_id=branch),
+                        ContextBuilder(policy, snapshots=False).build(live, branch_id=branch),
+                    )
+
+
+@pytest.mark.parametrize("line", ["header", "state"])
+def test_a_snapshot_nested_too_deep_to_decode_is_ignored(tmp_path, loads, line):
+    path = tmp_path / "run.jsonl"
+    branches = _write(path, seed=4, tombstones=False)
+    _check(hk.EventLog.read(path), branches)
+    deep = "[" * 100_000 + "]" * 100_000
+    for snap in (p for p in tmp_path.iterdir() if ".ctx-" in p.name):
+        header, _, ints = _read_snapshot(snap)
+        if line == "header":
+            snap.write_bytes(deep.encode() + b"\n" + snap.read_bytes().partition(b"\n")[2])
+        else:
+            body = deep.encode() + b"\n" + ints
+            header = {**header, "state_bytes": len(body), "state_crc32": zlib.crc32(body)}
+            snap.write_bytes(json.dumps(header).encode() + b"\n" + body)
+    loads.clear()
+    _check(hk.EventLog.read(path), branches)  # no RecursionError; built from the log
+    assert loads and not any(loads)

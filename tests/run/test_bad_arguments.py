@@ -1,11 +1,15 @@
 """Bad `Harness`, `Limits` and `fork` arguments are refused up front, naming the argument."""
 
+import json
 import math
+import pathlib
 
 import pytest
 
 import harnesskit as hk
 from harnesskit.testing import reply
+
+SHOP = pathlib.Path(__file__).resolve().parents[2] / "datasets" / "cases" / "shop.jsonl"
 
 
 def _model():
@@ -72,6 +76,49 @@ def test_valid_progress_and_settings_still_work():
     h.start("x").run()
     assert items and items[-1].status == "finished"
     assert hk.Harness([], _model(), settings=None, progress=None).settings == {}
+
+
+@pytest.mark.parametrize(
+    ("settings", "where"),
+    [
+        ({"temperature": math.nan}, "temperature = nan"),
+        ({"top_p": math.inf}, "top_p = inf"),
+        ({"extra_body": {"options": {"tau": -math.inf}}}, r"extra_body\.options\.tau = -inf"),
+        ({"logit_bias": [1, [2, math.nan]]}, r"logit_bias\[1\]\[1\] = nan"),
+    ],
+)
+def test_settings_holding_nan_or_infinity_are_refused_naming_the_key(tmp_path, settings, where):
+    with pytest.raises(hk.UsageError, match=rf"Harness\(settings=...\) holds .*\({where}\)"):
+        hk.Harness([], _model(), settings=settings, log_dir=tmp_path)
+    with pytest.raises(hk.UsageError, match=rf"Experiment\(settings=...\) holds .*\({where}\)"):
+        hk.Experiment(hk.load_cases(SHOP)[:1], settings=settings)
+
+    h = hk.Harness([], _model(), log_dir=tmp_path)
+    path = h.run("x", run_id="r1").log.path
+    before = path.read_bytes()
+    h.settings.update(settings)  # edited after construction: refused when a run opens
+    for attempt in (
+        lambda: h.start("x", run_id="r2"),
+        lambda: h.resume(path),
+        lambda: h.restart(path, reason="again"),
+    ):
+        with pytest.raises(hk.UsageError, match=rf"Harness\.settings holds .*\({where}\)"):
+            attempt()
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["r1.jsonl"]  # no r2
+
+
+@pytest.mark.parametrize("task", [{"score": math.nan}, {"runs": [{"budget": math.inf}]}])
+def test_task_facts_holding_nan_or_infinity_are_refused(tmp_path, task):
+    h = hk.Harness([], _model(), log_dir=tmp_path)
+    with pytest.raises(hk.UsageError, match=r"start\(task=...\) holds a number JSON cannot"):
+        h.start("x", run_id="r1", task=task)
+    with pytest.raises(hk.UsageError, match=r"start\(task=...\) takes a dict"):
+        h.start("x", run_id="r1", task=["score"])
+    assert list(tmp_path.iterdir()) == []
+    run = h.run("x", run_id="r1", task={"score": 0.5, "note": None})
+    for line in run.log.path.read_text().splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in the log"))
 
 
 # -- Limits --------------------------------------------------------------------------------------

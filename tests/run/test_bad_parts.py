@@ -215,3 +215,36 @@ def test_a_payload_of_the_wrong_shape_is_a_corrupt_log_error_naming_the_line(tmp
         hk.EventLog.read(path)
     with pytest.raises(CorruptLogError):
         hk.Harness([hk.tool(_good)], _model()).resume(path)
+
+
+def _refund(order_id: str) -> dict:
+    """Refund an order."""
+    return {"order_id": order_id, "refunded": True}
+
+
+def _confirm(record):
+    return hk.tools.EffectCheck(applied=False, evidence="not in the books")
+
+
+def test_a_confirmer_for_a_tool_that_is_not_registered_is_refused_naming_both(tmp_path):
+    h = hk.Harness(
+        [hk.tool(_refund)], _model(), log_dir=tmp_path / "logs", confirmers={"refnud": _confirm}
+    )
+    said = r"confirmers=\.\.\.\) names tools that are not registered: \['refnud'\]; registered "
+    with pytest.raises(hk.UsageError, match=said + r"tools: \['_refund'\]"):
+        h.start("hi", run_id="r1")
+    assert list((tmp_path / "logs").iterdir()) == []  # nothing written
+
+    path = hk.Harness([hk.tool(_refund)], _model(), log_dir=tmp_path / "logs").run("hi").log.path
+    before = path.read_bytes()
+    for reopen in (lambda: h.resume(path), lambda: h.restart(path, reason="again")):
+        with pytest.raises(hk.UsageError, match=said):
+            reopen()
+    assert path.read_bytes() == before
+
+
+def test_a_confirmer_may_be_given_before_its_tool_is_added_to_the_registry():
+    registry = hk.ToolRegistry()
+    h = hk.Harness(registry, _model(), confirmers={"_refund": _confirm})
+    registry.add(_refund)
+    assert h.run("hi").final_text == "a"

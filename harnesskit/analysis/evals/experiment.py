@@ -40,6 +40,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals import _schedule
 from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
@@ -283,7 +284,8 @@ class Experiment:
 
     Raises:
         UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
-            models; duplicate labels or case ids; `repeats` or `max_workers` not an int >= 1.
+            models; duplicate labels or case ids; `repeats` or `max_workers` not an int >= 1;
+            `settings` holding NaN or Infinity (the logs are JSON, which has no such numbers).
     """
 
     def __init__(
@@ -351,6 +353,12 @@ class Experiment:
         self.max_workers = max_workers
         self.per_endpoint = per_endpoint
         self.settings = dict(settings or {})
+        bad = _json.non_finite(self.settings)
+        if bad is not None:
+            raise UsageError(
+                f"Experiment(settings=...) holds a number JSON cannot write ({bad}); every "
+                "trial's log must stay JSON. Pass a finite number, or leave the key out"
+            )
         if user is not None and not isinstance(user, UserSimulator):
             raise UsageError(f"user must be a UserSimulator, got {type(user).__name__}")
         self.user = user

@@ -280,6 +280,32 @@ MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 #: Fields every row of `results.jsonl` has (the trial it is).
 ROW_FIELDS = ("case", "policy", "model", "repeat", "run_id")
+#: The JSON types of a row's fields, checked when present (an int field is never a bool).
+ROW_TYPES: dict[str, tuple[type, ...]] = {
+    "case": (str,),
+    "policy": (str,),
+    "model": (str,),
+    "repeat": (int,),
+    "run_id": (str,),
+    "seed": (int,),
+    "pass": (bool,),
+    "steps": (int,),
+    "prompt_tokens": (int,),
+    "completion_tokens": (int,),
+    "tool_calls": (int,),
+    "finish_reason": (str, type(None)),
+    "failed_checks": (list,),
+    "error": (str, type(None)),
+    "checks": (list,),
+}
+#: The JSON types of the fields of one check in a row's `checks` (`CheckResult.to_dict`).
+CHECK_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "kind": (str,),
+    "passed": (bool,),
+    "detail": (str,),
+    "event_ids": (list,),
+}
 
 
 def read_manifest(
@@ -335,17 +361,21 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
     A last line cut off mid-write (not valid JSON) is skipped with a `RuntimeWarning` naming
     the file and line: that trial counts as not run, and `Experiment.resume` runs it again.
+    A line that repeats an earlier row of the same trial (`run_id`) exactly is skipped: the
+    trial counts once.
 
     Args:
         path: the `results.jsonl` file.
 
     Returns:
-        The rows.
+        The rows, one per trial.
 
     Raises:
         CorruptLogError: a line other than a cut-off last one is not UTF-8 JSON, not an
-            object, or lacks the fields of a trial (`ROW_FIELDS`); the message names the file
-            and line and says what to do.
+            object, lacks the fields of a trial (`ROW_FIELDS`), holds a field of the wrong
+            type (`ROW_TYPES`, `CHECK_TYPES`: `"pass": "false"` is not a bool), or is a
+            second, different row of a trial already read; the message names the file and
+            line and says what to do.
     """
     import warnings
 
@@ -353,6 +383,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     lines = p.read_bytes().split(b"\n")
     numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
     rows: list[dict[str, Any]] = []
+    seen: dict[str, tuple[int, dict[str, Any]]] = {}  # run_id -> (line, row)
     for n, line in numbered:
         corrupt = functools.partial(_bad_row, p, n)
         try:
@@ -375,10 +406,55 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         missing = [k for k in ROW_FIELDS if k not in row]
         if missing:
             raise corrupt(f"a JSON object without {', '.join(map(repr, missing))}")
-        if not isinstance(row["run_id"], str):
-            raise corrupt(f"'run_id' is {type(row['run_id']).__name__}")
+        wrong = _wrong_type(row, ROW_TYPES, "")
+        for j, check in enumerate(row.get("checks") or ()):
+            if wrong:
+                break
+            if not isinstance(check, dict):
+                wrong = f"'checks.{j}' is {_json_type(check)} (an object expected)"
+            else:
+                wrong = _wrong_type(check, CHECK_TYPES, f"checks.{j}.")
+        if wrong:
+            raise corrupt(wrong)
+        first = seen.get(row["run_id"])
+        if first is not None:
+            if first[1] == row:
+                continue  # the same trial written twice: it counts once
+            raise CorruptLogError(
+                f"{p}:{n}: a second row for trial {row['run_id']!r} (first at line {first[0]}) "
+                "that differs from it; the experiment's results are damaged. Remove the wrong "
+                "one of the two lines (or both: Experiment.resume then runs the trial again), "
+                "or restore the file from a backup"
+            )
+        seen[row["run_id"]] = (n, row)
         rows.append(row)
     return rows
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of `value`'s type, for messages (`string`, `number`, `true`, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    names = {str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return f"{names.get(type(value), type(value).__name__)} {json.dumps(value)[:40]}"
+
+
+def _wrong_type(row: Mapping[str, Any], types: Mapping[str, tuple[type, ...]], at: str) -> str:
+    """What is wrong with the first field of `row` not of its type in `types`, else ''."""
+    for key, kinds in types.items():
+        if key not in row:
+            continue
+        value = row[key]
+        if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+            continue
+        expected = " or ".join(
+            {str: "a string", int: "an integer", bool: "true/false", list: "a list"}.get(k, "null")
+            for k in kinds
+        )
+        return f"'{at}{key}' is {_json_type(value)} ({expected} expected)"
+    return ""
 
 
 def _bad_row(path: Path, number: int, what: str) -> CorruptLogError:
