@@ -15,7 +15,7 @@ import pytest
 
 import harnesskit as hk
 from harnesskit.cli import main
-from harnesskit.errors import CorruptLogError
+from harnesskit.errors import CorruptLogError, SchemaVersionError
 
 SHOP = pathlib.Path(__file__).resolve().parents[2] / "datasets" / "cases" / "shop.jsonl"
 
@@ -120,6 +120,25 @@ def test_a_malformed_experiment_json_is_a_named_error(run_dir, manifest, says, c
     assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("version", [99, 0])
+def test_a_manifest_of_another_schema_version_is_refused_everywhere(run_dir, version, capsys):
+    saved = json.loads((run_dir / "experiment.json").read_text(encoding="utf-8"))
+    assert saved["schema_version"] == 1
+    manifest = json.dumps({**saved, "schema_version": version})
+    (run_dir / "experiment.json").write_text(manifest, encoding="utf-8")
+    rows_before = (run_dir / "results.jsonl").read_bytes()
+    for attempt in (
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.Experiment.from_dir(run_dir),
+        lambda: hk.ExperimentResult.load(run_dir),
+    ):
+        with pytest.raises(SchemaVersionError, match=f"schema_version {version}; this harnesskit"):
+            attempt()
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    assert "SchemaVersionError" in capsys.readouterr().err
+    assert (run_dir / "results.jsonl").read_bytes() == rows_before  # nothing run or written
 
 
 def test_a_trial_row_written_twice_counts_once(run_dir):

@@ -44,7 +44,12 @@ from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.analysis.evals import _schedule
 from harnesskit.analysis.evals.cases import Case, load_cases, save_cases
-from harnesskit.analysis.evals.results import ExperimentResult, read_manifest, read_rows
+from harnesskit.analysis.evals.results import (
+    EXPERIMENT_SCHEMA_VERSION,
+    ExperimentResult,
+    read_manifest,
+    read_rows,
+)
 from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
@@ -69,7 +74,6 @@ __all__ = [
     "register_domain",
 ]
 
-EXPERIMENT_SCHEMA_VERSION = 1
 
 # -- domains ----------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
-from harnesskit.errors import CorruptLogError, UsageError
+from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
 from harnesskit.log.events import EventLog
 
 __all__ = ["RESULT_COLUMNS", "ExperimentResult", "load_results"]
@@ -269,6 +269,8 @@ class ExperimentResult:
         return _repr.html(self)
 
 
+#: The `schema_version` of the `experiment.json` this harnesskit writes and reads.
+EXPERIMENT_SCHEMA_VERSION = 1
 #: Fields of `experiment.json` and their types; `read_manifest` checks those it is asked for.
 MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "name": str,
@@ -324,6 +326,8 @@ def read_manifest(
         UsageError: there is no `experiment.json` (not an experiment directory).
         CorruptLogError: it is not UTF-8 JSON, not an object, lacks a required field or holds
             a field of the wrong type; the message names the file and says what to do.
+        SchemaVersionError: its `schema_version` is not `EXPERIMENT_SCHEMA_VERSION` (written
+            by another harnesskit version); a manifest without one is read as version 1.
     """
     path = Path(directory) / "experiment.json"
     if not path.is_file():
@@ -353,6 +357,15 @@ def read_manifest(
             raise corrupt(f"{key!r} is {type(value).__name__} {str(value)[:40]!r}")
     if manifest.get("repeats", 1) < 1:
         raise corrupt(f"'repeats' is {manifest['repeats']} (at least 1 expected)")
+    version = manifest.get("schema_version", EXPERIMENT_SCHEMA_VERSION)
+    if type(version) is not int:
+        raise corrupt(f"'schema_version' is {type(version).__name__} {str(version)[:40]!r}")
+    if version != EXPERIMENT_SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{path}: experiment schema_version {version}; this harnesskit reads version "
+            f"{EXPERIMENT_SCHEMA_VERSION}. Open it with the harnesskit that wrote it, or run "
+            "the experiment again into a new directory"
+        )
     return manifest
 
 
