@@ -223,6 +223,11 @@ class Redactor:
     _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _searches: tuple[_Search, ...] = field(init=False, repr=False, compare=False)
     _gated: tuple[_Gate, ...] = field(init=False, repr=False, compare=False)
+    # `_gated` split for `needs`: `(char, needle)` tested with `in`, `(char, search)` pairs
+    _gated_in: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    _gated_re: tuple[tuple[str, Callable[[str], object]], ...] = field(
+        init=False, repr=False, compare=False
+    )
     _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
@@ -263,6 +268,8 @@ class Redactor:
         watched = [*patterns, *personal]
         self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
         self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
+        self._gated_in = tuple((c, n) for c, n, f in self._gated if f is None)
+        self._gated_re = tuple((c, f) for c, _, f in self._gated if f is not None)
         if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
             raise UsageError(
                 f"Redactor literals must be a tuple of strings, not {self.literals!r:.60}; "
@@ -295,8 +302,11 @@ class Redactor:
         for head, search in self._searches:  # triggers sharing a head: one scan for all
             if head in low and search(low) is not None:  # `in` finds the head faster
                 return True
-        for char, needle, find in self._gated:  # only when their rare character is in it
-            if char in low and (needle in low if find is None else find(low) is not None):
+        for char, needle in self._gated_in:  # only when their rare character is in it
+            if char in low and needle in low:
+                return True
+        for char, find in self._gated_re:  # noqa: SIM110 (a plain loop is faster than any())
+            if char in low and find(low) is not None:
                 return True
         return False
 
@@ -523,11 +533,12 @@ def _trigger_checks(
     A trigger that holds a character of `_RARE_CHARS` is checked from the rarest one it holds
     (its anchor): one test whether the anchor is in the text (`memchr`-fast, and false in most
     log lines for most anchors), then, only when it is, one regex for every trigger with that
-    anchor, `c(?:(?<=before c)after|...)`, which the engine runs only at the places the anchor
-    is (it scans for the literal `c`, then looks behind and ahead), instead of one scan of the
-    text per trigger. The other triggers (only common letters) are tested with `in`; those
-    sharing their first two characters as one regex of their longest common prefix and the
-    alternatives after it (`pass(?:code|phrase)`), run only when that prefix is in the text.
+    anchor, `c(?:after(?<=before c after)|...)`, which the engine runs only at the places the
+    anchor is (it scans for the literal `c`, compares the characters after it, first one
+    first, and only then looks behind), instead of one scan of the text per trigger. The other
+    triggers (only common letters) are tested with `in`; those sharing their first two
+    characters as one regex of their longest common prefix and the alternatives after it
+    (`pass(?:code|phrase)`), run only when that prefix is in the text.
     Each trigger is in exactly one check, and a check passes exactly when one of its triggers
     is in the text, so a text passes the checks exactly when one of `triggers` is in it.
 
@@ -563,20 +574,46 @@ def _trigger_checks(
         if len(members) == 1:
             gated.append((anchor, members[0], None))
             continue
-        behind: dict[str, list[str]] = {}  # text before the anchor -> what follows it
-        for t in members:
-            i = t.index(anchor)
-            behind.setdefault(t[:i], []).append(t[i + 1 :])
-        branches = []
-        for before, afters in behind.items():
-            common = os.path.commonprefix(afters)
-            rests = sorted((a[len(common) :] for a in afters), key=len, reverse=True)
-            ahead = "|".join(re.escape(r) for r in rests)
-            look = f"(?<={re.escape(before + anchor)})" if before else ""
-            branches.append(f"{look}{re.escape(common)}(?:{ahead})")
+        # the characters after the anchor as a tree (one branch per next character), each
+        # trigger's lookbehind where it ends: the engine tries a branch that starts with a
+        # literal only when that literal is the next character, so most places of a common
+        # anchor cost one comparison or two
+        pairs = [(t[t.index(anchor) + 1 :], t) for t in members]
+        branches = [_after_tree(pairs, anchor)]
         regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
         gated.append((anchor, anchor, regex.search))
     return tuple(plain), tuple(searches), tuple(gated)
+
+
+def _after_tree(pairs: list[tuple[str, str]], seen: str) -> str:
+    """The regex after an anchor matching exactly where one of `pairs`' triggers is.
+
+    Args:
+        pairs: `(after, whole)`: what a trigger holds after the text matched so far, and the
+            whole trigger (its lookbehind where it ends; none when it starts with `seen`).
+        seen: the text matched so far (the anchor and the characters after it, lower case).
+
+    Returns:
+        A regex (alternatives, one per next character), to follow `seen`.
+    """
+    alternatives: list[str] = []
+    ends = [whole for after, whole in pairs if not after]
+    if ends:
+        if any(whole == seen for whole in ends):  # this trigger is the text matched so far
+            return ""
+        behind = "|".join(f"(?<={re.escape(w)})" for w in sorted(set(ends)))
+        if len(set(ends)) > 1:  # one test of the character before the matched text first
+            before = "".join(sorted({re.escape(w[-len(seen) - 1]) for w in ends}))
+            behind = f"(?<=[{before}]{re.escape(seen)})(?:{behind})"
+        alternatives.append(behind)
+    by_next: dict[str, list[tuple[str, str]]] = {}
+    for after, whole in pairs:
+        if after:
+            by_next.setdefault(after[0], []).append((after[1:], whole))
+    for char, group in by_next.items():
+        rest = _after_tree(group, seen + char)
+        alternatives.append(re.escape(char) + (f"(?:{rest})" if rest else ""))
+    return "|".join(alternatives)
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the
