@@ -120,11 +120,16 @@ _PATTERNS: dict[str, str] = {
     r"(?!\[REDACTED)[^\s/@\"'\\]+(?=@)",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
-    # Phone numbers, conservatively: `+1` numbers (8-15 digits, with separators or 10+ bare)
-    # anywhere; any `+` number and a 3-3-4 number after "phone" (a key such as `phone_number`,
-    # `telephone`, or "Phone:").
-    "phone": r"(?<![\w+])" + _intl_phone("1") + r"|(?i:(phone[^\d\n]{0,24}?))(?<![\w+])"
-    r"(?:"
+    # Phone numbers: any `+` number (8-15 digits, with separators or 10+ bare) and a North
+    # American number written with a dash before its last four digits (`415-555-0134`,
+    # `(415) 555-0134`, `1-415-555-0134`: area code and exchange not starting with 0 or 1, so
+    # `123-456-7890` and card or id groups are not phones) anywhere; any 3-3-4 number after
+    # "phone" (a key such as `phone_number`, `telephone`, or "Phone:").
+    "phone": r"(?<![\w+])"
+    + _intl_phone(r"[1-9]\d{0,2}")
+    + r"|(?<![\w+\-.])(?:1[ .\-])?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .\-])[2-9]\d{2}-\d{4}"
+    r"(?![\w\-]|\.\d)"
+    r"|(?i:(phone[^\d\n]{0,24}?))(?<![\w+])(?:"
     + _intl_phone(r"[1-9]\d{0,2}")
     + r"|(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?!\d))",
 }
@@ -148,15 +153,19 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
     "url_credentials": ("://",),
     "email": ("@",),
-    # `+1`, or "phone" before a number (each trigger is one more scan of every line: `+4`
-    # cost ~0.3 us a line, "call me" ~0.8 us)
-    "phone": ("+1", "phone"),
+    # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
+    "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
 }  # fmt: skip
+#: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
+#: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
+_SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
+}
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
 #: that character is in the text, then, only when it is, one regex that starts at the character
 #: and checks the rest of every such trigger around it.
-_RARE_CHARS = "@/zjxvbwhk"
+_RARE_CHARS = "@/+zjxvbwhk-"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
@@ -216,8 +225,10 @@ class Redactor:
     kinds: Iterable[str] = DEFAULT_KINDS
     extra: dict[str, str] = field(default_factory=dict)
     literals: tuple[str, ...] = ()
-    _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
+    _compiled: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
+    # the shaped triggers (`_SHAPES`) as regexes: `needs` wakes when one finds a match
+    _shapes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     # the checks `needs` makes (derived from the triggers; bound `search` methods compare by
     # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
     _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -228,7 +239,7 @@ class Redactor:
     _gated_re: tuple[tuple[str, Callable[[str], object]], ...] = field(
         init=False, repr=False, compare=False
     )
-    _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
+    _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
     _quoted_clean: tuple[str, str] | None = field(
@@ -259,15 +270,16 @@ class Redactor:
         patterns = {k: p for k, p in _PATTERNS.items() if k in self.kinds} | dict(self.extra)
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
         self._compiled = [
-            (k, extra[k] if k in extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
-            for k in patterns
+            (k, extra[k] if k in extra else _builtin_pattern(k), _wake(k)) for k in patterns
         ]
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
         # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
         # not only on one that also holds a credential
         watched = [*patterns, *personal]
         self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
-        self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
+        shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
+        self._shapes = tuple(_shape_pattern(s) for s in shapes)
+        self._plain, self._searches, self._gated = _trigger_checks(self._triggers, shapes)
         self._gated_in = tuple((c, n) for c, n, f in self._gated if f is None)
         self._gated_re = tuple((c, f) for c, _, f in self._gated if f is not None)
         if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
@@ -276,16 +288,18 @@ class Redactor:
                 "wrap a single secret as (secret,)"
             )
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
-        self._personal = [(k, _builtin_pattern(k), _TRIGGERS[k]) for k in personal]
+        self._personal = [(k, _builtin_pattern(k), _wake(k)) for k in personal]
         # a text holding a JSON string can be scanned around that string (`needs_except`) when
-        # no trigger runs on past a quote: then none can start outside it and end inside
+        # no trigger runs on past a quote: then none can start outside it and end inside (a
+        # shape matches digits and dashes only)
         self._splits = all('"' not in t[:-1] for t in self._triggers)
 
     def needs(self, text: str) -> bool:
-        """True when `text` may hold a secret or personal data (a trigger is in it; no regex).
+        """True when `text` may hold a secret or personal data (a trigger is in it).
 
-        Exactly `any(t in text.lower() for t in triggers)`, in fewer scans of the text (see
-        `_trigger_checks`); always True with `extra` patterns or `literals`.
+        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes)` with
+        `low = text.lower()`, in fewer scans of the text (see `_trigger_checks`); always True
+        with `extra` patterns or `literals`.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -396,8 +410,8 @@ class Redactor:
                     counts["secret"] = counts.get("secret", 0) + text.count(form)
                     text = text.replace(form, _marker("secret"))
         low = text.lower()
-        for kind, pattern, triggers in self._compiled:
-            if triggers and not any(t in low for t in triggers):
+        for kind, pattern, wake in self._compiled:
+            if wake is not None and not _woken(wake, low):
                 continue
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
@@ -476,8 +490,8 @@ class Redactor:
         """
         low = text.lower()
         return tuple(
-            k for k, pattern, triggers in self._personal
-            if any(t in low for t in triggers) and pattern.search(text)
+            k for k, pattern, wake in self._personal
+            if (wake is None or _woken(wake, low)) and pattern.search(text)
         )  # fmt: skip
 
 
@@ -523,10 +537,32 @@ def _builtin_pattern(kind: str) -> re.Pattern[str]:
 
 
 _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
+#: What wakes one kind's regex: its triggers and its shapes' regexes (`None`: always runs).
+_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]] | None
+
+
+def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
+    """The regex of a shaped trigger `(anchor, regex)`: the anchor, then the regex."""
+    anchor, rest = shape
+    return lazy_pattern(re.escape(anchor) + rest)
+
+
+def _wake(kind: str) -> _Wake:
+    """What wakes `kind`'s regex (`None` for an `extra` kind without triggers: always)."""
+    triggers, shapes = _TRIGGERS.get(kind, ()), _SHAPES.get(kind, ())
+    if not triggers and not shapes:
+        return None
+    return triggers, tuple(_shape_pattern(s) for s in shapes)
+
+
+def _woken(wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...]], low: str) -> bool:
+    """True when a trigger of `wake` is in `low` (lower-cased text) or a shape matches it."""
+    triggers, shapes = wake
+    return any(t in low for t in triggers) or any(s.search(low) is not None for s in shapes)
 
 
 def _trigger_checks(
-    triggers: tuple[str, ...],
+    triggers: tuple[str, ...], shapes: tuple[tuple[str, str], ...] = ()
 ) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...]]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
@@ -535,21 +571,35 @@ def _trigger_checks(
     log lines for most anchors), then, only when it is, one regex for every trigger with that
     anchor, `c(?:after(?<=before c after)|...)`, which the engine runs only at the places the
     anchor is (it scans for the literal `c`, compares the characters after it, first one
-    first, and only then looks behind), instead of one scan of the text per trigger. The other
-    triggers (only common letters) are tested with `in`; those sharing their first two
-    characters as one regex of their longest common prefix and the alternatives after it
-    (`pass(?:code|phrase)`), run only when that prefix is in the text.
-    Each trigger is in exactly one check, and a check passes exactly when one of its triggers
-    is in the text, so a text passes the checks exactly when one of `triggers` is in it.
+    first, and only then looks behind), instead of one scan of the text per trigger. A shape
+    `(anchor, regex)` is one more branch of its anchor's regex. The other triggers (only
+    common letters) are tested with `in`; those sharing their first two characters as one
+    regex of their longest common prefix and the alternatives after it (`pass(?:code|phrase)`),
+    run only when that prefix is in the text. Each trigger (and shape) is in exactly one
+    check, and a check passes exactly when one of its triggers is in the text (or its shape
+    matches), so a text passes the checks exactly when one of `triggers` is in it or one of
+    `shapes` matches.
+
+    Args:
+        triggers: lower-case substrings.
+        shapes: `(anchor, regex)` pairs; the anchor is one of `_RARE_CHARS`.
 
     Returns:
         `(plain, searches, gated)`: substrings to test with `in`, `(prefix, search)` pairs (the
         `search` method of a regex, run when `prefix` is in the text), and `(anchor, needle,
         search)` triples: when `anchor` is in the text, `needle in text` if `search` is None
         (a group of one trigger), else `search(text)`.
+
+    Raises:
+        UsageError: a shape's anchor is not one of `_RARE_CHARS`.
     """
     anchored: dict[str, list[str]] = {}
     by_head: dict[str, list[str]] = {}
+    shaped: dict[str, list[str]] = {}
+    for char, rest in shapes:
+        if char not in _RARE_CHARS:
+            raise UsageError(f"a shaped trigger's anchor {char!r} is not in {_RARE_CHARS!r}")
+        shaped.setdefault(char, []).append(rest)
     for t in triggers:
         anchor = next((c for c in _RARE_CHARS if c in t), None)
         if anchor is None:
@@ -568,10 +618,11 @@ def _trigger_checks(
             searches.append((head, re.compile(f"{re.escape(head)}(?:{alternatives})").search))
     gated: list[_Gate] = []
     for anchor in _RARE_CHARS:  # rarest first: the likeliest to end a clean text's checks early
-        members = anchored.get(anchor)
-        if members is None:
+        members = anchored.get(anchor, [])
+        extra = shaped.get(anchor, [])
+        if not members and not extra:
             continue
-        if len(members) == 1:
+        if len(members) == 1 and not extra:
             gated.append((anchor, members[0], None))
             continue
         # the characters after the anchor as a tree (one branch per next character), each
@@ -579,7 +630,8 @@ def _trigger_checks(
         # literal only when that literal is the next character, so most places of a common
         # anchor cost one comparison or two
         pairs = [(t[t.index(anchor) + 1 :], t) for t in members]
-        branches = [_after_tree(pairs, anchor)]
+        branches = [_after_tree(pairs, anchor)] if pairs else []
+        branches += [f"(?:{rest})" for rest in extra]
         regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
         gated.append((anchor, anchor, regex.search))
     return tuple(plain), tuple(searches), tuple(gated)
