@@ -1,8 +1,9 @@
 """Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
-`sk_live_`, GitHub `ghp_`/`github_pat_`, Hugging Face `hf_`, Slack, AWS, Google), bearer
-tokens and `Authorization` header values, JWTs, `password=`/`secret`/`token`/`accessToken`
+`sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
+PyPI, Hugging Face `hf_`, Slack, AWS, Google `AIza`/`ya29.`), bearer tokens and
+`Authorization` header values, JWTs, `password=`/`secret`/`token`/`accessToken`
 values at any JSON escaping depth (a quoted value up to its real closing quote), "my password
 is X", private keys (PEM, PGP, cut off) and `user:password@` in URLs — and replaces each with a
 `[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
@@ -81,16 +82,27 @@ def _intl_phone(country: str) -> str:
     )
 
 
+#: GitLab token types, each written `gl<type>-` before the token (personal, deploy, runner, ...).
+_GITLAB_TYPES = (
+    "pat", "dt", "rt", "rtr", "ptt", "ft", "imt", "agent", "oas", "soat", "cbt", "ffct", "wt",
+)  # fmt: skip
 _PATTERNS: dict[str, str] = {
     # First, so that nothing partial (a `private_key` name's value) eats the BEGIN line. A key
     # with no END line (cut off) is taken to the end of its string.
     "private_key": r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[^\"'\\\-]|\\+[nrt/]"
     r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
-    # Provider keys: OpenAI/Anthropic/DeepSeek style, Stripe, GitHub (classic and fine-grained),
-    # Hugging Face, Slack, AWS access key ids, Google.
+    # Provider keys, each a fixed prefix and a long random body: OpenAI/Anthropic/DeepSeek style,
+    # Stripe (secret, restricted, webhook signing secret), GitHub (classic and fine-grained),
+    # GitLab (every `gl...-` token type), npm, PyPI, Hugging Face, Slack (every `xox?-` type,
+    # rotating `xoxe.` and app-level `xapp-`), AWS access key ids, Google (API key, OAuth access
+    # `ya29.` and refresh `1//0` tokens).
     "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
-    r"|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
-    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
+    r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
+    r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
+    r"|(?:xoxe\.)?xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,})"
+    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     "bearer": r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
@@ -137,8 +149,9 @@ _PATTERNS: dict[str, str] = {
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "api_key": (
-        "sk-", "sk_", "rk_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "hf_",
-        "xox", "akia", "asia", "aiza",
+        "sk-", "sk_", "rk_", "whsec_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+        *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
+        "asia", "aiza", "ya29.", "1//0",
     ),
     "bearer": ("bearer", "authorization"),
     "jwt": ("eyj",),
@@ -165,7 +178,7 @@ _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
 #: that character is in the text, then, only when it is, one regex that starts at the character
 #: and checks the rest of every such trigger around it.
-_RARE_CHARS = "@/+zjxvbwhk-"
+_RARE_CHARS = "@/+zjxvbwhk9-"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512

@@ -51,6 +51,17 @@ SECRETS = [
         "private_key",
     ),
     ("postgres://app:PlantedDbPass42@db.internal:5432/app", "PlantedDbPass42", "url_credentials"),
+    # token prefixes of the same families as the ones already known
+    ("glpat-PlantedGitlab0123456789", "PlantedGitlab0123456789", "api_key"),
+    ("gldt-PlantedGitlabDeploy012345", "PlantedGitlabDeploy012345", "api_key"),
+    ("npm_PlantedNpmToken0123456789abcdefghij", "PlantedNpmToken0123456789abcdefghij", "api_key"),
+    ("pypi-AgEIcHlwaS5vcmcCJDPlanted" + "0" * 40, "AgEIcHlwaS5vcmcCJDPlanted", "api_key"),
+    ("whsec_PlantedStripeWebhook0123456789", "PlantedStripeWebhook0123456789", "api_key"),
+    ("ya29.a0PlantedGoogleOauth0123456789", "a0PlantedGoogleOauth0123456789", "api_key"),
+    ("1//0gPlantedGoogleRefresh0123456789abc", "PlantedGoogleRefresh0123456789abc", "api_key"),
+    ("xoxs-planted-slack-session-0123", "planted-slack-session-0123", "api_key"),
+    ("xoxe.xoxp-1-PlantedSlackRotating01", "PlantedSlackRotating01", "api_key"),
+    ("xapp-1-A0PLANTED-0123456789", "A0PLANTED-0123456789", "api_key"),
 ]
 LONG = "flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 20  # > 512 chars
 
