@@ -3,9 +3,10 @@
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
 PyPI, Hugging Face `hf_`, Slack, AWS, Google `AIza`/`ya29.`), bearer tokens and
-`Authorization` header values, JWTs, `password=`/`secret`/`token`/`accessToken`
-values at any JSON escaping depth (a quoted value up to its real closing quote), "my password
-is X", private keys (PEM, PGP, cut off) and `user:password@` in URLs — and replaces each with a
+`Authorization` header values, `Cookie`/`Set-Cookie` header values, JWTs,
+`password=`/`secret`/`token`/`accessToken` values at any JSON escaping depth (a quoted value
+up to its real closing quote), "my password is X", private keys (PEM, PGP, cut off),
+`user:password@` in URLs and `curl -u user:password` — and replaces each with a
 `[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
 included, before the line is written. Personal data (e-mail addresses, phone numbers) is not
 rewritten: `personal(text)` names its kinds and the event is marked with them
@@ -111,6 +112,14 @@ _PATTERNS: dict[str, str] = {
     + _OPENER
     + r")(?!\[REDACTED)"
     + _HEADER_VALUE,
+    # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
+    # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header.
+    "cookie": r"(?i)((?<![\w\-])(?:set-)?cookies?"
+    + _Q
+    + r"[ \t]*[:=]\s*"
+    + _OPENER
+    + r")(?!\[REDACTED)(?![\[{])"
+    + _HEADER_VALUE,
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
     "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
     # "password": "...", password=..., aws_secret_access_key = ..., "token": "...",
@@ -130,6 +139,11 @@ _PATTERNS: dict[str, str] = {
     # user:password@ in a URL (the password only).
     "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]+:)"
     r"(?!\[REDACTED)[^\s/@\"'\\]+(?=@)",
+    # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
+    # `--auth`), bare or quoted (the password only; a user alone, `-u admin`, is no secret).
+    "basic_auth": r"(?i)((?<![\w\-])(?:-u|--user|--proxy-user|--auth)(?:[ \t]+|=)?"
+    + _OPENER
+    + r"(?!\[REDACTED)[^\s:\"'\\]+:)(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
     # Phone numbers: any `+` number (8-15 digits, with separators or 10+ bare) and a North
@@ -154,6 +168,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "asia", "aiza", "ya29.", "1//0",
     ),
     "bearer": ("bearer", "authorization"),
+    "cookie": ("cookie",),
     "jwt": ("eyj",),
     "password": (
         "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "api-key", "access_key",
@@ -165,6 +180,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
     "private_key": ("private key",),
     "url_credentials": ("://",),
+    # `-u` (also in `--user`, `--proxy-user`) and `--auth`
+    "basic_auth": ("-u", "--auth"),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
@@ -197,6 +214,8 @@ DEFAULT_KINDS: tuple[str, ...] = (
     "password",
     "password_phrase",
     "url_credentials",
+    "cookie",
+    "basic_auth",
 )
 #: Personal data: kept exact and marked in `payload["personal_data"]` instead (R-S1).
 PERSONAL_KINDS: tuple[str, ...] = ("email", "phone")

@@ -51,6 +51,15 @@ SECRETS = [
         "private_key",
     ),
     ("postgres://app:PlantedDbPass42@db.internal:5432/app", "PlantedDbPass42", "url_credentials"),
+    # session cookies, whole header values
+    ("Cookie: sessionid=PlantedSession01; csrftoken=abc", "PlantedSession01", "cookie"),
+    ("Set-Cookie: sessionid=PlantedSession02; Path=/; HttpOnly", "PlantedSession02", "cookie"),
+    ("set-cookie: __Host-SID=PlantedSession03; Secure", "PlantedSession03", "cookie"),
+    # user:password on a command line
+    ("curl -u admin:PlantedCurlPass1 https://api.example.com", "PlantedCurlPass1", "basic_auth"),
+    ("curl --user=admin:PlantedCurlPass2 https://x", "PlantedCurlPass2", "basic_auth"),
+    ("curl -U 'proxy:PlantedProxyPass3' https://x", "PlantedProxyPass3", "basic_auth"),
+    ("http --auth ann:PlantedHttpiePass4 GET https://x", "PlantedHttpiePass4", "basic_auth"),
     # token prefixes of the same families as the ones already known
     ("glpat-PlantedGitlab0123456789", "PlantedGitlab0123456789", "api_key"),
     ("gldt-PlantedGitlabDeploy012345", "PlantedGitlabDeploy012345", "api_key"),

@@ -55,6 +55,7 @@ KIND_SETS = [
     ("bearer", "url_credentials", "private_key"),
     ("phone",),
     (*redact.DEFAULT_KINDS, "email", "phone"),
+    ("cookie", "basic_auth"),
 ]
 
 
