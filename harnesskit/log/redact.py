@@ -3,11 +3,11 @@
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
 PyPI, Hugging Face `hf_`, Slack, AWS, Google `AIza`/`ya29.`), bearer tokens and
-`Authorization` header values, `Cookie`/`Set-Cookie` header values, JWTs,
-`password=`/`secret`/`token`/`accessToken` values at any JSON escaping depth (a quoted value
-up to its real closing quote), "my password is X", private keys (PEM, PGP, cut off),
-`user:password@` in URLs and `curl -u user:password` — and replaces each with a
-`[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
+`Authorization` header values (the credential on the next line too), `Cookie`/`Set-Cookie`
+header values, JWTs, `password=`/`secret`/`token`/`accessToken` values at any JSON escaping
+depth (a quoted value up to its real closing quote), "my password is X", private keys (PEM,
+PGP, cut off), `user:password@` in URLs and `curl -u user:password` — and replaces each with
+a `[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
 included, before the line is written. Personal data (e-mail addresses, phone numbers) is not
 rewritten: `personal(text)` names its kinds and the event is marked with them
 (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class unchanged. The
@@ -72,6 +72,16 @@ _HEADER_VALUE = (
     + r"|\\*[\"'](?=[A-Za-z0-9/+]|,\s*[A-Za-z]+=)){3,})"
 )
 _OPENER = r"(?:\\*[\"'])?"
+#: White space after a name's separator: raw, or written as JSON escapes (`\n`, `\\n`, `\t`),
+#: so that a value on the next line of an escaped text is still the name's value.
+_GAP = r"(?:\s|\\+[nrt])*"
+#: Authorization schemes (RFC 9110 and common others), for a scheme alone at the end of a line.
+_SCHEMES = (
+    r"(?:bearer|basic|digest|token|negotiate|ntlm|oauth|apikey|api-key|jwt|dpop|hoba|mutual"
+    r"|aws4-hmac-sha256|scram-sha-\d+)"
+)
+#: A line break between an `Authorization` header's scheme and its credential: raw or escaped.
+_BREAK = r"(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*"
 
 
 def _intl_phone(country: str) -> str:
@@ -106,17 +116,25 @@ _PATTERNS: dict[str, str] = {
     r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
-    "bearer": r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
+    # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
+    # in a header written over two lines, raw or JSON-escaped).
+    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
     + _Q
-    + r"[ \t\n]*[:=]\s*"
+    + r"[ \t\n]*[:=]"
+    + _GAP
     + _OPENER
-    + r")(?!\[REDACTED)"
-    + _HEADER_VALUE,
+    + r")(?!\[REDACTED)(?:"
+    + _SCHEMES
+    + _BREAK
+    + r"[A-Za-z0-9._~+/\-]{4,}+=*+(?!:)|"
+    + _HEADER_VALUE
+    + ")",
     # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
     # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header.
     "cookie": r"(?i)((?<![\w\-])(?:set-)?cookies?"
     + _Q
-    + r"[ \t]*[:=]\s*"
+    + r"[ \t]*[:=]"
+    + _GAP
     + _OPENER
     + r")(?!\[REDACTED)(?![\[{])"
     + _HEADER_VALUE,
@@ -130,7 +148,7 @@ _PATTERNS: dict[str, str] = {
     # included).
     "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?"
     r"|api[_-]?key|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
-    r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]\s*" + _OPENER + r")(?!\[REDACTED)" + _VALUE,
+    r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]" + _GAP + _OPENER + r")(?!\[REDACTED)" + _VALUE,
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
     + _OPENER

@@ -71,6 +71,10 @@ SECRETS = [
     ("xoxs-planted-slack-session-0123", "planted-slack-session-0123", "api_key"),
     ("xoxe.xoxp-1-PlantedSlackRotating01", "PlantedSlackRotating01", "api_key"),
     ("xapp-1-A0PLANTED-0123456789", "A0PLANTED-0123456789", "api_key"),
+    # a credential on the line after its scheme or name (raw here, JSON-escaped in the log)
+    ("Authorization: Bearer\nPlantedSplitBearer01", "PlantedSplitBearer01", "bearer"),
+    ("Authorization: Basic\r\n  dXNlcjpQbGFudGVkU3BsaXQ=", "dXNlcjpQbGFudGVkU3BsaXQ=", "bearer"),
+    ("X-Api-Key:\nPlantedNextLineKey1", "PlantedNextLineKey1", "password"),
 ]
 LONG = "flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 20  # > 512 chars
 

@@ -261,11 +261,14 @@ def test_any_extra_pattern_keeps_every_line_valid_json_and_the_run_going(tmp_pat
 JSON_TEXT = st.recursive(
     st.none() | st.integers() | st.text(max_size=12) | st.sampled_from(
         ["Basic dXNlcjpwYXNz", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
-         "password", "Authorization", "sk-proj-abcdefghijklmnopqrstuv", 'a"b\\c', "token"]
+         "password", "Authorization", "sk-proj-abcdefghijklmnopqrstuv", 'a"b\\c', "token",
+         "Bearer\n", "Bearer\\nabcdefgh1", "Cookie: a=b", "cookie", "-u a:b", "curl -u", " x:y",
+         "glpat-abcdefghij0123456789", "\n", "415-555-0134", "+49 30 1234567"]
     ),
     lambda inner: st.lists(inner, max_size=3)
     | st.dictionaries(
-        st.sampled_from(["Authorization", "password", "k", "token", "a\"b"]) | st.text(max_size=4),
+        st.sampled_from(["Authorization", "password", "k", "token", "a\"b", "Set-Cookie", "-u"])
+        | st.text(max_size=4),
         inner,
         max_size=3,
     ),
