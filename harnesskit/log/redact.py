@@ -1,11 +1,13 @@
 """Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
-`sk_live_`, GitHub `ghp_`/`github_pat_`, Hugging Face `hf_`, Slack, AWS, Google), bearer
-tokens and `Authorization` header values, JWTs, `password=`/`secret`/`token`/`accessToken`
-values at any JSON escaping depth (a quoted value up to its real closing quote), "my password
-is X", private keys (PEM, PGP, cut off) and `user:password@` in URLs — and replaces each with a
-`[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
+`sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
+PyPI, Hugging Face `hf_`, Slack, AWS, Google `AIza`/`ya29.`), bearer tokens and
+`Authorization` header values (the credential on the next line too), `Cookie`/`Set-Cookie`
+header values, JWTs, `password=`/`secret`/`token`/`accessToken` values at any JSON escaping
+depth (a quoted value up to its real closing quote), "my password is X", private keys (PEM,
+PGP, cut off), `user:password@` in URLs and `curl -u user:password` — and replaces each with
+a `[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
 included, before the line is written. Personal data (e-mail addresses, phone numbers) is not
 rewritten: `personal(text)` names its kinds and the event is marked with them
 (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class unchanged. The
@@ -70,6 +72,16 @@ _HEADER_VALUE = (
     + r"|\\*[\"'](?=[A-Za-z0-9/+]|,\s*[A-Za-z]+=)){3,})"
 )
 _OPENER = r"(?:\\*[\"'])?"
+#: White space after a name's separator: raw, or written as JSON escapes (`\n`, `\\n`, `\t`),
+#: so that a value on the next line of an escaped text is still the name's value.
+_GAP = r"(?:\s|\\+[nrt])*"
+#: Authorization schemes (RFC 9110 and common others), for a scheme alone at the end of a line.
+_SCHEMES = (
+    r"(?:bearer|basic|digest|token|negotiate|ntlm|oauth|apikey|api-key|jwt|dpop|hoba|mutual"
+    r"|aws4-hmac-sha256|scram-sha-\d+)"
+)
+#: A line break between an `Authorization` header's scheme and its credential: raw or escaped.
+_BREAK = r"(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*"
 
 
 def _intl_phone(country: str) -> str:
@@ -81,23 +93,50 @@ def _intl_phone(country: str) -> str:
     )
 
 
+#: GitLab token types, each written `gl<type>-` before the token (personal, deploy, runner, ...).
+_GITLAB_TYPES = (
+    "pat", "dt", "rt", "rtr", "ptt", "ft", "imt", "agent", "oas", "soat", "cbt", "ffct", "wt",
+)  # fmt: skip
 _PATTERNS: dict[str, str] = {
     # First, so that nothing partial (a `private_key` name's value) eats the BEGIN line. A key
     # with no END line (cut off) is taken to the end of its string.
     "private_key": r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[^\"'\\\-]|\\+[nrt/]"
     r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
-    # Provider keys: OpenAI/Anthropic/DeepSeek style, Stripe, GitHub (classic and fine-grained),
-    # Hugging Face, Slack, AWS access key ids, Google.
+    # Provider keys, each a fixed prefix and a long random body: OpenAI/Anthropic/DeepSeek style,
+    # Stripe (secret, restricted, webhook signing secret), GitHub (classic and fine-grained),
+    # GitLab (every `gl...-` token type), npm, PyPI, Hugging Face, Slack (every `xox?-` type,
+    # rotating `xoxe.` and app-level `xapp-`), AWS access key ids, Google (API key, OAuth access
+    # `ya29.` and refresh `1//0` tokens).
     "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
-    r"|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
-    r"|xox[abpr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35})",
+    r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
+    r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
+    r"|(?:xoxe\.)?xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,})"
+    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
-    "bearer": r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
+    # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
+    # in a header written over two lines, raw or JSON-escaped).
+    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
     + _Q
-    + r"[ \t\n]*[:=]\s*"
+    + r"[ \t\n]*[:=]"
+    + _GAP
     + _OPENER
-    + r")(?!\[REDACTED)"
+    + r")(?!\[REDACTED)(?:"
+    + _SCHEMES
+    + _BREAK
+    + r"[A-Za-z0-9._~+/\-]{4,}+=*+(?!:)|"
+    + _HEADER_VALUE
+    + ")",
+    # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
+    # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header.
+    "cookie": r"(?i)((?<![\w\-])(?:set-)?cookies?"
+    + _Q
+    + r"[ \t]*[:=]"
+    + _GAP
+    + _OPENER
+    + r")(?!\[REDACTED)(?![\[{])"
     + _HEADER_VALUE,
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
     "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
@@ -109,7 +148,7 @@ _PATTERNS: dict[str, str] = {
     # included).
     "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?"
     r"|api[_-]?key|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
-    r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]\s*" + _OPENER + r")(?!\[REDACTED)" + _VALUE,
+    r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]" + _GAP + _OPENER + r")(?!\[REDACTED)" + _VALUE,
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
     + _OPENER
@@ -118,13 +157,23 @@ _PATTERNS: dict[str, str] = {
     # user:password@ in a URL (the password only).
     "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]+:)"
     r"(?!\[REDACTED)[^\s/@\"'\\]+(?=@)",
+    # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
+    # `--auth`), bare or quoted (the password only; a user alone, `-u admin`, is no secret).
+    "basic_auth": r"(?i)((?<![\w\-])(?:-u|--user|--proxy-user|--auth)(?:[ \t]+|=)?"
+    + _OPENER
+    + r"(?!\[REDACTED)[^\s:\"'\\]+:)(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
-    # Phone numbers, conservatively: `+1` numbers (8-15 digits, with separators or 10+ bare)
-    # anywhere; any `+` number and a 3-3-4 number after "phone" (a key such as `phone_number`,
-    # `telephone`, or "Phone:").
-    "phone": r"(?<![\w+])" + _intl_phone("1") + r"|(?i:(phone[^\d\n]{0,24}?))(?<![\w+])"
-    r"(?:"
+    # Phone numbers: any `+` number (8-15 digits, with separators or 10+ bare) and a North
+    # American number written with a dash before its last four digits (`415-555-0134`,
+    # `(415) 555-0134`, `1-415-555-0134`: area code and exchange not starting with 0 or 1, so
+    # `123-456-7890` and card or id groups are not phones) anywhere; any 3-3-4 number after
+    # "phone" (a key such as `phone_number`, `telephone`, or "Phone:").
+    "phone": r"(?<![\w+])"
+    + _intl_phone(r"[1-9]\d{0,2}")
+    + r"|(?<![\w+\-.])(?:1[ .\-])?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .\-])[2-9]\d{2}-\d{4}"
+    r"(?![\w\-]|\.\d)"
+    r"|(?i:(phone[^\d\n]{0,24}?))(?<![\w+])(?:"
     + _intl_phone(r"[1-9]\d{0,2}")
     + r"|(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?!\d))",
 }
@@ -132,10 +181,12 @@ _PATTERNS: dict[str, str] = {
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "api_key": (
-        "sk-", "sk_", "rk_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "hf_",
-        "xox", "akia", "asia", "aiza",
+        "sk-", "sk_", "rk_", "whsec_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+        *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
+        "asia", "aiza", "ya29.", "1//0",
     ),
     "bearer": ("bearer", "authorization"),
+    "cookie": ("cookie",),
     "jwt": ("eyj",),
     "password": (
         "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "api-key", "access_key",
@@ -147,16 +198,22 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
     "private_key": ("private key",),
     "url_credentials": ("://",),
+    # `-u` (also in `--user`, `--proxy-user`) and `--auth`
+    "basic_auth": ("-u", "--auth"),
     "email": ("@",),
-    # `+1`, or "phone" before a number (each trigger is one more scan of every line: `+4`
-    # cost ~0.3 us a line, "call me" ~0.8 us)
-    "phone": ("+1", "phone"),
+    # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
+    "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
 }  # fmt: skip
+#: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
+#: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
+_SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
+}
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
 #: that character is in the text, then, only when it is, one regex that starts at the character
 #: and checks the rest of every such trigger around it.
-_RARE_CHARS = "@/zjxvbwhk"
+_RARE_CHARS = "@/+zjxvbwhk9-"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
@@ -175,6 +232,8 @@ DEFAULT_KINDS: tuple[str, ...] = (
     "password",
     "password_phrase",
     "url_credentials",
+    "cookie",
+    "basic_auth",
 )
 #: Personal data: kept exact and marked in `payload["personal_data"]` instead (R-S1).
 PERSONAL_KINDS: tuple[str, ...] = ("email", "phone")
@@ -216,14 +275,21 @@ class Redactor:
     kinds: Iterable[str] = DEFAULT_KINDS
     extra: dict[str, str] = field(default_factory=dict)
     literals: tuple[str, ...] = ()
-    _compiled: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
+    _compiled: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
+    # the shaped triggers (`_SHAPES`) as regexes: `needs` wakes when one finds a match
+    _shapes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     # the checks `needs` makes (derived from the triggers; bound `search` methods compare by
     # identity, so they stay out of `==`, which a copy or an unpickled redactor must pass)
     _plain: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _searches: tuple[_Search, ...] = field(init=False, repr=False, compare=False)
     _gated: tuple[_Gate, ...] = field(init=False, repr=False, compare=False)
-    _personal: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = field(init=False, repr=False)
+    # `_gated` split for `needs`: `(char, needle)` tested with `in`, `(char, search)` pairs
+    _gated_in: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    _gated_re: tuple[tuple[str, Callable[[str], object]], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
     _quoted_clean: tuple[str, str] | None = field(
@@ -254,31 +320,36 @@ class Redactor:
         patterns = {k: p for k, p in _PATTERNS.items() if k in self.kinds} | dict(self.extra)
         self._builtin = frozenset(k for k in self.kinds if k not in self.extra)
         self._compiled = [
-            (k, extra[k] if k in extra else _builtin_pattern(k), _TRIGGERS.get(k, ()))
-            for k in patterns
+            (k, extra[k] if k in extra else _builtin_pattern(k), _wake(k)) for k in patterns
         ]
         personal = [k for k in PERSONAL_KINDS if k not in patterns]
         # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
         # not only on one that also holds a credential
         watched = [*patterns, *personal]
         self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
-        self._plain, self._searches, self._gated = _trigger_checks(self._triggers)
+        shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
+        self._shapes = tuple(_shape_pattern(s) for s in shapes)
+        self._plain, self._searches, self._gated = _trigger_checks(self._triggers, shapes)
+        self._gated_in = tuple((c, n) for c, n, f in self._gated if f is None)
+        self._gated_re = tuple((c, f) for c, _, f in self._gated if f is not None)
         if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
             raise UsageError(
                 f"Redactor literals must be a tuple of strings, not {self.literals!r:.60}; "
                 "wrap a single secret as (secret,)"
             )
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
-        self._personal = [(k, _builtin_pattern(k), _TRIGGERS[k]) for k in personal]
+        self._personal = [(k, _builtin_pattern(k), _wake(k)) for k in personal]
         # a text holding a JSON string can be scanned around that string (`needs_except`) when
-        # no trigger runs on past a quote: then none can start outside it and end inside
+        # no trigger runs on past a quote: then none can start outside it and end inside (a
+        # shape matches digits and dashes only)
         self._splits = all('"' not in t[:-1] for t in self._triggers)
 
     def needs(self, text: str) -> bool:
-        """True when `text` may hold a secret or personal data (a trigger is in it; no regex).
+        """True when `text` may hold a secret or personal data (a trigger is in it).
 
-        Exactly `any(t in text.lower() for t in triggers)`, in fewer scans of the text (see
-        `_trigger_checks`); always True with `extra` patterns or `literals`.
+        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes)` with
+        `low = text.lower()`, in fewer scans of the text (see `_trigger_checks`); always True
+        with `extra` patterns or `literals`.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -295,8 +366,11 @@ class Redactor:
         for head, search in self._searches:  # triggers sharing a head: one scan for all
             if head in low and search(low) is not None:  # `in` finds the head faster
                 return True
-        for char, needle, find in self._gated:  # only when their rare character is in it
-            if char in low and (needle in low if find is None else find(low) is not None):
+        for char, needle in self._gated_in:  # only when their rare character is in it
+            if char in low and needle in low:
+                return True
+        for char, find in self._gated_re:  # noqa: SIM110 (a plain loop is faster than any())
+            if char in low and find(low) is not None:
                 return True
         return False
 
@@ -386,8 +460,8 @@ class Redactor:
                     counts["secret"] = counts.get("secret", 0) + text.count(form)
                     text = text.replace(form, _marker("secret"))
         low = text.lower()
-        for kind, pattern, triggers in self._compiled:
-            if triggers and not any(t in low for t in triggers):
+        for kind, pattern, wake in self._compiled:
+            if wake is not None and not _woken(wake, low):
                 continue
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
@@ -466,8 +540,8 @@ class Redactor:
         """
         low = text.lower()
         return tuple(
-            k for k, pattern, triggers in self._personal
-            if any(t in low for t in triggers) and pattern.search(text)
+            k for k, pattern, wake in self._personal
+            if (wake is None or _woken(wake, low)) and pattern.search(text)
         )  # fmt: skip
 
 
@@ -513,32 +587,69 @@ def _builtin_pattern(kind: str) -> re.Pattern[str]:
 
 
 _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
+#: What wakes one kind's regex: its triggers and its shapes' regexes (`None`: always runs).
+_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]] | None
+
+
+def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
+    """The regex of a shaped trigger `(anchor, regex)`: the anchor, then the regex."""
+    anchor, rest = shape
+    return lazy_pattern(re.escape(anchor) + rest)
+
+
+def _wake(kind: str) -> _Wake:
+    """What wakes `kind`'s regex (`None` for an `extra` kind without triggers: always)."""
+    triggers, shapes = _TRIGGERS.get(kind, ()), _SHAPES.get(kind, ())
+    if not triggers and not shapes:
+        return None
+    return triggers, tuple(_shape_pattern(s) for s in shapes)
+
+
+def _woken(wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...]], low: str) -> bool:
+    """True when a trigger of `wake` is in `low` (lower-cased text) or a shape matches it."""
+    triggers, shapes = wake
+    return any(t in low for t in triggers) or any(s.search(low) is not None for s in shapes)
 
 
 def _trigger_checks(
-    triggers: tuple[str, ...],
+    triggers: tuple[str, ...], shapes: tuple[tuple[str, str], ...] = ()
 ) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...]]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
     A trigger that holds a character of `_RARE_CHARS` is checked from the rarest one it holds
     (its anchor): one test whether the anchor is in the text (`memchr`-fast, and false in most
     log lines for most anchors), then, only when it is, one regex for every trigger with that
-    anchor, `c(?:(?<=before c)after|...)`, which the engine runs only at the places the anchor
-    is (it scans for the literal `c`, then looks behind and ahead), instead of one scan of the
-    text per trigger. The other triggers (only common letters) are tested with `in`; those
-    sharing their first two characters as one regex of their longest common prefix and the
-    alternatives after it (`pass(?:code|phrase)`), run only when that prefix is in the text.
-    Each trigger is in exactly one check, and a check passes exactly when one of its triggers
-    is in the text, so a text passes the checks exactly when one of `triggers` is in it.
+    anchor, `c(?:after(?<=before c after)|...)`, which the engine runs only at the places the
+    anchor is (it scans for the literal `c`, compares the characters after it, first one
+    first, and only then looks behind), instead of one scan of the text per trigger. A shape
+    `(anchor, regex)` is one more branch of its anchor's regex. The other triggers (only
+    common letters) are tested with `in`; those sharing their first two characters as one
+    regex of their longest common prefix and the alternatives after it (`pass(?:code|phrase)`),
+    run only when that prefix is in the text. Each trigger (and shape) is in exactly one
+    check, and a check passes exactly when one of its triggers is in the text (or its shape
+    matches), so a text passes the checks exactly when one of `triggers` is in it or one of
+    `shapes` matches.
+
+    Args:
+        triggers: lower-case substrings.
+        shapes: `(anchor, regex)` pairs; the anchor is one of `_RARE_CHARS`.
 
     Returns:
         `(plain, searches, gated)`: substrings to test with `in`, `(prefix, search)` pairs (the
         `search` method of a regex, run when `prefix` is in the text), and `(anchor, needle,
         search)` triples: when `anchor` is in the text, `needle in text` if `search` is None
         (a group of one trigger), else `search(text)`.
+
+    Raises:
+        UsageError: a shape's anchor is not one of `_RARE_CHARS`.
     """
     anchored: dict[str, list[str]] = {}
     by_head: dict[str, list[str]] = {}
+    shaped: dict[str, list[str]] = {}
+    for char, rest in shapes:
+        if char not in _RARE_CHARS:
+            raise UsageError(f"a shaped trigger's anchor {char!r} is not in {_RARE_CHARS!r}")
+        shaped.setdefault(char, []).append(rest)
     for t in triggers:
         anchor = next((c for c in _RARE_CHARS if c in t), None)
         if anchor is None:
@@ -557,26 +668,54 @@ def _trigger_checks(
             searches.append((head, re.compile(f"{re.escape(head)}(?:{alternatives})").search))
     gated: list[_Gate] = []
     for anchor in _RARE_CHARS:  # rarest first: the likeliest to end a clean text's checks early
-        members = anchored.get(anchor)
-        if members is None:
+        members = anchored.get(anchor, [])
+        extra = shaped.get(anchor, [])
+        if not members and not extra:
             continue
-        if len(members) == 1:
+        if len(members) == 1 and not extra:
             gated.append((anchor, members[0], None))
             continue
-        behind: dict[str, list[str]] = {}  # text before the anchor -> what follows it
-        for t in members:
-            i = t.index(anchor)
-            behind.setdefault(t[:i], []).append(t[i + 1 :])
-        branches = []
-        for before, afters in behind.items():
-            common = os.path.commonprefix(afters)
-            rests = sorted((a[len(common) :] for a in afters), key=len, reverse=True)
-            ahead = "|".join(re.escape(r) for r in rests)
-            look = f"(?<={re.escape(before + anchor)})" if before else ""
-            branches.append(f"{look}{re.escape(common)}(?:{ahead})")
+        # the characters after the anchor as a tree (one branch per next character), each
+        # trigger's lookbehind where it ends: the engine tries a branch that starts with a
+        # literal only when that literal is the next character, so most places of a common
+        # anchor cost one comparison or two
+        pairs = [(t[t.index(anchor) + 1 :], t) for t in members]
+        branches = [_after_tree(pairs, anchor)] if pairs else []
+        branches += [f"(?:{rest})" for rest in extra]
         regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
         gated.append((anchor, anchor, regex.search))
     return tuple(plain), tuple(searches), tuple(gated)
+
+
+def _after_tree(pairs: list[tuple[str, str]], seen: str) -> str:
+    """The regex after an anchor matching exactly where one of `pairs`' triggers is.
+
+    Args:
+        pairs: `(after, whole)`: what a trigger holds after the text matched so far, and the
+            whole trigger (its lookbehind where it ends; none when it starts with `seen`).
+        seen: the text matched so far (the anchor and the characters after it, lower case).
+
+    Returns:
+        A regex (alternatives, one per next character), to follow `seen`.
+    """
+    alternatives: list[str] = []
+    ends = [whole for after, whole in pairs if not after]
+    if ends:
+        if any(whole == seen for whole in ends):  # this trigger is the text matched so far
+            return ""
+        behind = "|".join(f"(?<={re.escape(w)})" for w in sorted(set(ends)))
+        if len(set(ends)) > 1:  # one test of the character before the matched text first
+            before = "".join(sorted({re.escape(w[-len(seen) - 1]) for w in ends}))
+            behind = f"(?<=[{before}]{re.escape(seen)})(?:{behind})"
+        alternatives.append(behind)
+    by_next: dict[str, list[tuple[str, str]]] = {}
+    for after, whole in pairs:
+        if after:
+            by_next.setdefault(after[0], []).append((after[1:], whole))
+    for char, group in by_next.items():
+        rest = _after_tree(group, seen + char)
+        alternatives.append(re.escape(char) + (f"(?:{rest})" if rest else ""))
+    return "|".join(alternatives)
 
 
 #: Kinds whose every match starts at one of these (lower-case) words: `redact` looks for the

@@ -51,6 +51,30 @@ SECRETS = [
         "private_key",
     ),
     ("postgres://app:PlantedDbPass42@db.internal:5432/app", "PlantedDbPass42", "url_credentials"),
+    # session cookies, whole header values
+    ("Cookie: sessionid=PlantedSession01; csrftoken=abc", "PlantedSession01", "cookie"),
+    ("Set-Cookie: sessionid=PlantedSession02; Path=/; HttpOnly", "PlantedSession02", "cookie"),
+    ("set-cookie: __Host-SID=PlantedSession03; Secure", "PlantedSession03", "cookie"),
+    # user:password on a command line
+    ("curl -u admin:PlantedCurlPass1 https://api.example.com", "PlantedCurlPass1", "basic_auth"),
+    ("curl --user=admin:PlantedCurlPass2 https://x", "PlantedCurlPass2", "basic_auth"),
+    ("curl -U 'proxy:PlantedProxyPass3' https://x", "PlantedProxyPass3", "basic_auth"),
+    ("http --auth ann:PlantedHttpiePass4 GET https://x", "PlantedHttpiePass4", "basic_auth"),
+    # token prefixes of the same families as the ones already known
+    ("glpat-PlantedGitlab0123456789", "PlantedGitlab0123456789", "api_key"),
+    ("gldt-PlantedGitlabDeploy012345", "PlantedGitlabDeploy012345", "api_key"),
+    ("npm_PlantedNpmToken0123456789abcdefghij", "PlantedNpmToken0123456789abcdefghij", "api_key"),
+    ("pypi-AgEIcHlwaS5vcmcCJDPlanted" + "0" * 40, "AgEIcHlwaS5vcmcCJDPlanted", "api_key"),
+    ("whsec_PlantedStripeWebhook0123456789", "PlantedStripeWebhook0123456789", "api_key"),
+    ("ya29.a0PlantedGoogleOauth0123456789", "a0PlantedGoogleOauth0123456789", "api_key"),
+    ("1//0gPlantedGoogleRefresh0123456789abc", "PlantedGoogleRefresh0123456789abc", "api_key"),
+    ("xoxs-planted-slack-session-0123", "planted-slack-session-0123", "api_key"),
+    ("xoxe.xoxp-1-PlantedSlackRotating01", "PlantedSlackRotating01", "api_key"),
+    ("xapp-1-A0PLANTED-0123456789", "A0PLANTED-0123456789", "api_key"),
+    # a credential on the line after its scheme or name (raw here, JSON-escaped in the log)
+    ("Authorization: Bearer\nPlantedSplitBearer01", "PlantedSplitBearer01", "bearer"),
+    ("Authorization: Basic\r\n  dXNlcjpQbGFudGVkU3BsaXQ=", "dXNlcjpQbGFudGVkU3BsaXQ=", "bearer"),
+    ("X-Api-Key:\nPlantedNextLineKey1", "PlantedNextLineKey1", "password"),
 ]
 LONG = "flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 20  # > 512 chars
 

@@ -261,11 +261,14 @@ def test_any_extra_pattern_keeps_every_line_valid_json_and_the_run_going(tmp_pat
 JSON_TEXT = st.recursive(
     st.none() | st.integers() | st.text(max_size=12) | st.sampled_from(
         ["Basic dXNlcjpwYXNz", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
-         "password", "Authorization", "sk-proj-abcdefghijklmnopqrstuv", 'a"b\\c', "token"]
+         "password", "Authorization", "sk-proj-abcdefghijklmnopqrstuv", 'a"b\\c', "token",
+         "Bearer\n", "Bearer\\nabcdefgh1", "Cookie: a=b", "cookie", "-u a:b", "curl -u", " x:y",
+         "glpat-abcdefghij0123456789", "\n", "415-555-0134", "+49 30 1234567"]
     ),
     lambda inner: st.lists(inner, max_size=3)
     | st.dictionaries(
-        st.sampled_from(["Authorization", "password", "k", "token", "a\"b"]) | st.text(max_size=4),
+        st.sampled_from(["Authorization", "password", "k", "token", "a\"b", "Set-Cookie", "-u"])
+        | st.text(max_size=4),
         inner,
         max_size=3,
     ),
@@ -309,6 +312,16 @@ def _shape(value):
         json.dumps({"phone": "(415) 555-0132"}),
         json.dumps({"phoneNumber": "415.555.0132"}),
         "Phone 415 555 0132",
+        # no "phone" near: any `+` number, a dashed North American one
+        "+49 30 1234567",
+        "+33 1 23 45 67 89",
+        "+44 20 7946 0958",
+        "reach me on +1 415-555-0134 after six",
+        "415-555-0134",
+        "(415) 555-0134",
+        "(415)555-0134",
+        "1-415-555-0134",
+        json.dumps({"contact": "call (415) 555-0134"}),
     ],
 )
 def test_phone_numbers_are_marked_personal_not_rewritten(text):
@@ -330,8 +343,11 @@ def test_phone_numbers_are_marked_personal_not_rewritten(text):
         json.dumps({"amount": "+120.00", "date": "2026-12-03", "user_id": "mia_li_3668"}),
         "uuid 123e4567-e89b-12d3-a456-426614174000, ip 192.168.100.200",
         "+1 500 000 users",
-        # not marked: only +1, or any number after "phone" (each trigger costs every line)
-        "+33 1 23 45 67 89, +44 20 7946 0958, tel: 415 555 0132, call me at 415-555-0199",
+        # not marked without "phone": a 3-3-4 number with spaces or dots only, a local number
+        "tel: 415 555 0132, fax 415.555.0132, ext. 555-0134",
+        "ssn 123-45-6789, isbn 978-3-16-148410-0, card 4111 1111 1111 1111, +0 800 and +05:30",
+        "2024-05-20 10:00:00-05:00, order #W2378156, 2024-05-20T10:00:00.000-0500",
+        "range 1000-2000-3000, tracking 415-555-01345, code 1415-555-0134 and 415-555-0134-2",
     ],
 )
 def test_ids_dates_and_amounts_are_not_phone_numbers(text):
@@ -356,3 +372,27 @@ def test_a_phone_number_marks_the_events_that_hold_it(tmp_path):
     assert by_type["tool.result"] == ["phone"]
     assert by_type["tool.call"] == ["email"]
     assert "+1 (415) 555-0132" in Path(run.log.path).read_text()  # kept exact
+
+
+def test_phone_numbers_without_the_word_phone_mark_the_events_of_a_real_run(tmp_path):
+    @hk.tool
+    def find_contact(name: str) -> dict:
+        """Find a contact.
+
+        Args:
+            name: who.
+        """
+        return {"name": name, "office": "+49 30 1234567", "desk": "(415) 555-0134"}
+
+    model = hk.ScriptedModel([reply.tool_call("find_contact", name="Ann"), "Ann: 415-555-0134"])
+    text = "Reach me on +44 20 7946 0958, flight HAT170 on 2024-05-20, order #W2378156"
+    run = hk.Harness([find_contact], model, log_dir=tmp_path).run(text)
+    written = Path(run.log.path).read_text(encoding="utf-8")
+    lines = [json.loads(x) for x in written.splitlines()]
+    by_type = {x["type"]: x["payload"].get("personal_data") for x in lines}
+    assert by_type["user.message"] == ["phone"]
+    assert by_type["tool.result"] == ["phone"]
+    assert by_type["model.response"] == ["phone"]
+    assert by_type["tool.call"] is None  # "Ann", no number
+    for number in ("+49 30 1234567", "(415) 555-0134", "+44 20 7946 0958"):
+        assert number in written  # kept exact, not rewritten

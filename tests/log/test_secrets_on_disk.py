@@ -1,4 +1,4 @@
-"""Nothing secret on disk in clear (R-S1): 25 planted secrets, every file a run wrote is grepped.
+"""Nothing secret on disk in clear (R-S1): 33 planted secrets, every file a run wrote is grepped.
 
 Secrets are planted where a real run meets them — user text, the system prompt, a tool's
 description, request settings, tool results, model output, a 401 body echoing the client's own
@@ -45,8 +45,16 @@ SECRETS = {
     "model: passphrase": "phrasePlanted55",
     "401 body: own key": OWN_KEY,
     "base_url: password": URL_PASSWORD,
+    "user: slack session": "xoxs-planted-slack-session-0123",
+    "result: session cookie": "PlantedSessionCookie01",
+    "result: gitlab": "glpat-PlantedGitlab0123456789",
+    "result: npm": "npm_PlantedNpmToken0123456789abcdefghij",
+    "result: stripe webhook": "whsec_PlantedStripeWebhook0123456789",
+    "result: google oauth": "ya29.a0PlantedGoogleOauth0123456789",
+    "result: bearer on the next line": "PlantedSplitBearer0123",
+    "model: curl password": "PlantedCurlPass77",
 }
-assert len(SECRETS) == 25
+assert len(SECRETS) == 33
 
 
 @hk.tool(risk="write")  # a write: its calls and results go to the ledger file too
@@ -72,13 +80,18 @@ def lookup(query: str, password: str = "") -> dict:
         "token": s["result: token field"],
         "dsn": f"postgres://app:{s['result: url credentials']}@db.internal:5432/app",
         "owner": "ann@example.com",
+        "session": f"Set-Cookie: sessionid={s['result: session cookie']}; Path=/; HttpOnly",
+        "ci": [s["result: gitlab"], s["result: npm"], s["result: stripe webhook"]],
+        "oauth": s["result: google oauth"],
+        "request": f"Authorization: Bearer\n{s['result: bearer on the next line']}",
     }
 
 
 def test_no_planted_secret_reaches_any_file_the_run_wrote(server, tmp_path):
     s = SECRETS
     model_says = (
-        f"Using {s['model: stripe restricted']}; the passphrase is {s['model: passphrase']}"
+        f"Using {s['model: stripe restricted']}; the passphrase is {s['model: passphrase']}; "
+        f"then curl -u admin:{s['model: curl password']} https://api.example.com"
     )
     args = {"query": "acct", "password": s["model: argument password"]}
     server.script(
@@ -104,7 +117,7 @@ def test_no_planted_secret_reaches_any_file_the_run_wrote(server, tmp_path):
     user = (
         f"key {s['user: stripe live']} and {s['user: hugging face']}; my password is "
         f"{s['user: phrase']}; aws_secret_access_key={s['user: aws secret']}; "
-        f"also {s['user: anthropic']}"
+        f"also {s['user: anthropic']} and {s['user: slack session']}"
     )
     first = h.start(user, run_id="planted").run()
     second = h.start("again", run_id="echoed").run()
