@@ -51,6 +51,7 @@ from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
+from harnesskit.models._options import check_client_options
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -199,8 +200,12 @@ class OpenAICompatModel:
                 request's `max_tokens`.
 
         Raises:
-            UsageError: unknown provider, no base URL, empty model name, bad data class.
+            UsageError: unknown provider, no base URL, empty model name, bad data class, or
+                any option of the wrong type or value (named, with what it takes): e.g. a
+                timeout that is not a number of seconds > 0, `stream="no"`, `headers="x"`,
+                a `base_url` that is not an http(s) URL, a callback of the wrong arity.
         """
+        check_client_options(locals())
         if provider not in PRESETS:
             raise UsageError(f"unknown provider {provider!r}; known: {', '.join(PRESETS)}")
         if not model:
@@ -244,15 +249,7 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
-        if max_response_bytes is not None and max_response_bytes <= 0:
-            raise UsageError(f"max_response_bytes must be > 0 or None, got {max_response_bytes}")
         self.max_response_bytes = max_response_bytes
-        for label, value in (
-            ("context_window", context_window),
-            ("max_output_tokens", max_output_tokens),
-        ):
-            if value is not None and (not isinstance(value, int) or value <= 0):
-                raise UsageError(f"{label} must be a positive number of tokens, got {value!r}")
         self.context_window = context_window or preset.context_window
         self.max_output_tokens = max_output_tokens or preset.max_output_tokens
         self._client = http_client
@@ -297,7 +294,16 @@ class OpenAICompatModel:
         deadline = self._deadline(request)
         on_attempt = _both(self.on_attempt, request.on_attempt)
         _ON_DELTA.set(request.on_delta)  # read by _read_stream, in this thread's context
-        stream = bool(settings.get("stream", self.stream))
+        stream = settings.get("stream", self.stream)
+        if not isinstance(stream, bool):  # "no" would switch streaming on
+            raise UsageError(f"settings['stream'] takes True or False, got {stream!r:.40}")
+        wait = settings.get("max_wait_seconds")
+        if wait is not None and (
+            isinstance(wait, bool) or not isinstance(wait, int | float) or not wait > 0
+        ):
+            raise UsageError(
+                f"settings['max_wait_seconds'] takes a number of seconds > 0, got {wait!r:.40}"
+            )
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
         tool_names = request.tool_names
@@ -710,6 +716,16 @@ def _both(
 
 def _factory(provider: str) -> Callable[..., OpenAICompatModel]:
     def make(name: str = "", **kwargs: Any) -> OpenAICompatModel:
+        import inspect
+
+        known = [p for p in inspect.signature(OpenAICompatModel).parameters if p != "model"]
+        unknown = sorted(k for k in kwargs if k not in known or k == "provider")
+        if unknown:
+            raise UsageError(
+                f"get_model('{provider}:{name}', ...) got option(s) it does not take: "
+                f"{', '.join(unknown)}; the provider comes from the prefix, and the options are "
+                f"{', '.join(k for k in known if k != 'provider')}"
+            )
         return OpenAICompatModel(name, provider=provider, **kwargs)
 
     return make
