@@ -172,7 +172,11 @@ class OpenAICompatModel:
             api_key_env: name of the environment variable holding the key.
             http_client: an `httpx.Client` to send with (not closed by this model); `None`
                 creates one on first use.
-            timeout_seconds: timeout of one attempt (seconds): connect, and each read.
+            timeout_seconds: the most one attempt may take (seconds), from connecting to the
+                last byte of the body or stream: a server dribbling its body, or a stream of
+                `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
+                and read is also bounded by it (httpx's timeouts), so a server that goes silent
+                near the end can overrun it by at most one read.
             stream: request SSE streams by default (`settings["stream"]` overrides per request).
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
@@ -543,6 +547,10 @@ class OpenAICompatModel:
             timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
+        # timeout_seconds bounds the whole attempt, body included: httpx's timeouts apply to
+        # each connect and read, so every chunk that arrives (keep-alives too) is checked
+        # against this attempt's own deadline as well as the run's
+        attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
         headers = {"content-type": "application/json", **self.headers}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
@@ -555,16 +563,16 @@ class OpenAICompatModel:
                 "POST", url, content=body, headers=headers, timeout=timeout
             ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
                 if not 200 <= resp.status_code < 300:
-                    return self._http_failure(resp, read_body(resp, deadline, cap))
+                    return self._http_failure(resp, read_body(resp, attempt, cap))
                 if stream:
-                    data = self._read_stream(resp, deadline)
+                    data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
                     data, why = _json.clean(data)
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
                 else:
-                    raw = read_body(resp, deadline, cap)
+                    raw = read_body(resp, attempt, cap)
                     data, why = _json.loads(raw)
                     if why is not None:
                         return _Failure(
@@ -574,7 +582,7 @@ class OpenAICompatModel:
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
         except ModelError as exc:  # the deadline or the size cap passed while the body arrived
-            return _Failure(exc.status_code, str(exc), False)
+            return self._read_failure(exc, deadline, attempt)
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
         except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
@@ -601,16 +609,31 @@ class OpenAICompatModel:
             return _Failure(200, why, False, output=ProviderError(why))
         return response
 
-    def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
+    def _read_failure(self, exc: ModelError, deadline: Deadline, attempt: Deadline) -> _Failure:
+        """The failure for a body read stopped by the run's deadline, the attempt's, or the cap."""
+        if deadline.passed() or "max_response_bytes" in str(exc):
+            return _Failure(exc.status_code, str(exc), False)  # the run's time is up: no retry
+        if attempt.passed():
+            return _Failure(
+                None,
+                f"timeout after {self.timeout_seconds:g}s (timeout_seconds bounds the whole "
+                f"request; the response was still arriving) ({self.base_url})",
+                True,
+            )
+        return _Failure(exc.status_code, str(exc), False)
+
+    def _read_stream(
+        self, resp: httpx.Response, deadline: Deadline, attempt: Deadline
+    ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
         try:
-            for payload in sse_data(read_lines(resp, deadline, self.max_response_bytes)):
+            for payload in sse_data(read_lines(resp, attempt, self.max_response_bytes)):
                 acc.feed(payload)
                 if acc.done:
                     break
         except ModelError as exc:
-            if deadline.passed():
-                return _Failure(200, str(exc), False)
+            if deadline.passed() or attempt.passed():
+                return self._read_failure(exc, deadline, attempt)
             perr = ProviderError(str(exc))
             if _TOOL_PARSE_ERROR.search(str(exc)):
                 return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
