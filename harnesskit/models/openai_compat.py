@@ -581,6 +581,8 @@ class OpenAICompatModel:
                             True,
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
+        except ModelOutputError:  # a stream chunk of the wrong shape: no retry, as unstreamed
+            raise
         except ModelError as exc:  # the deadline or the size cap passed while the body arrived
             return self._read_failure(exc, deadline, attempt)
         except httpx.TimeoutException:
@@ -631,6 +633,10 @@ class OpenAICompatModel:
                 acc.feed(payload)
                 if acc.done:
                     break
+        except ModelOutputError as exc:  # a chunk of the wrong shape, as parse_completion says
+            raise ModelOutputError(
+                str(exc), model=self.name, status_code=200, body=exc.body
+            ) from None
         except ModelError as exc:
             if deadline.passed() or attempt.passed():
                 return self._read_failure(exc, deadline, attempt)
