@@ -176,7 +176,8 @@ class OpenAICompatModel:
                 last byte of the body or stream: a server dribbling its body, or a stream of
                 `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
-                near the end can overrun it by at most one read.
+                near the end can overrun it by at most one read. A streamed answer longer than
+                this fails as a non-streamed one does: raise it for long generations.
             stream: request SSE streams by default (`settings["stream"]` overrides per request).
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
