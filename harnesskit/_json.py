@@ -49,7 +49,7 @@ _CONTROL_TOKEN = lazy_pattern(
     re.I,
 )
 _CONTROL_CHARS = lazy_pattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE = lazy_pattern(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(```\s*)?\Z", re.S)
+_FENCE = lazy_pattern(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*)\Z", re.S)
 _PY_LITERAL = lazy_pattern(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
 _SURROGATE_ESCAPE = lazy_pattern(r"\\u[dD][89a-fA-F]")  # a lone one needs cleaning
 _LONG_INT = lazy_pattern(rf"\d{{{MAX_INT_DIGITS + 1}}}")
@@ -438,25 +438,59 @@ def read_arguments(
         )
     fence = _FENCE.match(text)
     if fence:
-        body, closed = fence.group(2).strip(), fence.group(3) is not None
-        inner, inner_err = loads(body, strict=True)
-        if closed and inner_err is None and isinstance(inner, dict):
+        return _fenced(fence.group(2), cut_off=cut_off, max_tokens=max_tokens)
+    return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
+
+
+def _fenced(inside: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
+    """Read argument text that opens with a markdown code fence (`inside`: all after it).
+
+    The fence is closed by the first closing ``` after which the body reads as one JSON
+    object; text after that closing fence is dropped when it is not another JSON value (prose
+    such as "Hope this helps"), as after a bare object. A fence never closed, or closed around
+    something that is not one object, is an error naming which.
+    """
+    start = 0
+    while (close := inside.find("```", start)) >= 0:
+        start = close + 3
+        inner, inner_err = loads(inside[:close].strip(), strict=True)
+        if inner_err is not None or not isinstance(inner, dict):
+            continue
+        rest = inside[start:].strip()
+        if not rest:
             return ArgumentsRead(arguments=inner, repair="markdown code fence removed")
-        read = read_arguments(body, cut_off=cut_off, max_tokens=max_tokens)
-        if read.arguments is not None:  # complete object, unclosed fence: still not sure
+        if rest[:1] in ("{", "[", "`"):
             return ArgumentsRead(
                 arguments=None,
-                error="arguments are wrapped in a markdown code fence that is never closed",
+                error=f"arguments are not valid JSON: {len(rest)} chars of trailing data after "
+                "the closed markdown code fence",
                 error_type="invalid_argument",
-                hint="remove the ``` code fence; " + _ONE_OBJECT,
+                hint="send one JSON object and nothing after it (no fence, second object or code)",
             )
         return ArgumentsRead(
-            arguments=None,
-            error=f"arguments are wrapped in a markdown code fence and {read.error}",
-            error_type=read.error_type,
-            hint=f"remove the ``` code fence; {read.hint}",
+            arguments=inner,
+            repair=f"markdown code fence removed; dropped {len(rest)} chars of trailing text "
+            "after it",
         )
-    return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
+    closed = "```" in inside
+    body = inside.split("```", 1)[0].strip() if closed else inside.strip()
+    read = read_arguments(body, cut_off=cut_off, max_tokens=max_tokens)
+    if read.arguments is not None:  # an object, but the fence never closes or holds more
+        return ArgumentsRead(
+            arguments=None,
+            error="arguments are wrapped in a markdown code fence that holds text besides "
+            "the JSON object"
+            if closed
+            else "arguments are wrapped in a markdown code fence that is never closed",
+            error_type="invalid_argument",
+            hint="remove the ``` code fence; " + _ONE_OBJECT,
+        )
+    return ArgumentsRead(
+        arguments=None,
+        error=f"arguments are wrapped in a markdown code fence and {read.error}",
+        error_type=read.error_type,
+        hint=f"remove the ``` code fence; {read.hint}",
+    )
 
 
 def _diagnose(text: str, err: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:

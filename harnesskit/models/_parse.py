@@ -171,7 +171,8 @@ def parse_completion(
 
     Raises:
         ModelError: the body is not a chat completion (not an object, or an error object).
-        ModelOutputError: a completion with no choice or no message in it.
+        ModelOutputError: a completion with no choice or no message in it, or whose message
+            content is neither text nor a list of text parts (a number, an object).
     """
     if not isinstance(body, dict):
         raise ModelError(
@@ -199,7 +200,15 @@ def parse_completion(
         )
     finish = choice.get("finish_reason")
     finish = str(finish) if finish not in (None, "") else None
-    content = _text(message.get("content"))
+    raw_content = message.get("content")
+    if raw_content is not None and not isinstance(raw_content, str | list):
+        raise ModelOutputError(
+            f"the message content is a JSON {_json_kind(raw_content)}, not text (a string or a "
+            "list of text parts)",
+            model=model,
+            body=_snippet(body),
+        )
+    content = _text(raw_content)
     if content is None and isinstance(message.get("refusal"), str):
         content = message["refusal"]
     usage = parse_usage(body.get("usage"))
@@ -208,8 +217,8 @@ def parse_completion(
     raw_calls = message.get("tool_calls")
     if raw_calls is None and isinstance(message.get("function_call"), dict):
         raw_calls = [{"function": message["function_call"]}]  # the legacy single-call field
-    if isinstance(raw_calls, dict):
-        raw_calls = [raw_calls]
+    if raw_calls is not None and not isinstance(raw_calls, list):
+        raw_calls = [raw_calls]  # one call object, or a bare name: answered as a malformed call
     calls = (
         [_call(c, cut) if isinstance(c, dict) else _malformed_call(c) for c in raw_calls]
         if isinstance(raw_calls, list)
@@ -498,6 +507,14 @@ def _text(content: Any) -> str | None:
         ]
         return "".join(parts) if parts else None
     return None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 def _int(value: Any) -> int:

@@ -10,6 +10,7 @@ included.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["Deadline", "read_body", "read_lines"]
+
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 @frozen_dataclass(kw_only=True)
@@ -80,7 +83,10 @@ def read_body(resp: httpx.Response, deadline: Deadline, cap: int | None = None) 
 
 
 def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None) -> Iterator[str]:
-    """The lines of a streamed body (UTF-8, LF or CRLF ends), checking the deadline per chunk.
+    """The lines of a streamed body, checking the deadline per chunk.
+
+    Lines end as the SSE specification allows: CRLF, LF or a lone CR (a CRLF split across two
+    chunks is still one line end); the body is UTF-8.
 
     Every chunk counts, so keep-alive comments and a body dripping without a newline stop at
     the deadline as surely as data lines do.
@@ -106,9 +112,17 @@ def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None)
             raise _too_large(resp, cap, size)
         _check(deadline, "stream")
         pending += decoder.decode(chunk)
-        *lines, pending = pending.split("\n")
-        for line in lines:
-            yield line.removesuffix("\r")
+        if "\r" not in pending:  # the common case: LF ends only
+            *lines, pending = pending.split("\n")
+            yield from lines
+            continue
+        # a CR that ends the text so far may be the first half of a CRLF: keep it for later
+        cut = len(pending) - 1 if pending.endswith("\r") else len(pending)
+        *lines, rest = _EOL.split(pending[:cut])
+        pending = rest + pending[cut:]
+        yield from lines
     pending += decoder.decode(b"", final=True)
-    if pending:
-        yield pending.removesuffix("\r")
+    *lines, last = _EOL.split(pending)
+    yield from lines
+    if last:
+        yield last

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from harnesskit import _json
-from harnesskit.errors import ModelError
+from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
 
 __all__ = ["StreamAccumulator", "sse_data"]
@@ -76,12 +76,19 @@ class StreamAccumulator:
         self.id: str | None = None
         self.done = False
         self.chunks = 0
+        self.choices_seen = False
+        """True once a chunk held a choice (a stream of `[DONE]` alone holds no answer)."""
+        self.bad_calls: list[Any] = []
+        """`tool_calls` entries that are not objects, passed on for the parser to answer."""
 
     def feed(self, payload: str) -> None:
         """Add one event payload (a JSON chunk, or `[DONE]`).
 
         Raises:
             ModelError: the payload is not JSON, or it is an error object sent mid-stream.
+            ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
+                not a list, a choice or its `delta` not an object), as the non-streamed
+                parser refuses the same shapes.
         """
         if payload.strip() == DONE:
             self.done = True
@@ -113,16 +120,37 @@ class StreamAccumulator:
         if isinstance(chunk.get("timings"), dict):
             self.timings = chunk["timings"]
         choices = chunk.get("choices")
-        if not isinstance(choices, list):
+        if choices is None:
             return
+        if not isinstance(choices, list):  # what the non-streamed parser says of such a body
+            raise ModelOutputError(
+                f"stream chunk's choices is a {type(choices).__name__}, not a list; the model "
+                "produced no answer",
+                body=_json.clean_text(payload[:2000]),
+            )
         for choice in choices:
-            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
+            if not isinstance(choice, dict):
+                raise ModelOutputError(
+                    f"stream chunk's choice is a {type(choice).__name__}, not an object",
+                    body=_json.clean_text(payload[:2000]),
+                )
+            if choice.get("index", 0) not in (0, None):
                 continue
+            self.choices_seen = True
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
-            delta = choice.get("delta") or choice.get("message") or {}
-            if isinstance(delta, dict):
-                self._feed_delta(delta)
+            delta = choice.get("delta")
+            if delta is None:
+                delta = choice.get("message")
+            if delta is None:
+                continue
+            if not isinstance(delta, dict):
+                raise ModelOutputError(
+                    f"stream chunk's delta is a {type(delta).__name__}, not an object; the "
+                    "completion's choice has no message",
+                    body=_json.clean_text(payload[:2000]),
+                )
+            self._feed_delta(delta)
 
     def _feed_delta(self, delta: dict[str, Any]) -> None:
         emit = self._on_delta
@@ -136,13 +164,15 @@ class StreamAccumulator:
                 if emit is not None:
                     emit(StreamDelta(kind="reasoning", text=delta[key]))
         calls = delta.get("tool_calls")
-        if isinstance(calls, dict):
-            calls = [calls]
-        if not isinstance(calls, list):
+        if calls is None:
             return
+        if not isinstance(calls, list):
+            calls = [calls]
         for part in calls:
             if isinstance(part, dict):
                 self._feed_call(part)
+            else:  # a bare name or a number: the parser makes it a call answered with an error
+                self.bad_calls.append(part)
 
     def _feed_call(self, part: dict[str, Any]) -> None:
         call_id = part.get("id") if isinstance(part.get("id"), str) and part.get("id") else None
@@ -191,15 +221,20 @@ class StreamAccumulator:
             )
 
     def body(self) -> dict[str, Any]:
-        """Return the accumulated answer as a non-streamed `chat.completion` body."""
+        """Return the accumulated answer as a non-streamed `chat.completion` body.
+
+        A stream in which no chunk held a choice gives `choices: []`, which the parser refuses
+        as it refuses such a non-streamed body (`ModelOutputError`).
+        """
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
-        if self.calls:
-            message["tool_calls"] = self.calls
+        if self.calls or self.bad_calls:
+            message["tool_calls"] = [*self.calls, *self.bad_calls]
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning)
+        choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
         out: dict[str, Any] = {
             "object": "chat.completion",
-            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "choices": [choice] if self.choices_seen else [],
         }
         if self.id:
             out["id"] = self.id

@@ -267,6 +267,9 @@ def _check_options(given: Mapping[str, Any]) -> None:
     for name in ("provider", "base_url"):
         if name in options:
             raise UsageError(f"LocalModel sets {name} itself (the server it starts); drop {name}=")
+    from harnesskit.models._options import check_client_options
+
+    check_client_options(options)  # values too: the client is built only when the server starts
 
 
 def _stop(

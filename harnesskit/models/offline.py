@@ -14,6 +14,7 @@ from typing import Any
 
 from harnesskit.errors import UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta, ToolCall
+from harnesskit.models._options import check_callback
 from harnesskit.models.base import register_provider
 
 __all__ = ["FunctionModel", "ReplayModel", "ScriptedModel", "as_response"]
@@ -179,13 +180,13 @@ class FunctionModel:
         """Create the model.
 
         Args:
-            fn: the policy; called once per request.
+            fn: the policy; called once per request with `(messages, info)`.
             name: the model name recorded in events.
+
+        Raises:
+            UsageError: `fn` is not callable or does not take two positional arguments.
         """
-        if not callable(fn):
-            raise UsageError(
-                f"FunctionModel needs a function (messages, info) -> turn, got {fn!r:.60}"
-            )
+        check_callback("FunctionModel", "fn", fn, (None, None), "(messages, info) -> turn")
         self.name = name
         self.fn = fn
         self._ids = itertools.count(1)

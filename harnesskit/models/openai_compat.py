@@ -51,6 +51,7 @@ from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
+from harnesskit.models._options import check_client_options
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -171,7 +172,12 @@ class OpenAICompatModel:
             api_key_env: name of the environment variable holding the key.
             http_client: an `httpx.Client` to send with (not closed by this model); `None`
                 creates one on first use.
-            timeout_seconds: timeout of one attempt (seconds): connect, and each read.
+            timeout_seconds: the most one attempt may take (seconds), from connecting to the
+                last byte of the body or stream: a server dribbling its body, or a stream of
+                `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
+                and read is also bounded by it (httpx's timeouts), so a server that goes silent
+                near the end can overrun it by at most one read. A streamed answer longer than
+                this fails as a non-streamed one does: raise it for long generations.
             stream: request SSE streams by default (`settings["stream"]` overrides per request).
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
@@ -199,8 +205,12 @@ class OpenAICompatModel:
                 request's `max_tokens`.
 
         Raises:
-            UsageError: unknown provider, no base URL, empty model name, bad data class.
+            UsageError: unknown provider, no base URL, empty model name, bad data class, or
+                any option of the wrong type or value (named, with what it takes): e.g. a
+                timeout that is not a number of seconds > 0, `stream="no"`, `headers="x"`,
+                a `base_url` that is not an http(s) URL, a callback of the wrong arity.
         """
+        check_client_options(locals())
         if provider not in PRESETS:
             raise UsageError(f"unknown provider {provider!r}; known: {', '.join(PRESETS)}")
         if not model:
@@ -244,15 +254,7 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
-        if max_response_bytes is not None and max_response_bytes <= 0:
-            raise UsageError(f"max_response_bytes must be > 0 or None, got {max_response_bytes}")
         self.max_response_bytes = max_response_bytes
-        for label, value in (
-            ("context_window", context_window),
-            ("max_output_tokens", max_output_tokens),
-        ):
-            if value is not None and (not isinstance(value, int) or value <= 0):
-                raise UsageError(f"{label} must be a positive number of tokens, got {value!r}")
         self.context_window = context_window or preset.context_window
         self.max_output_tokens = max_output_tokens or preset.max_output_tokens
         self._client = http_client
@@ -297,7 +299,16 @@ class OpenAICompatModel:
         deadline = self._deadline(request)
         on_attempt = _both(self.on_attempt, request.on_attempt)
         _ON_DELTA.set(request.on_delta)  # read by _read_stream, in this thread's context
-        stream = bool(settings.get("stream", self.stream))
+        stream = settings.get("stream", self.stream)
+        if not isinstance(stream, bool):  # "no" would switch streaming on
+            raise UsageError(f"settings['stream'] takes True or False, got {stream!r:.40}")
+        wait = settings.get("max_wait_seconds")
+        if wait is not None and (
+            isinstance(wait, bool) or not isinstance(wait, int | float) or not wait > 0
+        ):
+            raise UsageError(
+                f"settings['max_wait_seconds'] takes a number of seconds > 0, got {wait!r:.40}"
+            )
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
         tool_names = request.tool_names
@@ -537,6 +548,10 @@ class OpenAICompatModel:
             timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
+        # timeout_seconds bounds the whole attempt, body included: httpx's timeouts apply to
+        # each connect and read, so every chunk that arrives (keep-alives too) is checked
+        # against this attempt's own deadline as well as the run's
+        attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
         headers = {"content-type": "application/json", **self.headers}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
@@ -549,16 +564,16 @@ class OpenAICompatModel:
                 "POST", url, content=body, headers=headers, timeout=timeout
             ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
                 if not 200 <= resp.status_code < 300:
-                    return self._http_failure(resp, read_body(resp, deadline, cap))
+                    return self._http_failure(resp, read_body(resp, attempt, cap))
                 if stream:
-                    data = self._read_stream(resp, deadline)
+                    data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
                     data, why = _json.clean(data)
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
                 else:
-                    raw = read_body(resp, deadline, cap)
+                    raw = read_body(resp, attempt, cap)
                     data, why = _json.loads(raw)
                     if why is not None:
                         return _Failure(
@@ -567,8 +582,10 @@ class OpenAICompatModel:
                             True,
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
+        except ModelOutputError:  # a stream chunk of the wrong shape: no retry, as unstreamed
+            raise
         except ModelError as exc:  # the deadline or the size cap passed while the body arrived
-            return _Failure(exc.status_code, str(exc), False)
+            return self._read_failure(exc, deadline, attempt)
         except httpx.TimeoutException:
             return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
         except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
@@ -595,16 +612,35 @@ class OpenAICompatModel:
             return _Failure(200, why, False, output=ProviderError(why))
         return response
 
-    def _read_stream(self, resp: httpx.Response, deadline: Deadline) -> dict[str, Any] | _Failure:
+    def _read_failure(self, exc: ModelError, deadline: Deadline, attempt: Deadline) -> _Failure:
+        """The failure for a body read stopped by the run's deadline, the attempt's, or the cap."""
+        if deadline.passed() or "max_response_bytes" in str(exc):
+            return _Failure(exc.status_code, str(exc), False)  # the run's time is up: no retry
+        if attempt.passed():
+            return _Failure(
+                None,
+                f"timeout after {self.timeout_seconds:g}s (timeout_seconds bounds the whole "
+                f"request; the response was still arriving) ({self.base_url})",
+                True,
+            )
+        return _Failure(exc.status_code, str(exc), False)
+
+    def _read_stream(
+        self, resp: httpx.Response, deadline: Deadline, attempt: Deadline
+    ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
         try:
-            for payload in sse_data(read_lines(resp, deadline, self.max_response_bytes)):
+            for payload in sse_data(read_lines(resp, attempt, self.max_response_bytes)):
                 acc.feed(payload)
                 if acc.done:
                     break
+        except ModelOutputError as exc:  # a chunk of the wrong shape, as parse_completion says
+            raise ModelOutputError(
+                str(exc), model=self.name, status_code=200, body=exc.body
+            ) from None
         except ModelError as exc:
-            if deadline.passed():
-                return _Failure(200, str(exc), False)
+            if deadline.passed() or attempt.passed():
+                return self._read_failure(exc, deadline, attempt)
             perr = ProviderError(str(exc))
             if _TOOL_PARSE_ERROR.search(str(exc)):
                 return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
@@ -710,6 +746,16 @@ def _both(
 
 def _factory(provider: str) -> Callable[..., OpenAICompatModel]:
     def make(name: str = "", **kwargs: Any) -> OpenAICompatModel:
+        import inspect
+
+        known = [p for p in inspect.signature(OpenAICompatModel).parameters if p != "model"]
+        unknown = sorted(k for k in kwargs if k not in known or k == "provider")
+        if unknown:
+            raise UsageError(
+                f"get_model('{provider}:{name}', ...) got option(s) it does not take: "
+                f"{', '.join(unknown)}; the provider comes from the prefix, and the options are "
+                f"{', '.join(k for k in known if k != 'provider')}"
+            )
         return OpenAICompatModel(name, provider=provider, **kwargs)
 
     return make

@@ -124,7 +124,7 @@ def response(
             "model": reply.model or model,
             "seconds": round(seconds, 6),
             "final": final,
-            "incomplete": final,
+            "incomplete": final or reply.finish_reason == "length",
             "id_replacements": {
                 c.id: c.original_id for c in message.tool_calls if c.original_id is not None
             },

@@ -62,7 +62,11 @@ class Run:
 
     @property
     def finish_reason(self) -> str | None:
-        """Why the run ended (`stop`, a brake's name, `cancelled`, `paused`, `error`), or `None`."""
+        """Why the run ended, or `None`.
+
+        `stop`, `length` (the last answer was cut by the model's output limit; the run is
+        `incomplete`), a brake's name, `cancelled`, `paused`, `error`, or a `StopRun` reason.
+        """
         return self.state.finish_reason
 
     @property
@@ -72,7 +76,7 @@ class Run:
         return (last.payload["message"].get("content") or "") if last else ""
 
     def send(self, text: str, *, flush: bool = True) -> Run:
-        """Add a user turn; a run that had stopped (`stop`, `paused`) may go on.
+        """Add a user turn; a run that had stopped (`stop`, `paused`, `length`) may go on.
 
         Args:
             text: the user's message.
@@ -90,7 +94,8 @@ class Run:
         st = self.state
         with self._one_at_a_time("send()"):
             record.user_message(self.log, st, text)
-            if st.finish_reason in ("stop", "paused"):
+            if st.finish_reason in ("stop", "paused", "length"):
+                st.incomplete = st.incomplete and st.finish_reason != "length"
                 st.finish_reason = None
             if flush:
                 self.log.flush()
@@ -223,6 +228,16 @@ class Run:
                 st.step -= 1  # the turn did not happen; the next step() tries it again
             raise
         if not response.message.tool_calls:
+            if response.finish_reason == "length":  # R-M2: a cut answer never passes as whole
+                st.incomplete = True
+                limit = _output_limit(self.harness)
+                self._finish(
+                    "length",
+                    reason="the answer was cut off by the model's output token limit"
+                    + (f" (max_tokens={limit})" if limit is not None else "")
+                    + "; raise max_tokens, or send() a turn asking for a shorter answer",
+                )
+                return
             self._finish("stop")
             return
         self._execute(response.message.tool_calls)
@@ -294,6 +309,12 @@ class Run:
 
     def _repr_html_(self) -> str | None:
         return _repr.html(self)
+
+
+def _output_limit(harness: Harness) -> int | None:
+    """The output limit (tokens) the harness's settings give each request, if any."""
+    value = harness.settings.get("max_tokens", harness.settings.get("max_completion_tokens"))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _writes(tool: Tool | None) -> bool:

@@ -260,6 +260,8 @@ def test_the_server_log_is_read_from_a_file_without_a_name(cache):
         ({"timeout_seconds": "10"}, "timeout_seconds must be a finite number"),
         ({"startup_timeout_seconds": 0}, "startup_timeout_seconds must be a finite number"),
         ({"temperature": "hot"}, "temperature must be None or a number"),
+        ({"stream": "no"}, r"\(stream=\.\.\.\) takes True or False"),  # a client option's value
+        ({"headers": "x"}, r"\(headers=\.\.\.\) takes a dict"),
     ],
 )
 def test_bad_options_are_refused_before_anything_starts(cache, kwargs, message):

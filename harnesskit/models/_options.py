@@ -1,0 +1,165 @@
+"""Private: checking the HTTP model client's options when it is built, not at its first request.
+
+`check_client_options(given)` refuses each wrong type or value with a `UsageError` that names
+the option, says what it takes with an example, and shows what came: a string `"5"` for a
+timeout, a truthy `"no"` for `stream`, a `headers="x"` would otherwise fail (or misbehave)
+only once the run is under way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from harnesskit.errors import UsageError
+
+__all__ = ["check_callback", "check_client_options"]
+
+_WHO = "OpenAICompatModel"
+
+
+def _bad(name: str, takes: str, value: Any) -> UsageError:
+    return UsageError(f"{_WHO}({name}=...) takes {takes}; got {value!r:.80}")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _seconds(name: str, value: Any, example: str) -> None:
+    if not _number(value) or not math.isfinite(value) or value <= 0:
+        raise _bad(name, f"a finite number of seconds > 0 (e.g. {name}={example})", value)
+
+
+def check_callback(owner: str, name: str, fn: Any, args: tuple[Any, ...], shape: str) -> None:
+    """Refuse a callback that is not callable or cannot be called with `args`.
+
+    Args:
+        owner: who takes the callback, for the message (e.g. `"FunctionModel"`).
+        name: the argument's name (e.g. `"fn"`).
+        fn: the callback given.
+        args: stand-ins for the positional arguments it will be called with.
+        shape: how the callback is called, for the message (e.g. `"(messages, info) -> turn"`).
+
+    Raises:
+        UsageError: `fn` is not callable, or its signature does not take `len(args)`
+            positional arguments. A callable without a readable signature is trusted.
+    """
+    if not callable(fn):
+        raise UsageError(f"{owner}({name}=...) takes a function {shape}; got {fn!r:.80}")
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        label = getattr(fn, "__qualname__", None) or repr(fn)
+        count = f"{len(args)} argument{'s' * (len(args) != 1)}"
+        raise UsageError(
+            f"{owner}({name}=...) is called with {count}, {shape}, but {label} does not take "
+            f"{'it' if len(args) == 1 else 'them'}; pass a function of that shape"
+        ) from None
+    except ValueError:  # no signature to read (some builtins): trust the callable
+        pass
+
+
+def check_client_options(given: Mapping[str, Any]) -> None:
+    """Refuse wrong types and values of `OpenAICompatModel`'s options before anything is sent.
+
+    Args:
+        given: option name → value, as passed (a missing name is not checked).
+
+    Raises:
+        UsageError: naming the option, what it takes and what came.
+    """
+    for name in ("model", "provider"):
+        if name in given and not isinstance(given[name], str):
+            raise _bad(name, "a str", given[name])
+    url = given.get("base_url")
+    if url is not None:
+        if not isinstance(url, str):
+            raise _bad("base_url", "the server URL as a str, e.g. 'http://localhost:8080/v1'", url)
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise _bad(
+                "base_url",
+                "an http:// or https:// URL with a host, e.g. 'http://localhost:8080/v1'",
+                _shown_url(url),
+            )
+    for name in ("api_key", "api_key_env"):
+        value = given.get(name)
+        if value is not None and not isinstance(value, str):
+            raise _bad(name, "a str or None", type(value).__name__)  # never show a key
+    client = given.get("http_client")
+    if client is not None:
+        import httpx
+
+        if not isinstance(client, httpx.Client):
+            raise _bad(
+                "http_client", "an httpx.Client or None (async clients are not used)", client
+            )
+    if "timeout_seconds" in given:
+        _seconds("timeout_seconds", given["timeout_seconds"], "60")
+    if given.get("max_wait_seconds") is not None:
+        _seconds("max_wait_seconds", given["max_wait_seconds"], "120")
+    for name in ("stream", "stream_usage"):
+        if name in given and not isinstance(given[name], bool):  # "no" would switch it on
+            raise _bad(name, "True or False", given[name])
+    retry = given.get("retry")
+    if retry is not None:
+        from harnesskit.models._retry import RetryPolicy
+
+        if not isinstance(retry, RetryPolicy):
+            raise _bad("retry", "a RetryPolicy or None, e.g. RetryPolicy(max_retries=1)", retry)
+    for name in ("headers", "extra_body"):
+        _mapping(name, given.get(name))
+    seed = given.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise _bad("seed", "an int or None", seed)
+    cap = given.get("max_response_bytes")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
+        raise _bad("max_response_bytes", "an int of bytes > 0 or None", cap)
+    for name in ("context_window", "max_output_tokens"):
+        value = given.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value <= 0
+        ):
+            raise _bad(name, "a positive int of tokens or None", value)
+    callbacks: dict[str, tuple[tuple[Any, ...], str]] = {
+        "on_attempt": ((None,), "(attempt)"),
+        "id_factory": ((), "() -> str"),
+        "sleep": ((0.0,), "(seconds)"),
+        "clock": ((), "() -> seconds"),
+    }
+    for name, (args, shape) in callbacks.items():
+        if given.get(name) is not None:
+            check_callback(_WHO, name, given[name], args, shape)
+
+
+def _mapping(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        example = "{'x-client': 'notebook'}" if name == "headers" else "{'top_k': 20}"
+        raise _bad(name, f"a dict or None, e.g. {example}", value)
+    if name == "headers":
+        for k, v in value.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise _bad(name, "a dict of str names to str values", f"{k!r}: {v!r:.40}")
+        return
+    if not all(isinstance(k, str) for k in value):
+        raise _bad(name, "a dict with str keys, e.g. {'top_k': 20}", value)
+    try:
+        json.dumps(dict(value), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise _bad(name, f"JSON values only ({exc})", value) from None
+
+
+def _shown_url(url: str) -> str:
+    """`url` without any `user:password@`, for an error message."""
+    head, sep, rest = url.partition("://")
+    if sep and "@" in rest.split("/", 1)[0]:
+        return f"{head}://{rest.split('@', 1)[1]}"
+    return url
