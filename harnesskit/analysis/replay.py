@@ -31,6 +31,7 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog, hash_json
+from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.log.trajectory import _calls_of, visible_events
 from harnesskit.messages import Message, ModelResponse, Usage
 from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
@@ -230,7 +231,7 @@ def replay(
     try:
         run.run()
         for text in later:
-            if run.finish_reason != "stop":
+            if run.finish_reason not in RESUMABLE_BY_USER:  # the recorded user went on
                 break
             run.send(text).run()
     except UsageError as exc:

@@ -42,6 +42,10 @@ from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visib
 from harnesskit.messages import ToolCall
 from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, key_for, ledger_path
 
+#: Finish reasons a new user turn goes on from (`Run.send`, and `fold` reading the log): an
+#: answer (`stop`), a pause for a human, and an answer cut by the output limit (`length`).
+RESUMABLE_BY_USER = frozenset({"stop", "paused", "length"})
+
 __all__ = [
     "ResumeCheck",
     "ResumePoint",
@@ -171,8 +175,10 @@ def rebuild_state(log: EventLog, branch_id: str = "main") -> dict[str, Any]:
             state["finish_reason"] = e.finish_reason
             state["incomplete"] = bool(e.incomplete)
         elif isinstance(e, BranchForkEvent | RunRestartEvent) or (
-            isinstance(e, UserMessageEvent) and state["finish_reason"] == "stop"
+            isinstance(e, UserMessageEvent) and state["finish_reason"] in RESUMABLE_BY_USER
         ):
+            if state["finish_reason"] == "length":  # as `Run.send`: the cut answer is behind
+                state["incomplete"] = False
             state["finish_reason"] = None  # a new branch, or a new user turn after an answer
     streak = 0
     for step in sorted(step_ok):

@@ -673,15 +673,19 @@ def run_summary(run: Any) -> Safe:
     )
 
 
+def _incomplete_text(finish_reason: str | None) -> str:
+    if finish_reason == "length":  # the model's own output limit, not one of the run's brakes
+        return "incomplete: the answer was cut by the output limit (max_tokens)"
+    return f"incomplete: ended by the {finish_reason} brake; best-effort answer"
+
+
 @renderer("Run")
 def _run(run: Any) -> str:
     st = run.state
     title = run_summary(run)
     parts: list[str] = []
     if st.incomplete:
-        parts.append(
-            str(badge(f"incomplete: ended by the {st.finish_reason} brake; best-effort answer"))
-        )
+        parts.append(str(badge(_incomplete_text(st.finish_reason))))
     if run.error is not None:
         parts.append(str(card("error", text_block(f"{run.error}"), tone="error")))
     last = [e for e in run.log.events if e.branch_id == st.branch_id and e.step == st.step]

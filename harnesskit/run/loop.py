@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harnesskit import _repr
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
+from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
 from harnesskit.run._call import call_model, record_context, run_deadline
@@ -94,7 +95,7 @@ class Run:
         st = self.state
         with self._one_at_a_time("send()"):
             record.user_message(self.log, st, text)
-            if st.finish_reason in ("stop", "paused", "length"):
+            if st.finish_reason in RESUMABLE_BY_USER:
                 st.incomplete = st.incomplete and st.finish_reason != "length"
                 st.finish_reason = None
             if flush:

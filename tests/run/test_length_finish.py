@@ -60,3 +60,19 @@ def test_a_cut_answer_with_a_tool_call_still_runs_the_call(tmp_path):
 
     assert run.finish_reason == "stop"
     assert run.log.of_type("tool.result")[0].ok is True
+
+
+def test_a_user_turn_after_a_cut_answer_goes_on_after_resume_too(tmp_path):
+    cut = hk.ModelResponse(
+        message=hk.Message(role="assistant", content="Step one is"), finish_reason="length"
+    )
+    h = hk.Harness([lookup_order], hk.ScriptedModel([cut, "Short: done."]), log_dir=tmp_path)
+    run = h.run("how?")
+    run.send("Shorter, please.")  # written and flushed; the process ends here
+    path = tmp_path / f"{run.state.run_id}.jsonl"
+    run.log.close()
+
+    resumed = h.resume(path)  # reads the log: the cut answer is behind the new user turn
+    assert (resumed.finish_reason, resumed.state.incomplete) == (None, False)
+    resumed.run()
+    assert (resumed.finish_reason, resumed.final_text) == ("stop", "Short: done.")
