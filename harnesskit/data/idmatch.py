@@ -1,10 +1,11 @@
 """The one id matcher: is a typed id an altered copy of an id seen earlier?
 
-Both audits use it, and the sufficiency check its `token_occurs`: `transport_audit` (`harnesskit.data.bindings`) to say where a typed id came
-from, and `audit` (`harnesskit.analysis.audit`) to flag a copied id that arrived changed. The
-distance is the optimal string alignment (restricted Damerau–Levenshtein) distance: an
-insertion, a deletion, a substitution or a swap of two adjacent characters is one edit, so the
-transposed `4WQ150` → `4WQ105` is one edit, not two.
+Both audits use it: `transport_audit` (`harnesskit.data.bindings`) to say where a typed id came
+from, and `audit` (`harnesskit.analysis.audit`) to flag a copied id that arrived changed; they
+and the sufficiency check (R-C9) decide "the value was there" with `token_occurs` /
+`amount_occurs`. The distance is the optimal string alignment (restricted Damerau–Levenshtein)
+distance: an insertion, a deletion, a substitution or a swap of two adjacent characters is one
+edit, so the transposed `4WQ150` → `4WQ105` is one edit, not two.
 """
 
 from __future__ import annotations
