@@ -523,7 +523,9 @@ class IdempotencyLedger:
         self._reserved[key] = call.id
         return None
 
-    def _differing(self, tool: Tool, arguments: Mapping[str, Any], record: WriteRecord) -> list[str]:
+    def _differing(
+        self, tool: Tool, arguments: Mapping[str, Any], record: WriteRecord
+    ) -> list[str]:
         """Names of the arguments whose values differ from the recorded write's, in order.
 
         A missing argument counts as its schema default; numbers compare by value (`100` is
