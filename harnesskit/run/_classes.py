@@ -86,9 +86,13 @@ class RequestClasses:
         self._catch_up(log)
         rank = -1 if floor is None else _RANK[floor]
         because: tuple[int, ...] = ()
-        if self._above and any(groups):
-            chosen = frozenset().union(*groups)
-            hits = [(r, i) for i, r in self._above.items() if r >= rank and i in chosen]
+        above = [(r, i) for i, r in self._above.items() if r >= rank]
+        if above and any(groups):
+            if len(above) <= 8:  # a few: scan the id tuples (C speed), no set built
+                hits = [(r, i) for r, i in above if any(i in g for g in groups)]
+            else:
+                chosen = frozenset().union(*groups)
+                hits = [(r, i) for r, i in above if i in chosen]
             if hits:
                 top = max(r for r, _ in hits)
                 if top > rank:
