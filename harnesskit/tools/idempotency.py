@@ -471,7 +471,7 @@ class IdempotencyLedger:
         key = key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
         natural = natural_key_for(tool, arguments)
         ctx.idempotency_key = key
-        meta = {"idempotency_key": key}
+        meta: dict[str, Any] = {"idempotency_key": key}
         record = self.records.get(key)
         if record is None and natural is not None and natural in self._natural_done:
             record = self.records[self._natural_done[natural]]
