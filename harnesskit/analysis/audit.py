@@ -40,7 +40,7 @@ from typing import Any
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.data.artifacts import INSPECTION_TOOLS
-from harnesskit.data.idmatch import altered_copy
+from harnesskit.data.idmatch import altered_copy, token_occurs
 from harnesskit.errors import UsageError
 from harnesskit.log.events import Event, EventLog
 
@@ -340,10 +340,6 @@ def _source_texts(before: Sequence[Event]) -> list[tuple[Event, str]]:
     return out
 
 
-def _occurs(value: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", text) is not None
-
-
 _UNFLAGGED_SOURCES = ("user.message", "task.contract", "human.decision")
 
 
@@ -403,7 +399,7 @@ class _Partial:
 
 def _id_finding(value: str, texts: list[tuple[Event, str]]) -> _Partial:
     for e, text in texts:
-        if _occurs(value, text):
+        if token_occurs(value, text):
             if e.type in _UNFLAGGED_SOURCES:
                 return _Partial(
                     "copied_id",

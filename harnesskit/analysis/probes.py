@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -376,6 +376,30 @@ def run_probe(
     )
 
 
+def _listed(where: str, name: str, value: Any, what: str) -> list[Any]:
+    """`value` as a list: one str is one item; a non-iterable is a `UsageError` saying `what`."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        raise UsageError(
+            f"{where}({name}=...) takes {what}, got {type(value).__name__} {value!r:.60}"
+        )
+    return list(value)
+
+
+def _policies(where: str, policies: Any) -> list[Any]:
+    """The policies to try: one policy (name, dict, `ContextPolicy`) or a list of them."""
+    if isinstance(policies, str | dict | ContextPolicy):
+        return [policies]  # one policy, not its characters
+    return _listed(
+        where,
+        "policies",
+        policies,
+        f"a policy or a list of policies: names such as {list(BUILTIN_POLICIES)[:2]}, dicts or "
+        "hk.ContextPolicy objects",
+    )
+
+
 def run_probes(
     policies: Sequence[str | dict[str, Any] | ContextPolicy] = BUILTIN_POLICIES,
     kinds: Sequence[str] = PROBE_KINDS,
@@ -403,14 +427,13 @@ def run_probes(
         requests_checked, leaked_in, armed_after, finish_reason).
 
     Raises:
-        UsageError: `repeats` < 1, or an unknown kind or policy.
+        UsageError: `repeats` < 1, an unknown kind or policy, or `policies` / `kinds` that
+            are neither one item nor a list of them (e.g. `5`).
     """
     import pandas as pd
 
-    if isinstance(policies, str | dict | ContextPolicy):
-        policies = [policies]  # one policy, not its characters
-    if isinstance(kinds, str):
-        kinds = [kinds]
+    policies = _policies("run_probes", policies)
+    kinds = _listed("run_probes", "kinds", kinds, "probe kind names, e.g. ['expired_snippet']")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise UsageError(f"repeats must be a whole number >= 1, got {repeats!r}")
     if not policies or not kinds:
@@ -569,13 +592,14 @@ def compare_policies(
         policy; `df.sum()` gives the totals.
 
     Raises:
-        UsageError: an unknown policy, or `turns` < 2.
+        UsageError: an unknown policy, `policies` neither a policy nor a list of them, or
+            `turns` < 2.
         ContextError: a policy's core does not fit its limits.
     """
     import pandas as pd
 
     columns: dict[str, list[int]] = {}
-    for policy in policies:
+    for policy in _policies("compare_policies", policies):
         resolved = ContextPolicy.resolve(policy)
         tools, script, driver = debug_session(turns=turns, seed=seed)
         harness = Harness(

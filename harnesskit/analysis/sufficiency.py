@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
+from harnesskit.data.idmatch import amount_occurs, token_occurs
 from harnesskit.errors import ContextError, HarnessError, UsageError
 from harnesskit.log._types import (
     Event,
@@ -174,11 +175,10 @@ def _prompt_text(messages: Iterable[Any]) -> str:
 
 
 def _held(value: str, kind: str, text: str) -> bool:
-    if value in text:
-        return True
+    """Whether `text` holds `value` whole: `ABC12` is not held by `ABC123`, nor 150 by $1500."""
     if kind == "amount":  # 150 may be written 150.0, 150.00 or $150
-        return re.search(rf"(?<![\d.]){re.escape(value)}(?:\.0+)?(?!\d)", text) is not None
-    return False
+        return amount_occurs(value, text)
+    return token_occurs(value, text)
 
 
 def _as_log(log_or_run: Any) -> EventLog:

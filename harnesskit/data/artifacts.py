@@ -369,6 +369,11 @@ class ArtifactStore(InspectionMixin):
         preview_chars: length bound of the default preview (characters).
 
     The folder is created on the first `put`. Thread-safe: tools running concurrently may share it.
+
+    Raises:
+        UsageError: `root` is not a folder path (str or `os.PathLike`) or `None`, `ttl_seconds`
+            is not a positive number or `None`, `preview_chars` is not an int >= 1, or `clock`
+            is not callable.
     """
 
     def __init__(
@@ -379,8 +384,22 @@ class ArtifactStore(InspectionMixin):
         clock: Callable[[], float] = time.time,
         preview_chars: int = 400,
     ) -> None:
-        if ttl_seconds is not None and ttl_seconds <= 0:
-            raise UsageError(f"ttl_seconds must be positive or None, got {ttl_seconds}")
+        if root is not None and not isinstance(root, str | os.PathLike):
+            raise UsageError(
+                f"ArtifactStore(root) takes a folder path (str or pathlib.Path) or None for "
+                f"memory, got {type(root).__name__} {root!r:.60}"
+            )
+        t = ttl_seconds
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not t > 0):
+            raise UsageError(f"ttl_seconds must be positive seconds or None, got {t!r}")
+        if (
+            isinstance(preview_chars, bool)
+            or not isinstance(preview_chars, int)
+            or preview_chars < 1
+        ):
+            raise UsageError(f"preview_chars must be an int >= 1, got {preview_chars!r}")
+        if not callable(clock):
+            raise UsageError(f"clock must be a function returning seconds, got {clock!r:.60}")
         self.root = pathlib.Path(root) if root is not None else None
         self.ttl_seconds = ttl_seconds
         self.clock = clock

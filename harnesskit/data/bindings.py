@@ -27,7 +27,7 @@ from harnesskit.data.artifacts import (
     RepresentationChecker,
     _decode,
 )
-from harnesskit.data.idmatch import altered_copy
+from harnesskit.data.idmatch import altered_copy, token_occurs
 from harnesskit.errors import (
     ArtifactNotFoundError,
     ToolArgumentsError,
@@ -614,9 +614,8 @@ class _Auditor:
         return out
 
     def _origin(self, token: str, kind: str) -> dict[str, Any]:
-        rx = re.compile(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])")
         for s in self.seen:
-            if rx.search(s.text):
+            if token_occurs(token, s.text):
                 if s.origin == "model":
                     derived = self._derived_date(token) if kind == "date" else None
                     if derived is not None:  # the model first typed a date the user named

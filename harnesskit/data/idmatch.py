@@ -1,19 +1,59 @@
 """The one id matcher: is a typed id an altered copy of an id seen earlier?
 
 Both audits use it: `transport_audit` (`harnesskit.data.bindings`) to say where a typed id came
-from, and `audit` (`harnesskit.analysis.audit`) to flag a copied id that arrived changed. The
-distance is the optimal string alignment (restricted Damerau–Levenshtein) distance: an
-insertion, a deletion, a substitution or a swap of two adjacent characters is one edit, so the
-transposed `4WQ150` → `4WQ105` is one edit, not two.
+from, and `audit` (`harnesskit.analysis.audit`) to flag a copied id that arrived changed; they
+and the sufficiency check (R-C9) decide "the value was there" with `token_occurs` /
+`amount_occurs`. The distance is the optimal string alignment (restricted Damerau–Levenshtein)
+distance: an insertion, a deletion, a substitution or a swap of two adjacent characters is one
+edit, so the transposed `4WQ150` → `4WQ105` is one edit, not two.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["altered_copy", "edit_distance"]
+__all__ = ["altered_copy", "amount_occurs", "edit_distance", "token_occurs"]
 
 _DIGITS = re.compile(r"\d{4,}$")
+
+
+def token_occurs(token: str, text: str) -> bool:
+    """Whether `token` is in `text` as a whole token, not a piece of a longer one.
+
+    A token is bounded by characters other than word characters and `-`: `ABC12` does not
+    occur in `ABC123` nor in `X-ABC12`, but does in `(ABC12)` and `ABC12.` Both audits and
+    the sufficiency check (R-C9) decide "the value was there" with this one test.
+
+    Args:
+        token: the value typed (an id, a code, a date).
+        text: the text the model could read.
+
+    Returns:
+        True when a bounded occurrence exists.
+    """
+    if not token or token not in text:  # the cheap test first; the bounded one decides
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(token)}(?![\w-])", text) is not None
+
+
+def amount_occurs(number: str, text: str) -> bool:
+    """Whether the number written `number` (`150`, `150.5`) is in `text` as a whole number.
+
+    `150` is found in `$150`, `150.00` and `150,` but not in `1500`, `$1,150`, `2150` or
+    `150.5` (another amount).
+
+    Args:
+        number: the number as text (digits, optionally a decimal part).
+        text: the text the model could read.
+
+    Returns:
+        True when a bounded occurrence exists (trailing zeros of a decimal part allowed).
+    """
+    if not number or number not in text:
+        return False
+    zeros = "0*" if "." in number else r"(?:\.0+)?"  # 150.5 as 150.50; 150 as 150.00
+    rx = rf"(?<![\d.])(?<!\d,){re.escape(number)}{zeros}(?![.,]?\d)"
+    return re.search(rx, text) is not None
 
 
 def edit_distance(a: str, b: str, *, cap: int | None = None) -> int:

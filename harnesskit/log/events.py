@@ -411,6 +411,7 @@ class EventLog:
         tools: tuple[dict[str, Any], ...],
         *,
         branch_id: str = "main",
+        data_class: str | None = None,
         **fields: Any,
     ) -> Event:
         """Append a `model.request` holding exactly `messages` (`Message`s) and `tools`.
@@ -426,6 +427,8 @@ class EventLog:
             messages: the prompt as sent.
             tools: the tool specs as sent.
             branch_id: the branch.
+            data_class: the request's data class (the highest among the events it carries,
+                R-S2); `None` = the default, `internal`.
             **fields: more payload (step, settings, token_estimate, model) and `summary`.
         """
         summary = fields.pop("summary", "")
@@ -450,7 +453,12 @@ class EventLog:
             payload["tools"] = list(tools)
             tools_event = None
         event = self.append(
-            "model.request", payload, branch_id=branch_id, source="system", summary=summary
+            "model.request",
+            payload,
+            branch_id=branch_id,
+            source="system",
+            summary=summary,
+            data_class=data_class or "internal",
         )
         self._last_request[branch_id] = (
             event.event_id,

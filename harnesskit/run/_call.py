@@ -19,6 +19,7 @@ from harnesskit import _json
 from harnesskit.errors import BrakeTripped, ContextError, ModelError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
+from harnesskit.run._classes import RequestClasses, check_approved
 from harnesskit.run._ids import unique_call_ids
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ def call_model(
     final: bool,
     context_event_id: int,
     specs: ToolSpecs,
+    classes: RequestClasses | None = None,
 ) -> ModelResponse:
     """Send `prompt` to the harness's model and log the request and the response.
 
@@ -137,6 +139,7 @@ def call_model(
             (listed as `unexecuted_calls` on the `model.response` event), never run.
         context_event_id: the `context.injected` event of this prompt.
         specs: the run's tool-spec cache (for the token estimate of `tools`).
+        classes: the run's index of event data classes (R-S2); `None` = a fresh one.
 
     Returns:
         The response with its usage (provider counts, else estimates) and unique call ids;
@@ -145,9 +148,16 @@ def call_model(
     Raises:
         BrakeTripped: `max_seconds`, when the model call failed because the run's time ran out
             (the loop then sends the closing request on its own allowance).
-        ModelError: the model failed after its retries.
+        ModelError: the model failed after its retries, or it is not approved for the
+            request's data class (R-S2: the highest class among the events the prompt carries
+            and the run's `data_class` setting); then nothing was sent or logged as sent.
         ModelOutputError: the model's output could not be used.
     """
+    # R-S2: the request is as sensitive as the most sensitive event whose content it carries
+    data_class, because = (classes or RequestClasses()).of(
+        log, (prompt.selected, prompt.summarized), h.data_class
+    )
+    check_approved(h.model, data_class, ", ".join(log.events[i - 1].label for i in because[:5]))
     # a model's retries and body reads stay inside the max_seconds brake, on the harness's timer
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
@@ -164,10 +174,11 @@ def call_model(
         on_attempt=on_attempt,
         on_switch=on_switch,
         on_delta=h.on_delta,
+        data_class=data_class,
     )
     req_id = record.request(
         log, st, prompt, tools, final=final, settings=settings, model=h.model.name,
-        **specs.fields(),
+        data_class=data_class, **specs.fields(),
     )  # fmt: skip
     t0 = h.timer()
     try:

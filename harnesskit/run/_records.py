@@ -61,16 +61,19 @@ def request(
     final: bool,
     settings: dict[str, Any],
     model: str,
+    data_class: str | None = None,
     **extra: Any,
 ) -> int:
     """Append `model.request` (as a delta against the branch's previous one); return its id.
 
-    `extra` is more payload, e.g. the open tool group (`tool_group`, R-T3).
+    `data_class` is the request's class (R-S2), the event's own; `extra` is more payload, e.g.
+    the open tool group (`tool_group`, R-T3).
     """
     return log.append_request(
         prompt.messages,
         tools,
         branch_id=st.branch_id,
+        data_class=data_class,
         step=st.step,
         final=final,
         settings=settings,

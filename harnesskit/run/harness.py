@@ -20,6 +20,7 @@ from harnesskit.errors import UsageError
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
+from harnesskit.run._classes import run_data_class
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
 from harnesskit.tools.gate import Gate
@@ -74,7 +75,11 @@ class Harness:
         log_dir: folder for `<run_id>.jsonl` logs; `None` keeps logs in memory.
         system_prompt: the system message of every run.
         gate: the permission gate; default `Gate()`.
-        settings: sampling settings sent with every request.
+        settings: sampling settings sent with every request, plus `data_class` (not sent):
+            the least data class of every request of the run (R-S2). Each request's class is
+            the highest of it and of the events whose content the prompt carries (`internal`
+            unless marked); a model whose `max_data_class` is below it is not sent the request
+            (a `FallbackModel` skips such nodes) and the step fails with `ModelError`.
         progress: callback receiving `Progress` items.
         estimator: token estimator used when a model reports no usage.
         clock: wall clock (seconds since epoch) for event timestamps and tools' `now()`.
@@ -185,6 +190,8 @@ class Harness:
         self.system_prompt = system_prompt
         self.gate = gate or Gate()
         self.settings = dict(settings or {})
+        # the run's least data class (R-S2): not sent, it sets each request's `data_class`
+        self.data_class = run_data_class(self.settings.pop("data_class", None))
         ModelRequest(messages=(), settings=self.settings)  # UsageError for a non-sampling key
         _refuse_non_finite("Harness(settings=...)", self.settings)
         self.progress = progress

@@ -21,6 +21,7 @@ from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
 from harnesskit.run._call import call_model, record_context, run_deadline
+from harnesskit.run._classes import RequestClasses
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
@@ -59,6 +60,7 @@ class Run:
         self.harness, self.state, self.log, self.ledger = harness, state, log, ledger
         self.error: BaseException | None = None
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
+        self.data_classes = RequestClasses()  # the log's event classes, read once (R-S2)
         self._busy = threading.Lock()  # held by the step running; forks share it (one log)
 
     @property
@@ -257,8 +259,9 @@ class Run:
         tools = self.tool_specs.current()
         ctx_id = record_context(self.context, h, st, log, prompt, tools, self.tool_specs)
         return call_model(
-            h, st, log, prompt, tools, final=final, context_event_id=ctx_id, specs=self.tool_specs
-        )
+            h, st, log, prompt, tools, final=final, context_event_id=ctx_id,
+            specs=self.tool_specs, classes=self.data_classes,
+        )  # fmt: skip
 
     def _execute(self, calls: tuple[ToolCall, ...], logged: dict[str, int] | None = None) -> None:
         st, log, h = self.state, self.log, self.harness

@@ -87,6 +87,62 @@ def key_for(run_id: str, branch_id: str, tool: str, arguments: Mapping[str, Any]
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as arguments: numbers by value (a bool only equals a bool), the rest as JSON."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if a is _MISSING or b is _MISSING:
+        return a is b
+    return _canonical(a) == _canonical(b)
+
+
+def _earlier_outcome(
+    tool: Tool,
+    call: ToolCall,
+    arguments: Mapping[str, Any],
+    record: WriteRecord,
+    differ: list[str],
+) -> str:
+    """The result text of a call matched by natural key to an earlier write with other arguments.
+
+    It says that this call was not run, that the outcome given is the earlier call's, and which
+    arguments differed (with both values), so the model cannot take it for its own result.
+    """
+    key = ", ".join(f"{f}={_canonical(arguments.get(f))}" for f in tool.idempotency_fields)
+
+    def shown(args: Mapping[str, Any], name: str) -> str:
+        return _canonical(args[name]) if name in args else "(not given)"
+
+    changes = "; ".join(
+        f"{n}: {shown(arguments, n)} now, {shown(record.arguments, n)} then" for n in differ
+    )
+    result = record.result or {}
+    text = result.get("content", "")
+    try:
+        earlier: Any = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        earlier = text
+    body = {
+        "ok": bool(result.get("ok")),
+        "duplicate": True,
+        "duplicate_of": record.tool_call_id,
+        "not_run": True,
+        "message": f"this {tool.name} call was NOT run: a {tool.name} write with the same "
+        f"{key} was already done by call {record.tool_call_id} (step {record.step}), and "
+        f"earlier_result is that call's outcome, not this one's. The arguments differed "
+        f"({changes}). If a second, different write is meant, it needs its own "
+        f"{', '.join(tool.idempotency_fields)}; otherwise tell the user what was done",
+        "differing_arguments": differ,
+        "earlier_result": earlier,
+    }
+    return json.dumps(body, ensure_ascii=False, default=str)
+
+
 def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     """The natural key from `tool.idempotency_fields` (e.g. a payment reference), or `None`.
 
@@ -415,7 +471,7 @@ class IdempotencyLedger:
         key = key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
         natural = natural_key_for(tool, arguments)
         ctx.idempotency_key = key
-        meta = {"idempotency_key": key}
+        meta: dict[str, Any] = {"idempotency_key": key}
         record = self.records.get(key)
         if record is None and natural is not None and natural in self._natural_done:
             record = self.records[self._natural_done[natural]]
@@ -423,11 +479,16 @@ class IdempotencyLedger:
         # a failed write (a ToolError: known to have had no effect) may be tried again
         if record is not None and record.state == "done" and record.result:
             r = record.result
+            content = r.get("content", "")
+            differ = self._differing(tool, arguments, record) if record.key != key else []
+            if differ:  # the same natural key, other arguments: say so, never silently
+                meta["differing_arguments"] = differ
+                content = _earlier_outcome(tool, call, arguments, record, differ)
             return ToolResult(
                 tool_call_id=call.id,
                 name=call.name,
                 ok=bool(r.get("ok")),
-                content=r.get("content", ""),
+                content=content,
                 error_type=r.get("error_type"),
                 meta={**meta, "duplicate": True, "duplicate_of": record.tool_call_id},
             )
@@ -461,6 +522,28 @@ class IdempotencyLedger:
             )
         self._reserved[key] = call.id
         return None
+
+    def _differing(
+        self, tool: Tool, arguments: Mapping[str, Any], record: WriteRecord
+    ) -> list[str]:
+        """Names of the arguments whose values differ from the recorded write's, in order.
+
+        A missing argument counts as its schema default; numbers compare by value (`100` is
+        `100.0`, a bool is not a number); a value holding a secret is not compared (the ledger
+        keeps it redacted).
+        """
+        props = tool.parameters.get("properties") or {}
+        out = []
+        for name in dict.fromkeys([*arguments, *record.arguments]):
+            default = (props.get(name) or {}).get("default", _MISSING)
+            now = arguments.get(name, default)
+            then = record.arguments.get(name, default)
+            if _same(now, then):
+                continue
+            if self.redactor is not None and self.redactor.needs(_canonical(now)):
+                continue
+            out.append(name)
+        return out
 
     def begin(
         self, tool: Tool, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext

@@ -194,6 +194,7 @@ class Tool:
                 f"default), got {m!r}"
             )
         object.__setattr__(self, "idempotency_fields", _checked_fields(self))
+        object.__setattr__(self, "path_params", _checked_fields(self, "path_params"))
         try:
             compiled = _compiled_validator(self.parameters)
         except ValueError as exc:
@@ -213,12 +214,16 @@ class Tool:
     ) -> Tool:
         """Derive a tool from `fn`'s signature, type hints and Google-style docstring.
 
+        Parameters typed `Path` are path parameters (checked by the gate against the
+        workspace); `path_params=(...)` adds others, e.g. a path typed `str`.
+
         Args:
             fn: the implementation.
             name: the tool name; defaults to `fn.__name__`.
             description: overrides the docstring text (without its Args section).
             parameters: an explicit JSON Schema that overrides the derived one.
-            **options: any other `Tool` field (`risk`, `group`, `timeout_seconds`, ...).
+            **options: any other `Tool` field (`risk`, `group`, `timeout_seconds`,
+                `path_params`, ...).
 
         `*args` is refused; `**kwargs` is accepted only with an explicit `parameters=` schema,
         whose properties it then receives as keywords.
@@ -298,7 +303,7 @@ class Tool:
             parameters=parameters if parameters is not None else derived,
             fn=fn,
             context_param=context_param,
-            path_params=tuple(options.pop("path_params", path_params)),
+            path_params=_with_named(path_params, options.pop("path_params", None)),
             supports_dry_run=supports_dry_run,
             is_async=inspect.iscoroutinefunction(fn),
             **options,
@@ -404,44 +409,50 @@ class Tool:
         return _repr.html(self)
 
 
-def _checked_fields(t: Tool) -> tuple[str, ...]:
-    """`t.idempotency_fields` as a tuple of parameter names (R-E5).
+def _checked_fields(t: Tool, attr: str = "idempotency_fields") -> tuple[str, ...]:
+    """`t.<attr>` (`idempotency_fields` or `path_params`) as a tuple of parameter names.
 
-    A mistake here would silently switch off duplicate protection (a str is iterated by
-    character, a misspelt name is never present in the arguments), so it is refused.
+    A mistake here would silently switch a protection off (a str is iterated by character, a
+    misspelt name is never present in the arguments): duplicate detection (R-E5) for
+    `idempotency_fields`, the gate's workspace check (R-E4) for `path_params`. It is refused.
 
     Raises:
-        UsageError: the fields are a str, hold a non-str, or name something that is not one of
+        UsageError: the names are a str, hold a non-str, or name something that is not one of
             the tool's parameters.
     """
-    fields = t.idempotency_fields
+    fields = getattr(t, attr)
     if isinstance(fields, str | bytes):
         raise UsageError(
-            f"tool {t.name!r}: idempotency_fields must be a tuple of parameter names, got the "
-            f"string {fields!r}; wrap it: idempotency_fields=({fields!r},)"
+            f"tool {t.name!r}: {attr} must be a tuple of parameter names, got the "
+            f"string {fields!r}; wrap it: {attr}=({fields!r},)"
         )
     try:
         names = tuple(fields)
     except TypeError:
         raise UsageError(
-            f"tool {t.name!r}: idempotency_fields must be a tuple of parameter names, got "
+            f"tool {t.name!r}: {attr} must be a tuple of parameter names, got "
             f"{type(fields).__name__} {fields!r}"
         ) from None
     odd = [n for n in names if not isinstance(n, str)]
     if odd:
-        raise UsageError(
-            f"tool {t.name!r}: idempotency_fields must be parameter names (str), got {odd[0]!r}"
-        )
+        raise UsageError(f"tool {t.name!r}: {attr} must be parameter names (str), got {odd[0]!r}")
     properties = t.parameters.get("properties")
     known = list(properties) if isinstance(properties, dict) else []
     unknown = [n for n in names if n not in known]
     if unknown:
+        one = len(unknown) == 1
+        lost = (
+            "duplicates would not be caught"
+            if attr == "idempotency_fields"
+            else "the gate would not check it against the workspace"
+            if one
+            else "the gate would not check them against the workspace"
+        )
         raise UsageError(
-            f"tool {t.name!r}: idempotency_fields {', '.join(map(repr, unknown))} "
-            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of the "
-            f"tool, so no call would carry {'it' if len(unknown) == 1 else 'them'} and "
-            f"duplicates would not be caught; its parameters are: "
-            f"{', '.join(known) or '(none)'}"
+            f"tool {t.name!r}: {attr} {', '.join(map(repr, unknown))} "
+            f"{'is not a parameter' if one else 'are not parameters'} of the "
+            f"tool, so no call would carry {'it' if one else 'them'} and {lost}; its "
+            f"parameters are: {', '.join(known) or '(none)'}"
         )
     return names
 
@@ -494,6 +505,7 @@ def tool(
     idempotent: bool | None = None,
     idempotency_fields: Sequence[str] = (),
     version: str = "1",
+    path_params: Sequence[str] = (),
 ) -> Tool: ...
 
 
@@ -512,6 +524,7 @@ def tool(
     idempotent: bool | None = None,
     idempotency_fields: Sequence[str] = (),
     version: str = "1",
+    path_params: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -529,6 +542,7 @@ def tool(
     idempotent: bool | None = None,
     idempotency_fields: Sequence[str] = (),
     version: str = "1",
+    path_params: Sequence[str] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a `Tool`; usable as `@tool` or `@tool(risk="write", ...)`.
 
@@ -545,14 +559,17 @@ def tool(
         idempotency_fields: argument names forming a natural key for duplicate detection
             (R-E5), a tuple such as `("ref",)`; each must be a parameter of the tool.
         version: the tool's behaviour version, checked on resume.
+        path_params: names of further parameters that are filesystem paths, e.g.
+            `("path",)` for `def read_file(path: str)`: the gate checks them against the
+            workspace (R-E4) like the parameters typed `Path`, which are always checked.
 
     Returns:
         A `Tool` (or a decorator producing one).
 
     Raises:
         UsageError: the spec cannot be derived or is invalid; the function takes `*args`, or
-            `**kwargs` without `parameters=`; `idempotency_fields` is a str or names something
-            that is not a parameter.
+            `**kwargs` without `parameters=`; `idempotency_fields` or `path_params` is a str
+            or names something that is not a parameter.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -568,6 +585,7 @@ def tool(
             idempotent=(risk == "read") if idempotent is None else idempotent,
             idempotency_fields=idempotency_fields,  # a str is refused, not split in letters
             version=version,
+            path_params=path_params,
         )
 
     return build(fn) if fn is not None else build
@@ -874,6 +892,22 @@ def _converters_for(fn: Callable[..., Any], parameters: Mapping[str, Any]) -> di
     return out
 
 
+def _with_named(typed: list[str], named: Any) -> Any:
+    """The path parameters: those typed `Path`, then the ones `path_params=` names.
+
+    A str or a non-iterable `named` is passed on as is, for `Tool` to refuse with a message.
+    """
+    if named is None:
+        return tuple(typed)
+    if isinstance(named, str | bytes):
+        return named
+    try:
+        extra = list(named)
+    except TypeError:
+        return named
+    return tuple(dict.fromkeys([*typed, *extra]))
+
+
 def _is_path(hint: Any) -> bool:
     from harnesskit.tools._paths import contains_path
 
@@ -1075,7 +1109,7 @@ class LintIssue:
     code: str
     """Stable code: `missing-what`, `missing-when`, `missing-when-not`, `missing-returns`,
     `free-string-enum`, `date-without-format`, `undocumented-param`, `too-many-ungrouped`,
-    `missing-description`."""
+    `missing-description`, `unchecked-path`."""
     message: str
     """What is wrong and how to fix it."""
     param: str | None = None
@@ -1097,6 +1131,12 @@ _ENUMISH_DESC = lazy_pattern(
     r"(\bone of\b|\beither\b|['\"`][\w-]+['\"`]\s*(,|or)\s*['\"`][\w-]+['\"`])", re.I
 )
 _DATEISH = lazy_pattern(r"(date|dob|birthday|day|_at|time)$|YYYY|yyyy", re.I)
+_PATHISH = lazy_pattern(
+    r"^(path|paths|file|files|filename|filenames|filepath|file_name|file_path|dir|dirs|"
+    r"directory|folder|dirname|dir_name|dirpath)$|_(path|paths|file|filename|dir|directory|"
+    r"folder)$",
+    re.I,
+)
 MAX_UNGROUPED_TOOLS = 15
 
 
@@ -1105,8 +1145,10 @@ def lint(target: Tool | ToolRegistry | Iterable[Tool]) -> list[LintIssue]:
 
     Checks the four-part template (what it does / when to use / when NOT to use / what it
     returns), free strings that look like enums, date strings without `format`, parameters
-    without descriptions, and more than 15 ungrouped tools (grouped tools are offered one
-    group at a time, R-T3).
+    without descriptions, string parameters named like a path (`path`, `file`, `filename`,
+    `dir`, `*_path`, ...) that the gate does not check because they are neither typed `Path`
+    nor named in `path_params` (`unchecked-path`), and more than 15 ungrouped tools (grouped
+    tools are offered one group at a time, R-T3).
 
     Returns:
         Issues in tool order, then registry-wide ones; empty when the descriptions are clean.
@@ -1159,6 +1201,21 @@ def _lint_one(t: Tool) -> list[LintIssue]:
         add("missing-when-not", "say when NOT to use it (e.g. 'Do not use it to …')")
     if not _RETURNS.search(desc):
         add("missing-returns", "say what it returns (e.g. 'Returns: the reservation as JSON')")
+    properties = t.parameters.get("properties") or {}
+    for pname, schema in properties.items():
+        if (
+            pname not in t.path_params
+            and _PATHISH.search(pname)
+            and isinstance(schema, dict)
+            and _is_text(schema)
+        ):
+            add(
+                "unchecked-path",
+                f"parameter {pname!r} looks like a filesystem path but is a plain string, so "
+                "the gate does not check it against the workspace (any file could be reached); "
+                f"type it as pathlib.Path, or name it: @hk.tool(path_params=({pname!r},))",
+                pname,
+            )
     for pname, schema in _walk_params(t.parameters):
         pdesc = schema.get("description", "")
         if not pdesc:
@@ -1179,6 +1236,17 @@ def _lint_one(t: Tool) -> list[LintIssue]:
                     pname,
                 )
     return out
+
+
+def _is_text(schema: dict[str, Any]) -> bool:
+    """True for a string schema or a list of strings (`str`, `list[str]`, `str | None`)."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds:
+        return True
+    if "array" in kinds and isinstance(schema.get("items"), dict):
+        return _is_text(schema["items"])
+    return any(isinstance(s, dict) and _is_text(s) for s in schema.get("anyOf") or ())
 
 
 def _walk_params(schema: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

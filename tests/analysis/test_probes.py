@@ -114,3 +114,17 @@ def _slope(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
         (x - mx) ** 2 for x in xs
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: run_probes(policies=5),
+        lambda: run_probes(kinds=5),
+        lambda: compare_policies(5),
+    ],
+    ids=["run_probes-policies", "run_probes-kinds", "compare_policies"],
+)
+def test_a_non_list_argument_is_a_usage_error_naming_it_and_what_to_pass(call):
+    with pytest.raises(hk.UsageError, match=r"(policies|kinds)=\.\.\.\) takes .*got int 5"):
+        call()

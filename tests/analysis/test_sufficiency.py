@@ -119,3 +119,47 @@ def test_default_builds_every_request_of_a_run_with_many_user_turns(runs):
     for name in ("default", "summary"):
         s = hk.sufficiency(replayed, name, shapes=airline.VALUE_SHAPES).attrs["summary"]
         assert s["unbuildable"] == 0 and s["calls_complete"] == 1.0, (name, s)
+
+
+def _refund_run(reservation_id: str, amount: float, prompt: str) -> hk.Run:
+    from harnesskit.testing import reply
+
+    @hk.tool(risk="write")
+    def refund(reservation_id: str, amount: float) -> dict:
+        """Refund an amount.
+
+        Use this to refund. Do not use it to charge.
+
+        Args:
+            reservation_id: the reservation.
+            amount: dollars.
+
+        Returns:
+            The refund receipt.
+        """
+        return {"ok": True}
+
+    model = hk.ScriptedModel(
+        [reply.tool_call("refund", reservation_id=reservation_id, amount=amount), reply.text("ok")]
+    )
+    return hk.Harness([refund], model).run(prompt)
+
+
+def test_a_cut_id_and_a_part_of_a_larger_amount_are_not_held_by_the_prompt():
+    run = _refund_run("ABC12", 150, "Reservation ABC123 was charged $1500 in 2015. Refund it.")
+
+    frame = hk.sufficiency(run)
+
+    held = dict(zip(frame["arg"], frame["held"], strict=True))
+    assert held == {"/reservation_id": "missing", "/amount": "missing"}
+    # the transport audit says the same of the id: altered, not found
+    (row,) = [r for r in hk.transport_audit(run).rows if r["value"] == "ABC12"]
+    assert row["status"] == "altered"
+
+
+def test_whole_values_are_held_however_the_amount_is_written():
+    run = _refund_run("ABC123", 150, "Reservation (ABC123) was charged $150.00. Refund it.")
+
+    frame = hk.sufficiency(run)
+
+    assert set(frame["held"]) == {"present"}

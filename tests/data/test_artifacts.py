@@ -306,3 +306,17 @@ def test_slice_projects_fields_of_each_item():
     assert ans["fields"] == ["/flight_number", "/seats/economy"] and "fields=" in ans["next"]
     with pytest.raises(hk.ToolArgumentsError, match=r"item /flights/15 has no field '/seat'"):
         store.slice(ref.id, "/flights", 15, fields=["/seat"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"root": 5}, r"ArtifactStore\(root\) takes a folder path .*got int 5"),
+        ({"ttl_seconds": "1h"}, "ttl_seconds must be positive seconds or None, got '1h'"),
+        ({"preview_chars": 0}, "preview_chars must be an int >= 1"),
+        ({"clock": 5}, "clock must be a function"),
+    ],
+)
+def test_a_wrong_argument_is_a_usage_error_saying_what_to_pass(kwargs, match):
+    with pytest.raises(hk.UsageError, match=match):
+        hk.ArtifactStore(**kwargs)

@@ -345,3 +345,33 @@ def test_a_number_under_another_prefix_is_a_mix_up():
         ("gift_card_4421", "altered", "credit_card_4421",
          "mixed up (same number, credit_card_… → gift_card_…)"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("number", "text", "held"),
+    [
+        ("150", "$150", True),
+        ("150", "150.00 paid", True),
+        ("150", "a 150, b", True),
+        ("150", "$1500", False),
+        ("150", "$1,150", False),
+        ("150", "150.5", False),
+        ("150", "2150", False),
+        ("150.5", "150.50", True),
+        ("150.5", "150.55", False),
+    ],
+)
+def test_amount_occurs_only_as_a_whole_number(number, text, held):
+    from harnesskit.data.idmatch import amount_occurs
+
+    assert amount_occurs(number, text) is held
+
+
+@pytest.mark.parametrize(
+    ("token", "text", "held"),
+    [("ABC12", "ABC123", False), ("ABC12", "X-ABC12", False), ("ABC12", "(ABC12).", True)],
+)
+def test_token_occurs_only_as_a_whole_token(token, text, held):
+    from harnesskit.data.idmatch import token_occurs
+
+    assert token_occurs(token, text) is held

@@ -7,6 +7,7 @@ switched duplicate protection off, so a payment with the same reference charged 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -71,3 +72,34 @@ def test_the_natural_key_still_stops_a_second_charge(tmp_path):
     assert paid == [("R1", 10)]
     second = [e for e in run.log.events if e.type == "tool.result"][1]
     assert second.payload["duplicate"] is True
+
+
+def _second_result(calls: list[dict]) -> tuple[list[tuple[str, int]], hk.Event]:
+    paid: list[tuple[str, int]] = []
+    pay = hk.tool(risk="write", idempotency_fields=("ref",))(_pay_fn(paid))
+    model = hk.ScriptedModel([*(reply.tool_call("pay", **c) for c in calls), "done"])
+    run = hk.Harness([pay], model).run("pay")
+    return paid, [e for e in run.log.events if e.type == "tool.result"][1]
+
+
+def test_a_later_call_with_the_same_key_but_other_arguments_is_told_it_was_not_run():
+    paid, second = _second_result([{"ref": "P1", "amount": 100}, {"ref": "P1", "amount": 101}])
+
+    assert paid == [("P1", 100)]
+    body = json.loads(second.payload["content"])
+    assert body["duplicate"] is True and body["not_run"] is True
+    assert body["duplicate_of"] == second.payload["duplicate_of"]
+    assert body["differing_arguments"] == ["amount"] == second.payload["differing_arguments"]
+    assert "amount: 101 now, 100 then" in body["message"]
+    assert "earlier" in body["message"] and "NOT run" in body["message"]
+    assert body["earlier_result"] == {"paid": "P1", "amount": 100}
+
+
+@pytest.mark.parametrize("amount", [100, 100.0])
+def test_a_later_call_with_equal_arguments_keeps_the_recorded_result_as_is(amount):
+    paid, second = _second_result([{"ref": "P1", "amount": 100}, {"ref": "P1", "amount": amount}])
+
+    assert paid == [("P1", 100)]
+    assert second.payload["duplicate"] is True
+    assert "differing_arguments" not in second.payload
+    assert json.loads(second.payload["content"]) == {"paid": "P1", "amount": 100}

@@ -1,0 +1,120 @@
+"""R-S2 in a run: each request's data class comes from the events it carries, and a model's
+`max_data_class` is enforced before anything is sent (real loopback servers)."""
+
+from __future__ import annotations
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.errors import UsageError
+from harnesskit.log import ModelRequestEvent
+from harnesskit.models import base, get_model
+from harnesskit.models._retry import RetryPolicy
+from harnesskit.models.fallback import FallbackModel
+from tests.support.loopback import LoopbackServer, Reply, completion
+
+FAST = RetryPolicy(max_retries=0, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
+PIN = "4711-CANARY"
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", True)
+    with LoopbackServer() as a, LoopbackServer() as b:
+        a.script(*[Reply(json=completion("from a"))] * 5)
+        b.script(*[Reply(json=completion("from b"))] * 5)
+        yield a, b
+
+
+def _model(srv, name, limit):
+    return get_model(f"openai-compat:{name}", base_url=srv.url, retry=FAST, max_data_class=limit)
+
+
+def _with_restricted(h: hk.Harness) -> hk.Run:
+    run = h.start("hello", run_id="dc")
+    run.log.append(
+        "user.message", {"content": f"My PIN is {PIN}"}, source="user", data_class="restricted"
+    )
+    return run.run()
+
+
+def test_restricted_event_in_full_history_is_never_sent_to_an_internal_model(servers):
+    srv, _ = servers
+    h = hk.Harness([], _model(srv, "hosted", "internal"), policy="full-history")
+
+    run = _with_restricted(h)
+
+    assert srv.requests == []  # nothing reached the server
+    assert run.finish_reason == "error"
+    assert isinstance(run.error, hk.ModelError)
+    assert "approved up to 'internal'" in str(run.error) and "'restricted'" in str(run.error)
+    assert "USER-" in str(run.error)  # names the event that carries the class
+    finished = run.log.last("run.finished")
+    assert finished is not None and "was not sent" in finished.payload["error"]
+    assert not any(isinstance(e, ModelRequestEvent) for e in run.log.events)
+
+
+def test_a_chain_skips_the_node_not_approved_for_what_the_prompt_carries(servers):
+    hosted_srv, local_srv = servers
+    chain = FallbackModel(
+        [_model(hosted_srv, "hosted", "internal"), _model(local_srv, "local", "secret")]
+    )
+    h = hk.Harness([], chain, policy="full-history")
+
+    run = _with_restricted(h)
+
+    assert run.final_text == "from b"
+    assert hosted_srv.requests == []
+    assert PIN in str(local_srv.requests[0])
+    (request,) = run.log.of_type(ModelRequestEvent)
+    assert request.data_class == "restricted"
+    assert any(e.type == "model.switch" for e in run.log.events)
+
+
+def test_the_default_named_policy_leaves_restricted_events_out_so_the_request_is_internal(servers):
+    srv, _ = servers
+    h = hk.Harness([], _model(srv, "hosted", "internal"), policy="default")
+    run = _with_restricted(h)
+
+    assert run.final_text == "from a"
+    assert PIN not in str(srv.requests)
+    (request,) = run.log.of_type(ModelRequestEvent)
+    assert request.data_class == "internal"
+
+
+def test_the_documented_settings_data_class_sets_the_least_class_of_every_request(servers):
+    hosted_srv, local_srv = servers
+    chain = FallbackModel(
+        [_model(hosted_srv, "hosted", "internal"), _model(local_srv, "local", "secret")]
+    )
+    h = hk.Harness([], chain, settings={"data_class": "restricted", "temperature": 0})
+
+    run = h.run("x")
+
+    assert run.final_text == "from b"
+    assert hosted_srv.requests == []
+    sent = local_srv.requests[0].body
+    assert "data_class" not in str(sent) and sent["temperature"] == 0  # not sent to providers
+    assert run.log.last("model.request").data_class == "restricted"
+
+
+@pytest.mark.parametrize("value", ["SECRET", "top-secret", 5])
+def test_an_unknown_run_data_class_is_a_usage_error_naming_the_classes(value):
+    with pytest.raises(UsageError, match="public.*internal.*restricted.*secret"):
+        hk.Harness([], hk.ScriptedModel([]), settings={"data_class": value})
+
+
+def test_public_events_only_make_a_public_request(servers):
+    srv, _ = servers
+    h = hk.Harness([], _model(srv, "open", "public"), policy="full-history")
+    run = h.start(run_id="pub")
+    run.log.append("user.message", {"content": "what is 2+2"}, source="user", data_class="public")
+
+    run.run()
+
+    assert run.final_text == "from a"
+    assert run.log.last("model.request").data_class == "public"
+    # an unmarked (internal) turn is not sent to the public-only model
+    run.send("and my account number is 12")
+    run.run()
+    assert run.finish_reason == "error" and len(srv.requests) == 1
