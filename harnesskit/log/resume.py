@@ -40,7 +40,14 @@ from harnesskit.log._types import (
 from harnesskit.log.events import EventLog
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
 from harnesskit.messages import ToolCall
-from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, key_for, ledger_path
+from harnesskit.tools.idempotency import (
+    EffectCheck,
+    IdempotencyLedger,
+    WriteRecord,
+    key_for,
+    ledger_path,
+    natural_key_for,
+)
 
 __all__ = [
     "ResumeCheck",
@@ -220,6 +227,107 @@ def _open_ledger(
         raise
 
 
+def _restore_from_log(
+    harness: Any, log: EventLog, ledger: IdempotencyLedger, *, write: bool
+) -> list[WriteRecord]:
+    """Rebuild the ledger records the log proves but the ledger lacks (R-E5).
+
+    The loop flushes a write's `tool.call` to the log before the tool acts, so a lost, emptied
+    or cut ledger does not make a write "never started": a write `tool.call` without a result
+    has an unknown outcome (rebuilt as `started`, settled by a confirmer or by hand before
+    anything is retried), one with a successful result was done (rebuilt as `done` with the
+    logged result, so a repeat gets it instead of acting again), one that timed out is
+    `unknown`.
+
+    Args:
+        harness: the harness going on (its tool registry says which tools write).
+        log: the run's log.
+        ledger: the run's ledger, as read.
+        write: append the rebuilt records to the ledger file (reopen, restart) or keep them in
+            memory only (`check_resume`, which changes nothing).
+
+    Returns:
+        The records rebuilt, in log order.
+    """
+    results: dict[int, ToolResultEvent] = {}
+    by_call: dict[tuple[str, str], ToolResultEvent] = {}
+    for e in log.events:
+        if isinstance(e, ToolResultEvent):
+            if e.parent_id is not None:
+                results.setdefault(e.parent_id, e)
+            by_call[(e.branch_id, e.tool_call_id or "")] = e
+    known = {(r.branch_id, r.tool_call_id, r.tool) for r in ledger.records.values()}
+    contract = next((e for e in log.events if isinstance(e, TaskContractEvent)), None)
+    run_id = log.run_id or (contract.run_id if contract is not None else "") or ""
+    restored: list[WriteRecord] = []
+    for e in log.events:
+        if not isinstance(e, ToolCallEvent) or e.arguments is None or not e.tool:
+            continue
+        tool = harness.tools.get(e.tool)
+        if tool is None or tool.risk == "read":
+            continue
+        if (e.branch_id, e.tool_call_id or "", e.tool) in known:
+            continue
+        r = results.get(e.event_id)
+        if r is None:
+            later = by_call.get((e.branch_id, e.tool_call_id or ""))
+            r = later if later is not None and later.event_id > e.event_id else None
+        logged_key = r.payload.get("idempotency_key") if r is not None else None
+        key = (
+            logged_key
+            if isinstance(logged_key, str)
+            else key_for(run_id, e.branch_id, e.tool, e.arguments)
+        )
+        if key in ledger.records:
+            continue
+        where = f"rebuilt from the log: {e.label} ({e.tool}, call {e.tool_call_id})"
+        if r is None:
+            state, result = "started", None
+            note = f"{where} was logged before it acted and has no result: outcome unknown"
+        elif r.outcome_unknown or r.error_type == "timeout":
+            state, result = "unknown", None
+            note = f"{where} timed out ({r.label}): outcome unknown"
+        elif r.ok is not False and not r.payload.get("duplicate") and r.error_type is None:
+            state = "done"
+            result = {"ok": True, "content": r.content or "", "error_type": None}
+            note = f"{where} is done ({r.label})"
+        else:
+            continue  # failed: no effect, nothing to guard
+        record = WriteRecord(
+            key=key,
+            state=state,
+            tool=e.tool,
+            arguments=dict(e.arguments),
+            run_id=run_id,
+            branch_id=e.branch_id,
+            step=e.step if isinstance(e.step, int) and not isinstance(e.step, bool) else 0,
+            tool_call_id=e.tool_call_id or "",
+            natural=natural_key_for(tool, e.arguments),
+            result=result,
+            note=note,
+        )
+        restored.append(ledger.restore(record, write=write))
+        known.add((record.branch_id, record.tool_call_id, record.tool))
+    return restored
+
+
+def _record_for(
+    ledger: IdempotencyLedger, key: str, call: ToolCall, branch_id: str
+) -> WriteRecord | None:
+    """The ledger record of a pending call: by key, else by its call id (bound arguments)."""
+    record = ledger.records.get(key)
+    if record is not None:
+        return record
+    return next(
+        (
+            r
+            for r in ledger.records.values()
+            if r.tool_call_id == call.id and r.tool == call.name and r.branch_id == branch_id
+        ),
+        None,
+    )
+
+
 def _default_branch(log: EventLog) -> str:
     for e in reversed(log.events):
         if e.type not in ("run.resume",):
@@ -328,10 +436,10 @@ def _check(
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
         key = key_for(log.run_id or contract.run_id or "", branch_id, c.name, c.arguments)
-        record = ledger.records.get(key)
-        if record is None:
+        record = _record_for(ledger, key, c, branch_id)
+        if record is None:  # not even its tool.call was logged: it never started
             if ledger_on:
-                notes.append(f"{c.id} ({c.name}): never started (no ledger record); runs now")
+                notes.append(f"{c.id} ({c.name}): never started (no tool.call logged); runs now")
             else:
                 unknown.append(f"{c.id} ({c.name}): the run kept no write ledger")
         elif record.state in ("done", "failed", "absent"):
@@ -471,6 +579,7 @@ def check_resume(
     """
     log = EventLog.read(path)
     ledger = _open_ledger(harness, path)
+    _restore_from_log(harness, log, ledger, write=False)
     report, _ = _check(harness, log, ledger, branch_id or _default_branch(log), task=task)
     ledger.close()
     return report
@@ -509,6 +618,7 @@ def _reopen(
 ) -> ResumePoint:
     _refuse_never_started(log)
     ledger = _open_ledger(harness, path, log)
+    restored = _restore_from_log(harness, log, ledger, write=True)
     branch = branch_id or _default_branch(log)
     report, settlements = _check(harness, log, ledger, branch, task=task)
     if not report.ok:
@@ -536,6 +646,7 @@ def _reopen(
             ],
             "pending": [c.id for c in pending],
             "settled": [k for k, _ in settlements],
+            **({"ledger_restored": [r.key for r in restored]} if restored else {}),
             "torn_tail": log.incomplete_tail is not None,
             "from_step": state["step"],
             "frozen": frozen_start(harness),
@@ -591,6 +702,7 @@ def _restart_point(
 ) -> ResumePoint:
     _refuse_never_started(log)
     ledger = _open_ledger(harness, path, log)
+    _restore_from_log(harness, log, ledger, write=True)
     old = branch_id or _default_branch(log)
     view = visible_events(log, old)
     first = next((e for e in view if e.type in ("context.injected", "model.request")), None)

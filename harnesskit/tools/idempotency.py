@@ -589,6 +589,33 @@ class IdempotencyLedger:
         body = {"ok": True, "content": content, "error_type": None}
         return self._append(replace(record, state="done", result=body, note=note))
 
+    def restore(self, record: WriteRecord, *, write: bool = True) -> WriteRecord:
+        """Take in a record rebuilt from the event log for a write this ledger has no line for.
+
+        Resume uses it when the ledger was lost, emptied or cut (R-E5): the log's `tool.call`
+        (flushed before a write acts) and `tool.result` events still say which writes were done
+        (`done`, with the logged result) and which started with no outcome (`started`: unknown,
+        settled by a confirmer or by hand before anything is retried).
+
+        Args:
+            record: the rebuilt record (`started` or `done`).
+            write: append it to the ledger file too (`False` keeps it in memory, for checks
+                that change nothing).
+
+        Returns:
+            The record as kept.
+
+        Raises:
+            UsageError: the ledger already holds a record with that key.
+            EventLogError: the line could not be written (disk full).
+        """
+        if record.key in self.records:
+            raise UsageError(f"the ledger already holds a write with key {record.key!r}")
+        if not write:
+            self._remember(record)
+            return record
+        return self._append(record)
+
     def close(self) -> None:
         """Nothing to release (each line is written and closed at once); kept for symmetry."""
 
