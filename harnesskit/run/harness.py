@@ -7,7 +7,7 @@ lifecycle itself lives in `run.lifecycle`, around the loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -242,10 +242,18 @@ class Harness:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text; `run_id` breaks the rule above; or a file
-                already exists at the log's path (a log: logs are never reused; anything else:
-                never appended to).
+            UsageError: a user turn is not text; `task` is not a dict with text keys;
+                `run_id` breaks the rule above; or a file already exists at the log's path (a
+                log: logs are never reused; anything else: never appended to).
         """
+        if task is not None and (
+            not isinstance(task, Mapping) or not all(isinstance(k, str) for k in task)
+        ):
+            raise UsageError(
+                f"task must be a dict of task facts with text keys (e.g. task={{'task_id': "
+                f"'t-1', 'goal': 'cancel order A1'}}), got {type(task).__name__} {task!r:.80}; "
+                "the user's request itself is the first argument, start('cancel order A1')"
+            )
         if isinstance(user_message, str):
             turns = [user_message]
         elif isinstance(user_message, list | tuple) or user_message is None:
@@ -261,7 +269,7 @@ class Harness:
             import uuid  # loaded here: `import harnesskit` need not pay for it
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
-        return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
+        return lifecycle.open_run(self, check_run_id(run_id), turns, dict(task or {}))
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.
