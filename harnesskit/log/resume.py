@@ -23,7 +23,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import EventLogError, ResumeError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, ResumeError, UsageError
 from harnesskit.log._types import (
     BrakeEvent,
     BranchForkEvent,
@@ -575,9 +575,11 @@ def check_resume(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
-        CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+        CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+            causal order cannot be established (a missing or looping parent, R-V4).
     """
     log = EventLog.read(path)
+    _refuse_broken_ancestry(log, close=False)
     ledger = _open_ledger(harness, path)
     _restore_from_log(harness, log, ledger, write=False)
     report, _ = _check(harness, log, ledger, branch_id or _default_branch(log), task=task)
@@ -602,7 +604,8 @@ def reopen(
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
         UsageError: the file is missing or holds no task contract.
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt: a line other than a
-            cut-off last one is not a write record (it could hide a write that started).
+            cut-off last one is not a write record (it could hide a write that started); or
+            the log's causal order cannot be established (a missing or looping parent, R-V4).
     """
     log = _open_log(harness, path)
     with _closed_on_error(log):
@@ -617,6 +620,7 @@ def _reopen(
     task: Mapping[str, Any] | None,
 ) -> ResumePoint:
     _refuse_never_started(log)
+    _refuse_broken_ancestry(log, close=True)
     ledger = _open_ledger(harness, path, log)
     restored = _restore_from_log(harness, log, ledger, write=True)
     branch = branch_id or _default_branch(log)
@@ -686,7 +690,8 @@ def restart_point(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
-        CorruptLogError: the write ledger (`<log>.idem`) is corrupt.
+        CorruptLogError: the write ledger (`<log>.idem`) is corrupt, or the log's causal order
+            cannot be established (a missing or looping parent, R-V4).
     """
     log = _open_log(harness, path)
     with _closed_on_error(log):
@@ -701,6 +706,7 @@ def _restart_point(
     branch_id: str | None,
 ) -> ResumePoint:
     _refuse_never_started(log)
+    _refuse_broken_ancestry(log, close=True)
     ledger = _open_ledger(harness, path, log)
     _restore_from_log(harness, log, ledger, write=True)
     old = branch_id or _default_branch(log)
@@ -769,6 +775,32 @@ def _refuse_never_started(log: EventLog) -> None:
     if hint:
         log.close()
         raise UsageError(f"{log.path}: no task.contract in the log{hint}")
+
+
+def _refuse_broken_ancestry(log: EventLog, *, close: bool) -> None:
+    """Raise when the log's causal order cannot be established (R-V4): nothing appends to it.
+
+    A parent that is not in the log, that the event's branch cannot see, or a parent chain
+    that loops (an event its own ancestor) leaves the events after it out of the causal order;
+    going on would add steps whose context and resume checks were built on a guess.
+
+    Raises:
+        CorruptLogError: naming the file, the events and what is wrong (the log is closed
+            first when `close`).
+    """
+    gaps = [g for g in Trajectory(log).gaps if g.kind in ("parent", "fork")]
+    if not gaps:
+        return
+    if close:
+        log.close()
+    listed = "; ".join(f"EV-{g.event_id}: {g.reason}" for g in gaps[:5])
+    more = f" (+{len(gaps) - 5} more)" if len(gaps) > 5 else ""
+    raise CorruptLogError(
+        f"{log.path}: the causal order of the log cannot be established ({listed}{more}); "
+        "the log is corrupt (a hand edit or a damaged copy), so it is not resumed or restarted. "
+        "Restore the log from a backup, or read it as it is (hk.EventLog.read, "
+        "hk.Trajectory(log).gaps) and run the task again as a new run"
+    )
 
 
 def _never(log: EventLog) -> str:

@@ -298,7 +298,8 @@ class Harness:
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
-            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+                causal order cannot be established (a missing or looping parent, R-V4).
         """
         from harnesskit.run import lifecycle
 
@@ -316,6 +317,11 @@ class Harness:
 
         Returns:
             A run on the new branch, before its first step.
+
+        Raises:
+            UsageError: the file is missing or holds no task contract.
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+                causal order cannot be established (a missing or looping parent, R-V4).
         """
         from harnesskit.run import lifecycle
 
