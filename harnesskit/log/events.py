@@ -577,6 +577,8 @@ class EventLog:
                 event = decode(data)
             except CorruptLogError as exc:  # a payload of the wrong shape: name the line too
                 raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt") from exc
+            except SchemaVersionError as exc:  # name the line too
+                raise SchemaVersionError(f"{p}:{i + 1}: {exc}") from exc
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
