@@ -244,7 +244,8 @@ class Harness:
         Raises:
             UsageError: a user turn is not text; `task` is not a dict with text keys;
                 `run_id` breaks the rule above; or a file already exists at the log's path (a
-                log: logs are never reused; anything else: never appended to).
+                log: logs are never reused; anything else: never appended to), or a symbolic
+                link is at the log's path (or a dangling one at the ledger's): never followed.
         """
         if task is not None and (
             not isinstance(task, Mapping) or not all(isinstance(k, str) for k in task)
