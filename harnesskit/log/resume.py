@@ -233,11 +233,15 @@ def _restore_from_log(
     """Rebuild the ledger records the log proves but the ledger lacks (R-E5).
 
     The loop flushes a write's `tool.call` to the log before the tool acts, so a lost, emptied
-    or cut ledger does not make a write "never started": a write `tool.call` without a result
-    has an unknown outcome (rebuilt as `started`, settled by a confirmer or by hand before
-    anything is retried), one with a successful result was done (rebuilt as `done` with the
-    logged result, so a repeat gets it instead of acting again), one that timed out is
-    `unknown`.
+    or cut ledger does not make a write "never started". A write `tool.call` without a result
+    or ledger record has an unknown outcome (rebuilt as `started`: settled by a confirmer or by
+    hand before anything is retried) when the run was killed after it (no `run.finished` on
+    its branch after the call) or when the ledger lacks records of writes the log shows it
+    recorded (it was lost or emptied). Only a run that stopped in order after the call (a
+    gate waiting for approval, a ledger line that could not be written) with a ledger that
+    holds every write the log shows has a call that never started. A write with a successful
+    result was done (rebuilt as `done` with the logged result, so a repeat gets it instead of
+    acting again); one that timed out is `unknown`.
 
     Args:
         harness: the harness going on (its tool registry says which tools write).
@@ -251,11 +255,20 @@ def _restore_from_log(
     """
     results: dict[int, ToolResultEvent] = {}
     by_call: dict[tuple[str, str], ToolResultEvent] = {}
+    finished: dict[str, int] = {}  # branch -> its last run.finished
+    ledger_lost = False  # a write the log shows went through the ledger has no record there
     for e in log.events:
         if isinstance(e, ToolResultEvent):
             if e.parent_id is not None:
                 results.setdefault(e.parent_id, e)
             by_call[(e.branch_id, e.tool_call_id or "")] = e
+            key = e.payload.get("idempotency_key")
+            own = not (e.payload.get("duplicate") or e.payload.get("blocked_by"))
+            ledger_lost = ledger_lost or (
+                own and isinstance(key, str) and key not in ledger.records
+            )
+        elif isinstance(e, RunFinishedEvent):
+            finished[e.branch_id] = e.event_id
     known = {(r.branch_id, r.tool_call_id, r.tool) for r in ledger.records.values()}
     contract = next((e for e in log.events if isinstance(e, TaskContractEvent)), None)
     run_id = log.run_id or (contract.run_id if contract is not None else "") or ""
@@ -282,6 +295,8 @@ def _restore_from_log(
             continue
         where = f"rebuilt from the log: {e.label} ({e.tool}, call {e.tool_call_id})"
         if r is None:
+            if finished.get(e.branch_id, 0) > e.event_id and not ledger_lost:
+                continue  # stopped in order before it started (e.g. a gate waiting)
             state, result = "started", None
             note = f"{where} was logged before it acted and has no result: outcome unknown"
         elif r.outcome_unknown or r.error_type == "timeout":

@@ -54,6 +54,7 @@ def _harness(tools, turns, tmp_path, **kw):
 
 
 def _died_in_pay(tmp_path):
+    """A run killed after its charge acted, before its result: the log ends with the call."""
     paid: list[str] = []
     tools = _tools(paid, die_in="pay")
     run = _harness(tools, [reply.tool_call("pay", ref="R1", amount=10)], tmp_path).start(
@@ -62,7 +63,11 @@ def _died_in_pay(tmp_path):
     run.run()
     run.log.close()
     assert run.finish_reason == "crashed" and paid == ["R1"]
-    return tools, paid, tmp_path / "r.jsonl"
+    path = tmp_path / "r.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    call = next(i for i, x in enumerate(lines) if json.loads(x)["type"] == "tool.call")
+    path.write_bytes(b"".join(lines[: call + 1]))  # SIGKILLed after the charge: nothing after
+    return tools, paid, path
 
 
 def _damage(idem, how):
@@ -140,3 +145,29 @@ def test_a_write_done_in_the_log_is_a_duplicate_after_the_ledger_is_lost(tmp_pat
     assert run.finish_reason == "stop" and paid == ["R1"]
     last = [e for e in run.log.events if e.type == "tool.result"][-1]
     assert last.payload.get("duplicate") is True and json.loads(last.content) == {"paid": "R1"}
+
+
+def test_a_write_a_gate_paused_before_it_started_runs_after_the_pause(tmp_path):
+    """A run that stopped in order (a gate waiting for approval) before a write began, with a
+    ledger that holds every write the log shows: the write never started, and runs on resume."""
+    paid: list[str] = []
+    tools = _tools(paid, die_in="")
+    approved: list[bool] = []
+
+    def confirm(request) -> bool:
+        if approved:
+            return True
+        raise hk.StopRun("paused", "pay waits for approval")
+
+    gate = hk.Gate(policy={"write": "confirm"}, confirm=confirm)
+    turns = [reply.tool_call("pay", ref="R1", amount=10), "done"]
+    run = _harness(tools, turns, tmp_path, gate=gate).start("pay", run_id="r").run()
+    run.log.close()
+    assert run.finish_reason == "paused" and paid == []
+    path = tmp_path / "r.jsonl"
+    assert not ledger_path(path).exists()  # no write began, so no ledger line was written
+    assert hk.check_resume(_harness(tools, ["done"], tmp_path, gate=gate), path).ok
+    approved.append(True)
+    run = _harness(tools, ["done"], tmp_path, gate=gate).resume(path).run()
+    run.log.close()
+    assert run.finish_reason == "stop" and paid == ["R1"]
