@@ -267,8 +267,12 @@ def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
         SchemaVersionError: the version is newer than this harnesskit or has no migration.
     """
     version = line.get("v", 1)
-    if not isinstance(version, int):
-        raise SchemaVersionError(f"schema version {version!r} is not an integer")
+    if isinstance(version, bool) or not isinstance(version, int):
+        shown = json.dumps(version) if isinstance(version, bool) else repr(version)
+        raise SchemaVersionError(
+            f"field 'v' (the schema version) is {type(version).__name__} {shown:.40}, not an "
+            f"integer (this harnesskit writes {SCHEMA_VERSION})"
+        )
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"log line has schema version {version}, newer than this harnesskit's "

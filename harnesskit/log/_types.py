@@ -825,6 +825,11 @@ def check_shape(data: dict[str, Any]) -> None:
     """
     payload = data.get("payload")
     if payload is None:
+        if "payload" in data:  # `null`: the event's facts are gone (read as `{}`, they mislead)
+            raise CorruptLogError(
+                f"event {data.get('event_id')!r:.40} ({data.get('type')!s:.40}): its payload is "
+                "null, not an object"
+            )
         return
     if type(payload) is not dict:
         raise CorruptLogError(

@@ -151,7 +151,9 @@ class EventLog:
         Raises:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
                 `EventLog.read` to load one; a file that is no log is never appended to),
-                another writer has it open, or `redactor` is not a `Redactor` (or `None`).
+                another writer has it open, `path` is a symbolic link (even a dangling one:
+                a log is never written through a link), or `redactor` is not a `Redactor`
+                (or `None`).
         """
         if redactor is not None and not isinstance(redactor, Redactor):
             raise UsageError(
@@ -187,6 +189,8 @@ class EventLog:
         """Set once writing the file failed (disk full, ...); events are then kept in memory."""
         self._disk_size = 0  # bytes on disk when the file was last closed (`_open_append`)
         if self.path is not None:
+            if self.path.is_symlink():  # even a dangling one: it would be created where it points
+                raise UsageError(_link_message(self.path, "a new event log is never created"))
             if self.path.exists() and self.path.stat().st_size > 0:
                 kind = _existing_kind(self.path)
                 if kind == "other":
@@ -585,6 +589,8 @@ class EventLog:
                 event = decode(data)
             except CorruptLogError as exc:  # a payload of the wrong shape: name the line too
                 raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt") from exc
+            except SchemaVersionError as exc:  # name the line too
+                raise SchemaVersionError(f"{p}:{i + 1}: {exc}") from exc
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CorruptLogError(
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
@@ -962,7 +968,16 @@ def _open_append(path: pathlib.Path, expected_size: int | None) -> Any:
         UsageError: another writer has the file open, or wrote to it since `expected_size`;
             the file is left as it was.
     """
-    fh = open(path, "a", encoding="utf-8")  # noqa: SIM115
+    # never through a symbolic link at the log's own path (planted, it would send the log
+    # elsewhere): O_NOFOLLOW refuses it even if it appeared after the caller looked
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if path.is_symlink():
+            raise UsageError(_link_message(path, "an event log is never written")) from exc
+        raise
+    fh = open(fd, "a", encoding="utf-8")  # noqa: SIM115
     try:
         try:
             import fcntl
@@ -998,6 +1013,19 @@ def _open_append(path: pathlib.Path, expected_size: int | None) -> Any:
         fh.close()
         raise
     return fh
+
+
+def _link_message(path: pathlib.Path, what: str) -> str:
+    """The `UsageError` text for a symbolic link found where a log is written."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return (
+        f"{path} is a symbolic link (to {target}); {what} through a link, which could put it "
+        "outside the log folder: nothing was written. Remove the link (or resume the log at its "
+        "real path), or pick another run_id"
+    )
 
 
 def _existing_kind(path: pathlib.Path) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import EventLogError, ResumeError, UsageError
+from harnesskit.errors import CorruptLogError, EventLogError, ResumeError, UsageError
 from harnesskit.log._types import (
     BrakeEvent,
     BranchForkEvent,
@@ -40,7 +40,14 @@ from harnesskit.log._types import (
 from harnesskit.log.events import EventLog
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
 from harnesskit.messages import ToolCall
-from harnesskit.tools.idempotency import EffectCheck, IdempotencyLedger, key_for, ledger_path
+from harnesskit.tools.idempotency import (
+    EffectCheck,
+    IdempotencyLedger,
+    WriteRecord,
+    key_for,
+    ledger_path,
+    natural_key_for,
+)
 
 #: Finish reasons a new user turn goes on from (`Run.send`, and `fold` reading the log): an
 #: answer (`stop`), a pause for a human, and an answer cut by the output limit (`length`).
@@ -226,6 +233,122 @@ def _open_ledger(
         raise
 
 
+def _restore_from_log(
+    harness: Any, log: EventLog, ledger: IdempotencyLedger, *, write: bool
+) -> list[WriteRecord]:
+    """Rebuild the ledger records the log proves but the ledger lacks (R-E5).
+
+    The loop flushes a write's `tool.call` to the log before the tool acts, so a lost, emptied
+    or cut ledger does not make a write "never started". A write `tool.call` without a result
+    or ledger record has an unknown outcome (rebuilt as `started`: settled by a confirmer or by
+    hand before anything is retried) when the run was killed after it (no `run.finished` on
+    its branch after the call) or when the ledger lacks records of writes the log shows it
+    recorded (it was lost or emptied). Only a run that stopped in order after the call (a
+    gate waiting for approval, a ledger line that could not be written) with a ledger that
+    holds every write the log shows has a call that never started. A write with a successful
+    result was done (rebuilt as `done` with the logged result, so a repeat gets it instead of
+    acting again); one that timed out is `unknown`.
+
+    Args:
+        harness: the harness going on (its tool registry says which tools write).
+        log: the run's log.
+        ledger: the run's ledger, as read.
+        write: append the rebuilt records to the ledger file (reopen, restart) or keep them in
+            memory only (`check_resume`, which changes nothing).
+
+    Returns:
+        The records rebuilt, in log order.
+    """
+    results: dict[int, ToolResultEvent] = {}
+    by_call: dict[tuple[str, str], ToolResultEvent] = {}
+    finished: dict[str, int] = {}  # branch -> its last run.finished
+    ledger_lost = False  # a write the log shows went through the ledger has no record there
+    for e in log.events:
+        if isinstance(e, ToolResultEvent):
+            if e.parent_id is not None:
+                results.setdefault(e.parent_id, e)
+            by_call[(e.branch_id, e.tool_call_id or "")] = e
+            key = e.payload.get("idempotency_key")
+            own = not (e.payload.get("duplicate") or e.payload.get("blocked_by"))
+            ledger_lost = ledger_lost or (
+                own and isinstance(key, str) and key not in ledger.records
+            )
+        elif isinstance(e, RunFinishedEvent):
+            finished[e.branch_id] = e.event_id
+    known = {(r.branch_id, r.tool_call_id, r.tool) for r in ledger.records.values()}
+    contract = next((e for e in log.events if isinstance(e, TaskContractEvent)), None)
+    run_id = log.run_id or (contract.run_id if contract is not None else "") or ""
+    restored: list[WriteRecord] = []
+    for e in log.events:
+        if not isinstance(e, ToolCallEvent) or e.arguments is None or not e.tool:
+            continue
+        tool = harness.tools.get(e.tool)
+        if tool is None or tool.risk == "read":
+            continue
+        if (e.branch_id, e.tool_call_id or "", e.tool) in known:
+            continue
+        r = results.get(e.event_id)
+        if r is None:
+            later = by_call.get((e.branch_id, e.tool_call_id or ""))
+            r = later if later is not None and later.event_id > e.event_id else None
+        logged_key = r.payload.get("idempotency_key") if r is not None else None
+        key = (
+            logged_key
+            if isinstance(logged_key, str)
+            else key_for(run_id, e.branch_id, e.tool, e.arguments)
+        )
+        if key in ledger.records:
+            continue
+        where = f"rebuilt from the log: {e.label} ({e.tool}, call {e.tool_call_id})"
+        if r is None:
+            if finished.get(e.branch_id, 0) > e.event_id and not ledger_lost:
+                continue  # stopped in order before it started (e.g. a gate waiting)
+            state, result = "started", None
+            note = f"{where} was logged before it acted and has no result: outcome unknown"
+        elif r.outcome_unknown or r.error_type == "timeout":
+            state, result = "unknown", None
+            note = f"{where} timed out ({r.label}): outcome unknown"
+        elif r.ok is not False and not r.payload.get("duplicate") and r.error_type is None:
+            state = "done"
+            result = {"ok": True, "content": r.content or "", "error_type": None}
+            note = f"{where} is done ({r.label})"
+        else:
+            continue  # failed: no effect, nothing to guard
+        record = WriteRecord(
+            key=key,
+            state=state,
+            tool=e.tool,
+            arguments=dict(e.arguments),
+            run_id=run_id,
+            branch_id=e.branch_id,
+            step=e.step if isinstance(e.step, int) and not isinstance(e.step, bool) else 0,
+            tool_call_id=e.tool_call_id or "",
+            natural=natural_key_for(tool, e.arguments),
+            result=result,
+            note=note,
+        )
+        restored.append(ledger.restore(record, write=write))
+        known.add((record.branch_id, record.tool_call_id, record.tool))
+    return restored
+
+
+def _record_for(
+    ledger: IdempotencyLedger, key: str, call: ToolCall, branch_id: str
+) -> WriteRecord | None:
+    """The ledger record of a pending call: by key, else by its call id (bound arguments)."""
+    record = ledger.records.get(key)
+    if record is not None:
+        return record
+    return next(
+        (
+            r
+            for r in ledger.records.values()
+            if r.tool_call_id == call.id and r.tool == call.name and r.branch_id == branch_id
+        ),
+        None,
+    )
+
+
 def _default_branch(log: EventLog) -> str:
     for e in reversed(log.events):
         if e.type not in ("run.resume",):
@@ -334,10 +457,10 @@ def _check(
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
         key = key_for(log.run_id or contract.run_id or "", branch_id, c.name, c.arguments)
-        record = ledger.records.get(key)
-        if record is None:
+        record = _record_for(ledger, key, c, branch_id)
+        if record is None:  # not even its tool.call was logged: it never started
             if ledger_on:
-                notes.append(f"{c.id} ({c.name}): never started (no ledger record); runs now")
+                notes.append(f"{c.id} ({c.name}): never started (no tool.call logged); runs now")
             else:
                 unknown.append(f"{c.id} ({c.name}): the run kept no write ledger")
         elif record.state in ("done", "failed", "absent"):
@@ -473,10 +596,13 @@ def check_resume(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
-        CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+        CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+            causal order cannot be established (a missing or looping parent, R-V4).
     """
     log = EventLog.read(path)
+    _refuse_broken_ancestry(log, close=False)
     ledger = _open_ledger(harness, path)
+    _restore_from_log(harness, log, ledger, write=False)
     report, _ = _check(harness, log, ledger, branch_id or _default_branch(log), task=task)
     ledger.close()
     return report
@@ -499,7 +625,8 @@ def reopen(
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
         UsageError: the file is missing or holds no task contract.
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt: a line other than a
-            cut-off last one is not a write record (it could hide a write that started).
+            cut-off last one is not a write record (it could hide a write that started); or
+            the log's causal order cannot be established (a missing or looping parent, R-V4).
     """
     log = _open_log(harness, path)
     with _closed_on_error(log):
@@ -514,7 +641,9 @@ def _reopen(
     task: Mapping[str, Any] | None,
 ) -> ResumePoint:
     _refuse_never_started(log)
+    _refuse_broken_ancestry(log, close=True)
     ledger = _open_ledger(harness, path, log)
+    restored = _restore_from_log(harness, log, ledger, write=True)
     branch = branch_id or _default_branch(log)
     report, settlements = _check(harness, log, ledger, branch, task=task)
     if not report.ok:
@@ -542,6 +671,7 @@ def _reopen(
             ],
             "pending": [c.id for c in pending],
             "settled": [k for k, _ in settlements],
+            **({"ledger_restored": [r.key for r in restored]} if restored else {}),
             "torn_tail": log.incomplete_tail is not None,
             "from_step": state["step"],
             "frozen": frozen_start(harness),
@@ -581,7 +711,8 @@ def restart_point(
 
     Raises:
         UsageError: the file is missing or holds no task contract.
-        CorruptLogError: the write ledger (`<log>.idem`) is corrupt.
+        CorruptLogError: the write ledger (`<log>.idem`) is corrupt, or the log's causal order
+            cannot be established (a missing or looping parent, R-V4).
     """
     log = _open_log(harness, path)
     with _closed_on_error(log):
@@ -596,7 +727,9 @@ def _restart_point(
     branch_id: str | None,
 ) -> ResumePoint:
     _refuse_never_started(log)
+    _refuse_broken_ancestry(log, close=True)
     ledger = _open_ledger(harness, path, log)
+    _restore_from_log(harness, log, ledger, write=True)
     old = branch_id or _default_branch(log)
     view = visible_events(log, old)
     first = next((e for e in view if e.type in ("context.injected", "model.request")), None)
@@ -663,6 +796,32 @@ def _refuse_never_started(log: EventLog) -> None:
     if hint:
         log.close()
         raise UsageError(f"{log.path}: no task.contract in the log{hint}")
+
+
+def _refuse_broken_ancestry(log: EventLog, *, close: bool) -> None:
+    """Raise when the log's causal order cannot be established (R-V4): nothing appends to it.
+
+    A parent that is not in the log, that the event's branch cannot see, or a parent chain
+    that loops (an event its own ancestor) leaves the events after it out of the causal order;
+    going on would add steps whose context and resume checks were built on a guess.
+
+    Raises:
+        CorruptLogError: naming the file, the events and what is wrong (the log is closed
+            first when `close`).
+    """
+    gaps = [g for g in Trajectory(log).gaps if g.kind in ("parent", "fork")]
+    if not gaps:
+        return
+    if close:
+        log.close()
+    listed = "; ".join(f"EV-{g.event_id}: {g.reason}" for g in gaps[:5])
+    more = f" (+{len(gaps) - 5} more)" if len(gaps) > 5 else ""
+    raise CorruptLogError(
+        f"{log.path}: the causal order of the log cannot be established ({listed}{more}); "
+        "the log is corrupt (a hand edit or a damaged copy), so it is not resumed or restarted. "
+        "Restore the log from a backup, or read it as it is (hk.EventLog.read, "
+        "hk.Trajectory(log).gaps) and run the task again as a new run"
+    )
 
 
 def _never(log: EventLog) -> str:

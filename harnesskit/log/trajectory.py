@@ -147,6 +147,9 @@ class Gap:
     """The event id it refers to that is missing or invisible, if any."""
     reason: str
     """What is wrong, e.g. `"parent 41 is not in the log"`."""
+    kind: str = "parent"
+    """`parent` (the ancestry: a missing, invisible or looping parent), `fork` (an event before
+    its branch's fork) or `target` (a status event or tombstone naming no event)."""
 
 
 @frozen_dataclass(kw_only=True)
@@ -371,11 +374,13 @@ class Trajectory:
     def gaps(self) -> list[Gap]:
         """Where the stream is incomplete (R-V4); empty for a complete stream.
 
-        Missing or invisible parents, events before their branch's fork, status events and
-        tombstones whose target is missing.
+        Missing or invisible parents, parent chains that loop (an event that is its own parent
+        or ancestor: each event on the loop is listed), events before their branch's fork,
+        status events and tombstones whose target is missing.
         """
         events = self.log.events
         ids = {e.event_id for e in events}
+        looping = _parent_loops(events)
         fork_at: dict[str, int] = {}
         for e in events:
             if isinstance(e, BranchForkEvent):
@@ -390,10 +395,20 @@ class Trajectory:
                         missing=fork_at[e.branch_id],
                         reason=f"event precedes the fork of its branch {e.branch_id!r} "
                         f"(EV-{fork_at[e.branch_id]})",
+                        kind="fork",
                     )
                 )
             p = e.parent_id
-            if p is not None and p not in ids:
+            if e.event_id in looping:
+                gaps.append(
+                    Gap(
+                        event_id=e.event_id,
+                        missing=p,
+                        reason=f"parent chain loops: {looping[e.event_id]} (an event cannot be "
+                        "its own ancestor)",
+                    )
+                )
+            elif p is not None and p not in ids:
                 gaps.append(
                     Gap(event_id=e.event_id, missing=p, reason=f"parent {p} is not in the log")
                 )
@@ -413,11 +428,18 @@ class Trajectory:
                             )
                         )
             if e.type in STATUS_EVENTS or e.type == "tombstone":
-                t = e.payload.get("target")  # status events and tombstones alike
-                if t not in ids:
-                    gaps.append(
-                        Gap(event_id=e.event_id, missing=t, reason=f"target {t} is not in the log")
-                    )
+                p_ = e.payload  # status events and tombstones alike; `target` an id or a list
+                raw = p_.get("target", p_.get("targets") if e.type in STATUS_EVENTS else None)
+                for t in raw if isinstance(raw, list) and e.type in STATUS_EVENTS else [raw]:
+                    if isinstance(t, bool) or not isinstance(t, int) or t not in ids:
+                        gaps.append(
+                            Gap(
+                                event_id=e.event_id,
+                                missing=t if isinstance(t, int) else None,
+                                reason=f"target {str(t)[:40]} is not in the log",
+                                kind="target",
+                            )
+                        )
         return gaps
 
     @property
@@ -433,7 +455,7 @@ class Trajectory:
         """
         events = self.log.events
         by_id = {e.event_id: e for e in events}
-        bad = {g.event_id for g in self.gaps if "parent" in g.reason}
+        bad = {g.event_id for g in self.gaps if g.kind == "parent"}
         children: dict[int, list[int]] = {}
         roots: list[int] = []
         for e in events:
@@ -788,6 +810,31 @@ def _iso(value: dt.datetime | str | float) -> str:
     else:
         raise UsageError(f"a time is a datetime, ISO 8601 string or epoch seconds, not {value!r}")
     return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _parent_loops(events: Sequence[Event]) -> dict[int, str]:
+    """`{event_id: "EV-a -> EV-b -> EV-a"}` for every event on a parent loop (self included).
+
+    Each chain is walked once (states kept across walks), so this is linear in the events.
+    """
+    by_id = {e.event_id: e for e in events}
+    done: set[int] = set()
+    loops: dict[int, str] = {}
+    for start in by_id:
+        path: list[int] = []
+        on_path: dict[int, int] = {}
+        i: Any = start
+        while isinstance(i, int) and i in by_id and i not in done and i not in on_path:
+            on_path[i] = len(path)
+            path.append(i)
+            i = by_id[i].parent_id
+        if isinstance(i, int) and i in on_path:  # back on this walk: a loop
+            ring = path[on_path[i] :]
+            text = " -> ".join(f"EV-{j}" for j in [*ring, ring[0]])
+            for j in ring:
+                loops[j] = text
+        done.update(path)
+    return loops
 
 
 def _calls_of(event: Event) -> list[ToolCall]:

@@ -73,8 +73,28 @@ def safe_run_id(text: str) -> str:
     return out
 
 
+#: The longest provider tool-call id echoed back as is (R-M2). Providers' own ids are 9-46
+#: characters (`call_...`, `toolu_...`, `chatcmpl-tool-<32 hex>`); a longer one (a runaway
+#: generation, a hostile server) would be repeated in every later request of the run.
+MAX_CALL_ID = 64
+
+
+def _safe_call_id(call_id: str) -> bool:
+    """True when `call_id` can be echoed to any provider: 1-64 printable ASCII, no spaces."""
+    return (
+        0 < len(call_id) <= MAX_CALL_ID
+        and call_id.isascii()
+        and call_id.isprintable()
+        and not any(c.isspace() for c in call_id)
+    )
+
+
 def unique_call_ids(message: Message, state: RunState) -> Message:
-    """Replace missing or already-used tool_call ids so results match calls by id.
+    """Replace missing, already-used or unsafe tool_call ids so results match calls by id.
+
+    Unsafe: longer than `MAX_CALL_ID` characters, or holding whitespace, control or non-ASCII
+    characters; the runtime's own id is sent from then on and the provider's stays in the log
+    (`id_replacements` of the `model.response`).
 
     Args:
         message: the assistant message as the model returned it.
@@ -87,7 +107,7 @@ def unique_call_ids(message: Message, state: RunState) -> Message:
     """
     taken, calls, changed = state.call_ids, [], False
     for i, c in enumerate(message.tool_calls):
-        if not c.id or c.id in taken:
+        if not c.id or c.id in taken or not _safe_call_id(c.id):
             stem = hashlib.sha256(f"{state.run_id}:{state.branch_id}".encode()).hexdigest()[:6]
             new_id, n = f"call_{state.step}_{i}_{stem}", 0
             while new_id in taken:

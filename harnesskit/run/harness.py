@@ -7,7 +7,7 @@ lifecycle itself lives in `run.lifecycle`, around the loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -254,11 +254,21 @@ class Harness:
             The new run, before its first step.
 
         Raises:
-            UsageError: a user turn is not text; `task` is not a dict; `task` or the
-                harness's `settings` hold NaN or Infinity; `run_id` breaks the rule above; a
-                file already exists at the log's path (a log: logs are never reused; anything
-                else: never appended to); or `confirmers` names a tool that is not registered.
+            UsageError: a user turn is not text; `task` is not a dict with text keys; `task`
+                or the harness's `settings` hold NaN or Infinity; `run_id` breaks the rule
+                above; a file already exists at the log's path (a log: logs are never reused;
+                anything else: never appended to), or a symbolic link is at the log's path (or
+                a dangling one at the ledger's): never followed; or `confirmers` names a tool
+                that is not registered.
         """
+        if task is not None and (
+            not isinstance(task, Mapping) or not all(isinstance(k, str) for k in task)
+        ):
+            raise UsageError(
+                f"task must be a dict of task facts with text keys (e.g. task={{'task_id': "
+                f"'t-1', 'goal': 'cancel order A1'}}), got {type(task).__name__} {task!r:.80}; "
+                "the user's request itself is the first argument, start('cancel order A1')"
+            )
         if isinstance(user_message, str):
             turns = [user_message]
         elif isinstance(user_message, list | tuple) or user_message is None:
@@ -267,8 +277,6 @@ class Harness:
             turns = [user_message]  # type: ignore[list-item]  # refused just below
         if not all(isinstance(t, str) for t in turns):
             raise UsageError(f"user turns must be text, got {user_message!r:.80}")
-        if task is not None and not isinstance(task, dict):
-            raise UsageError(f"start(task=...) takes a dict of task facts, got {task!r:.80}")
         _refuse_non_finite("start(task=...)", task)
         from harnesskit.run import lifecycle
         from harnesskit.run._ids import check_run_id
@@ -278,7 +286,7 @@ class Harness:
 
             run_id = f"run-{uuid.uuid4().hex[:12]}"
         self._check_before_run()
-        return lifecycle.open_run(self, check_run_id(run_id), turns, task or {})
+        return lifecycle.open_run(self, check_run_id(run_id), turns, dict(task or {}))
 
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.
@@ -307,7 +315,8 @@ class Harness:
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
-            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt.
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+                causal order cannot be established (a missing or looping parent, R-V4).
             UsageError: `confirmers` names a tool that is not registered, or `settings` hold
                 NaN or Infinity (nothing is read).
         """
@@ -330,8 +339,11 @@ class Harness:
             A run on the new branch, before its first step.
 
         Raises:
-            UsageError: `confirmers` names a tool that is not registered, or `settings` hold
-                NaN or Infinity (nothing is read).
+            UsageError: the file is missing or holds no task contract; `confirmers` names a
+                tool that is not registered, or `settings` hold NaN or Infinity (nothing is
+                read).
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
+                causal order cannot be established (a missing or looping parent, R-V4).
         """
         from harnesskit.run import lifecycle
 

@@ -36,12 +36,13 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
         The run, before its first step.
     """
     path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
-    log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
+    # the ledger first: it checks its path and creates nothing, so a refusal leaves no log
     ledger = IdempotencyLedger(
         ledger_path(path) if path else None,
         confirmers=harness.confirmers,
         redactor=harness.redactor,
     )
+    log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
     run = Run(harness, RunState(run_id=run_id, started=harness.timer()), log, ledger)
     revision = harness.revision()
     log.append(

@@ -282,6 +282,15 @@ def _end_cleanly(p: pathlib.Path, size: int, *, torn: bool) -> None:
         ) from exc
 
 
+def _dangling(path: pathlib.Path) -> str:
+    """The error text for a dangling symbolic link where a ledger would be created."""
+    return (
+        f"idempotency ledger {path} is a symbolic link to {os.readlink(path)}, which does not "
+        "exist; a ledger is never created through a link (it could be put outside the log "
+        "folder): nothing was written. Remove the link, or pick another run_id"
+    )
+
+
 def ledger_path(log_path: str | os.PathLike[str]) -> pathlib.Path:
     """Where the ledger of the run logged at `log_path` lives: `<log name>.idem` beside it.
 
@@ -373,7 +382,8 @@ class IdempotencyLedger:
             harness's `Redactor`; `None` writes lines as they are.
 
     Raises:
-        UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`).
+        UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`), or is a
+            dangling symbolic link (a ledger is never created through a link).
 
     A line that cannot be written raises `EventLogError` from the method that wrote it
     (`begin`, `finish`, `settle`, ...) and is kept as `write_error`: every later write raises it
@@ -389,6 +399,8 @@ class IdempotencyLedger:
         redactor: Any = None,
     ) -> None:
         self.path = pathlib.Path(path) if path is not None else None
+        if self.path is not None and self.path.is_symlink() and not self.path.exists():
+            raise UsageError(_dangling(self.path))
         if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
             raise UsageError(
                 f"idempotency ledger {self.path} already exists; IdempotencyLedger.open(path) "
@@ -672,6 +684,33 @@ class IdempotencyLedger:
         body = {"ok": True, "content": content, "error_type": None}
         return self._append(replace(record, state="done", result=body, note=note))
 
+    def restore(self, record: WriteRecord, *, write: bool = True) -> WriteRecord:
+        """Take in a record rebuilt from the event log for a write this ledger has no line for.
+
+        Resume uses it when the ledger was lost, emptied or cut (R-E5): the log's `tool.call`
+        (flushed before a write acts) and `tool.result` events still say which writes were done
+        (`done`, with the logged result) and which started with no outcome (`started`: unknown,
+        settled by a confirmer or by hand before anything is retried).
+
+        Args:
+            record: the rebuilt record (`started` or `done`).
+            write: append it to the ledger file too (`False` keeps it in memory, for checks
+                that change nothing).
+
+        Returns:
+            The record as kept.
+
+        Raises:
+            UsageError: the ledger already holds a record with that key.
+            EventLogError: the line could not be written (disk full).
+        """
+        if record.key in self.records:
+            raise UsageError(f"the ledger already holds a write with key {record.key!r}")
+        if not write:
+            self._remember(record)
+            return record
+        return self._append(record)
+
     def close(self) -> None:
         """Nothing to release (each line is written and closed at once); kept for symmetry."""
 
@@ -730,7 +769,15 @@ class IdempotencyLedger:
         data = text.encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:  # the ledger as it is (a link to an existing file included)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            except FileNotFoundError:
+                if self.path.is_symlink():  # a dangling link: it would create its target
+                    self.write_error = EventLogError(_dangling(self.path))
+                    raise self.write_error from None
+                # created here, never through a link planted meanwhile (O_EXCL: EEXIST then)
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL
+                fd = os.open(self.path, flags, 0o644)
             try:
                 view = memoryview(data)
                 while view:

@@ -113,7 +113,7 @@ def test_task_facts_holding_nan_or_infinity_are_refused(tmp_path, task):
     h = hk.Harness([], _model(), log_dir=tmp_path)
     with pytest.raises(hk.UsageError, match=r"start\(task=...\) holds a number JSON cannot"):
         h.start("x", run_id="r1", task=task)
-    with pytest.raises(hk.UsageError, match=r"start\(task=...\) takes a dict"):
+    with pytest.raises(hk.UsageError, match=r"task must be a dict of task facts"):
         h.start("x", run_id="r1", task=["score"])
     assert list(tmp_path.iterdir()) == []
     run = h.run("x", run_id="r1", task={"score": 0.5, "note": None})
@@ -169,3 +169,21 @@ def test_fork_ids_below_minus_len_are_refused_like_zero():
     for bad in (0, -(n + 1), -(n + 10), n + 1):
         with pytest.raises(hk.UsageError, match=rf"no event {bad}: the log has events 1\.\.{n}"):
             run.fork(bad, f"b{abs(bad)}")
+
+
+# -- start(task=...) -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", ["cancel order A1", ["A1"], 5, {1: "a"}, b"x"])
+@pytest.mark.parametrize("via", ["start", "run"])
+def test_a_task_that_is_not_a_dict_is_refused_before_anything_is_written(tmp_path, task, via):
+    h = hk.Harness([], _model(), log_dir=tmp_path)
+    with pytest.raises(hk.UsageError, match=r"task must be a dict of task facts with text keys"):
+        getattr(h, via)("hello", task=task, run_id="r")
+    assert list(tmp_path.iterdir()) == []  # no log, no ledger
+
+
+def test_a_task_dict_is_recorded_in_the_contract_and_the_run_works(tmp_path):
+    run = hk.Harness([], _model(), log_dir=tmp_path).run("hello", task={"task_id": "t-1"})
+    assert run.finish_reason == "stop" and run.log.events[0].task == {"task_id": "t-1"}
+    run.log.close()
