@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
+from harnesskit.messages import Message
 
 if TYPE_CHECKING:
     from harnesskit.data.artifacts import ArtifactStore
@@ -108,6 +109,8 @@ _MARKERS_START = lazy_pattern(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]
 
 
 def _as_parts(message: Any) -> tuple[str, str, str | None]:
+    if message.__class__ is Message:  # the loop's case, without the ABC check below
+        return message.role, message.content or "", message.tool_call_id
     if isinstance(message, Mapping):
         content = message.get("content") or ""
         if isinstance(content, list):
