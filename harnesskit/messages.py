@@ -266,7 +266,7 @@ class Message:
         if isinstance(content, list):  # content parts: keep the text ones
             content = _parts_text(content)
         raw_calls = data.get("tool_calls") or ()
-        if not isinstance(raw_calls, list | tuple):
+        if not isinstance(raw_calls, (list, tuple)):  # a tuple: faster than a union
             raise UsageError(
                 f"tool_calls must be a list of tool calls, got {type(raw_calls).__name__}; "
                 'e.g. [{"id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]'
