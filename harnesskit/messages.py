@@ -481,6 +481,9 @@ _NOT_SETTINGS = (
 )
 
 
+_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS)
+
+
 @frozen_dataclass(kw_only=True)
 class StreamDelta:
     """One fragment of an answer as it is generated, for a live display (`stream=True`).
@@ -538,6 +541,8 @@ class ModelRequest:
     the returned `ModelResponse` is the same as without it."""
 
     def __post_init__(self) -> None:
+        if _NOT_SETTINGS_SET.isdisjoint(self.settings):
+            return  # the common case (every request of a run): no sets built, nothing sorted
         smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
         if smuggled:
             raise UsageError(

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -132,3 +133,16 @@ def test_a_subclass_of_message_keeps_its_own_type_and_checks():
     assert type(msg) is Tagged
     with pytest.raises(hk.UsageError, match="role must be one of"):
         Tagged.from_openai({"role": "robot", "content": "hi"})
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"temperature": 0, "clock": 1}, "['clock']"),
+        ({"on_delta": 1, "data_class": "x", "seed": 3}, "['data_class', 'on_delta']"),
+    ],
+)
+def test_request_fields_given_as_settings_are_refused_by_name(settings, named):
+    with pytest.raises(hk.UsageError, match=re.escape(named)):
+        hk.ModelRequest(messages=(), settings=settings)
+    assert hk.ModelRequest(messages=(), settings={"temperature": 0}).settings == {"temperature": 0}
