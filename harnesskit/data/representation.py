@@ -108,6 +108,30 @@ _MARKERS_END = lazy_pattern(r"\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\
 _MARKERS_START = lazy_pattern(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*")
 
 
+def _strip_end_marker(text: str) -> str:
+    """`_MARKERS_END.sub("", text)`; text that cannot end with a cut marker skips the regex.
+
+    A marker at the end (before whitespace) is `…`, `...` or a bracket ending in `]` that
+    opens with `[truncated`, `[…` or `[...`; without one of those the pattern cannot match.
+    """
+    end = text.rstrip()
+    if end.endswith(("…", "...")) or (
+        end.endswith("]") and ("[truncated" in end or "[…" in end or "[..." in end)
+    ):
+        return _MARKERS_END.sub("", text)
+    return text
+
+
+def _strip_start_marker(text: str) -> str:
+    """`_MARKERS_START.sub("", text)`; text that cannot start with a cut marker skips the regex."""
+    if text.lstrip().startswith(_START_MARKS):
+        return _MARKERS_START.sub("", text)
+    return text
+
+
+_START_MARKS = ("…", "...", "[truncated", "[…", "[...")
+
+
 def _as_parts(message: Any) -> tuple[str, str, str | None]:
     if message.__class__ is Message:  # the loop's case, without the ABC check below
         return message.role, message.content or "", message.tool_call_id
@@ -445,7 +469,7 @@ class RepresentationChecker:
             src.grams = sampled
 
     def _ends_of(self, content: str) -> tuple[str, str]:
-        return _MARKERS_END.sub("", content[-200:]), _MARKERS_START.sub("", content[:200])
+        return _strip_end_marker(content[-200:]), _strip_start_marker(content[:200])
 
     def _contained(
         self, content: str, ends: Any, src: _Source

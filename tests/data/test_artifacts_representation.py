@@ -5,10 +5,11 @@ import hashlib
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import harnesskit as hk
+from harnesskit.data import representation as rep
 from harnesskit.data.artifacts import summarize
 from harnesskit.log.events import EventLog
 from harnesskit.testing import reply
@@ -376,3 +377,31 @@ def test_the_known_source_decision_reuses_the_scan_without_changing_a_verdict(
         assert _verdict(got) == _verdict(want), step
         assert [(s.ref, s.birth) for s in fast._order] == [(s.ref, s.birth) for s in slow._order]
     assert fast.pieces(prompt) == slow.pieces(prompt)
+
+
+_MARKER_BITS = [
+    "…",
+    "...",
+    "..",
+    "[truncated: 5 shown]",
+    "[…]",
+    "[...",
+    "[x]",
+    "]",
+    "[",
+    " ",
+    "\n",
+    "\u2003",
+    "a",
+    '{"a": [1]}',
+    "truncated",
+]
+
+
+@given(st.lists(st.sampled_from(_MARKER_BITS), max_size=8).map("".join))
+@example("x [truncated]  ")
+@example("  … rest")
+@example("[...] and [x]")
+def test_the_marker_pre_checks_never_change_what_the_patterns_strip(text):
+    assert rep._strip_end_marker(text) == rep._MARKERS_END.sub("", text)
+    assert rep._strip_start_marker(text) == rep._MARKERS_START.sub("", text)
