@@ -154,6 +154,8 @@ class ToolCall:
                     f"tool call {name!r:.80}: arguments cannot be encoded as JSON ({why:.120}); "
                     "give a JSON object of plain values"
                 ) from None
+            if cls is ToolCall:  # every field checked above: no second check
+                return trusted_call(str(data.get("id") or ""), name, raw)
             return cls(id=str(data.get("id") or ""), name=name, arguments=raw)
         if raw is not None and not isinstance(raw, str):
             raise UsageError(
@@ -163,6 +165,8 @@ class ToolCall:
         text = raw if isinstance(raw, str) else ""
         plain = _json.plain_arguments(text)
         if plain is not None:  # well-formed (the common case): what read_arguments gives
+            if cls is ToolCall:  # every field checked above: no second check
+                return trusted_call(str(data.get("id") or ""), name, plain, text)
             return cls(id=str(data.get("id") or ""), name=name, arguments=plain, raw_arguments=text)
         read = _json.read_arguments(text)
         return cls(
@@ -262,12 +266,23 @@ class Message:
         if isinstance(content, list):  # content parts: keep the text ones
             content = _parts_text(content)
         raw_calls = data.get("tool_calls") or ()
-        if not isinstance(raw_calls, list | tuple):
+        if not isinstance(raw_calls, (list, tuple)):  # a tuple: faster than a union
             raise UsageError(
                 f"tool_calls must be a list of tool calls, got {type(raw_calls).__name__}; "
                 'e.g. [{"id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]'
             )
-        calls = tuple(ToolCall.from_openai(c) for c in raw_calls)
+        calls = tuple([ToolCall.from_openai(c) for c in raw_calls])
+        role, call_id, name = data.get("role"), data.get("tool_call_id"), data.get("name")
+        if (
+            cls is Message
+            and role.__class__ is str
+            and role in _ROLES
+            and content.__class__ in _TEXT_OR_NONE
+            and call_id.__class__ in _TEXT_OR_NONE
+            and name.__class__ in _TEXT_OR_NONE
+            and (call_id or role != "tool")
+        ):  # what `__post_init__` checks, checked here (the calls are ToolCalls built above)
+            return trusted_message(role, content, calls, call_id, name)
         return cls(
             role=data.get("role"),  # type: ignore[arg-type]
             content=content,
@@ -283,6 +298,84 @@ class Message:
 
 
 _TEXT_OR_NONE = frozenset({str, type(None)})
+
+_new = object.__new__
+
+
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot descriptors' `__set__` of `cls` for `names` (they bypass the frozen setattr)."""
+    return tuple(cls.__dict__[n].__set__ for n in names)
+
+
+_SET_MESSAGE = _setters(Message, ("role", "content", "tool_calls", "tool_call_id", "name"))
+
+
+def trusted_message(
+    role: str,
+    content: str | None = None,
+    tool_calls: tuple[ToolCall, ...] = (),
+    tool_call_id: str | None = None,
+    name: str | None = None,
+) -> Message:
+    """Private: a `Message` of fields the caller has checked, without `__post_init__`.
+
+    For the library's own paths whose values are known to pass `Message`'s checks (a role
+    of `_ROLES`; `content`, `tool_call_id` and `name` exact `str` or `None`; `tool_calls` a
+    tuple of `ToolCall`; a tool message with a non-empty `tool_call_id`). The value is equal
+    to `Message(...)` of the same fields. Anything a user or a model reply gives goes through
+    `Message(...)` or `Message.from_openai`, which check.
+    """
+    m = _new(Message)
+    s_role, s_content, s_calls, s_call_id, s_name = _SET_MESSAGE
+    s_role(m, role)
+    s_content(m, content)
+    s_calls(m, tool_calls)
+    s_call_id(m, tool_call_id)
+    s_name(m, name)
+    return m
+
+
+_SET_CALL = _setters(
+    ToolCall,
+    (
+        "id",
+        "name",
+        "arguments",
+        "raw_arguments",
+        "parse_error",
+        "recovered",
+        "original_id",
+        "parse_hint",
+        "parse_error_type",
+        "repair",
+    ),
+)
+
+
+def trusted_call(
+    call_id: str, name: str, arguments: dict[str, Any] | None, raw_arguments: str | None = None
+) -> ToolCall:
+    """Private: a `ToolCall` of fields the caller has checked, without `__post_init__`.
+
+    `call_id` and `name` are `str`, `arguments` a `dict` or `None`; the other fields take
+    their defaults. Equal to `ToolCall(id=call_id, name=name, arguments=arguments,
+    raw_arguments=raw_arguments)`.
+    """
+    c = _new(ToolCall)
+    s_id, s_name, s_args, s_raw, s_error, s_recovered, s_original, s_hint, s_type, s_repair = (
+        _SET_CALL
+    )
+    s_id(c, call_id)
+    s_name(c, name)
+    s_args(c, arguments)
+    s_raw(c, raw_arguments)
+    s_error(c, None)
+    s_recovered(c, False)
+    s_original(c, None)
+    s_hint(c, None)
+    s_type(c, None)
+    s_repair(c, None)
+    return c
 
 
 def _all_calls(calls: Any) -> bool:
@@ -388,6 +481,9 @@ _NOT_SETTINGS = (
 )
 
 
+_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS)
+
+
 @frozen_dataclass(kw_only=True)
 class StreamDelta:
     """One fragment of an answer as it is generated, for a live display (`stream=True`).
@@ -445,6 +541,8 @@ class ModelRequest:
     the returned `ModelResponse` is the same as without it."""
 
     def __post_init__(self) -> None:
+        if _NOT_SETTINGS_SET.isdisjoint(self.settings):
+            return  # the common case (every request of a run): no sets built, nothing sorted
         smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
         if smuggled:
             raise UsageError(

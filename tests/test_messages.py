@@ -1,4 +1,6 @@
+import dataclasses
 import json
+import re
 
 import pytest
 
@@ -61,3 +63,86 @@ def test_usage_reads_cached_tokens_from_details():
 def test_failure_rejects_unknown_error_type():
     with pytest.raises(hk.UsageError, match="error_type"):
         hk.messages.ToolResult.failure(hk.ToolCall(id="1", name="f"), "oops", "m")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "content": "{}", "tool_call_id": "c1"},
+        {"role": "assistant", "content": None, "name": "bot"},
+        {
+            "role": "assistant",
+            "content": "x",
+            "tool_calls": [
+                {"id": "a", "function": {"name": "f", "arguments": '{"x": 1}'}},
+                {"id": "", "function": {"name": "g", "arguments": {"y": [2]}}},
+                {"id": "c", "function": {"name": "h", "arguments": "{not json"}},
+            ],
+        },
+    ],
+)
+def test_from_openai_gives_the_value_the_checked_constructors_give(data):
+    # from_openai builds its values without a second check: they must be the same values,
+    # field for field, as the public constructors build from the same fields
+    msg = hk.Message.from_openai(data)
+    calls = tuple(
+        hk.ToolCall(**{f.name: getattr(c, f.name) for f in dataclasses.fields(c)})
+        for c in msg.tool_calls
+    )
+    checked = hk.Message(
+        role=data["role"],
+        content=data.get("content"),
+        tool_calls=calls,
+        tool_call_id=data.get("tool_call_id"),
+        name=data.get("name"),
+    )
+    assert msg == checked
+    assert repr(msg) == repr(checked)
+    assert [type(c) for c in msg.tool_calls] == [hk.ToolCall] * len(calls)
+    assert all(
+        dataclasses.asdict(a) == dataclasses.asdict(b)
+        for a, b in zip(msg.tool_calls, calls, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ({"role": "robot", "content": "x"}, "role must be one of"),
+        ({"role": "tool", "content": "x"}, "needs tool_call_id"),
+        ({"role": "tool", "content": "x", "tool_call_id": ""}, "needs tool_call_id"),
+        ({"role": "user", "content": 5}, "Message.content must be a str or None"),
+        ({"role": "tool", "content": "x", "tool_call_id": 7}, "Message.tool_call_id must be"),
+        ({"role": "user", "content": "x", "name": ["n"]}, "Message.name must be"),
+        ({"role": ["user"], "content": "x"}, "role must be one of"),
+    ],
+)
+def test_from_openai_still_refuses_what_the_constructor_refuses(data, match):
+    with pytest.raises(hk.UsageError, match=match):
+        hk.Message.from_openai(data)
+    with pytest.raises(hk.UsageError, match=match):
+        hk.Message(**data)
+
+
+def test_a_subclass_of_message_keeps_its_own_type_and_checks():
+    class Tagged(hk.Message):
+        __slots__ = ()
+
+    msg = Tagged.from_openai({"role": "user", "content": "hi"})
+    assert type(msg) is Tagged
+    with pytest.raises(hk.UsageError, match="role must be one of"):
+        Tagged.from_openai({"role": "robot", "content": "hi"})
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"temperature": 0, "clock": 1}, "['clock']"),
+        ({"on_delta": 1, "data_class": "x", "seed": 3}, "['data_class', 'on_delta']"),
+    ],
+)
+def test_request_fields_given_as_settings_are_refused_by_name(settings, named):
+    with pytest.raises(hk.UsageError, match=re.escape(named)):
+        hk.ModelRequest(messages=(), settings=settings)
+    assert hk.ModelRequest(messages=(), settings={"temperature": 0}).settings == {"temperature": 0}

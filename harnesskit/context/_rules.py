@@ -25,7 +25,7 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog
-from harnesskit.messages import Message
+from harnesskit.messages import Message, trusted_message
 
 #: Event types whose content can reach a prompt.
 CONTENT_TYPES = frozenset(
@@ -246,12 +246,18 @@ def event_to_message(event: Event) -> Message | None:
     source is untrusted data and goes in the user role with its label (R-C8).
     """
     if isinstance(event, UserMessageEvent):
-        return Message(role="user", content="" if event.content is None else event.content)
+        content = "" if event.content is None else event.content
+        if content.__class__ is str:  # what `Message` checks (else it says what is wrong)
+            return trusted_message("user", content)
+        return Message(role="user", content=content)
     if isinstance(event, ModelResponseEvent):
         return Message.from_openai({**(event.message or {}), "role": "assistant"})
     if isinstance(event, ToolResultEvent):
         content = "" if event.content is None else event.content
-        return Message(role="tool", content=content, tool_call_id=event.tool_call_id)
+        call_id = event.tool_call_id
+        if content.__class__ is str and call_id.__class__ is str and call_id:
+            return trusted_message("tool", content, (), call_id)
+        return Message(role="tool", content=content, tool_call_id=call_id)
     if isinstance(event, TaskContractEvent):
         if is_untrusted(event):
             body = json.dumps(event.payload, ensure_ascii=False, default=str)

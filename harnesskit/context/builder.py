@@ -956,17 +956,18 @@ class ContextBuilder:
 
     def _ingest(self, view: _View, e: Event, branch_id: str, events: list[Event]) -> None:
         visible = view.branch is None or view.branch.visible(e)
+        tag = e.type
         if visible and (
-            e.type in STATUS_EVENTS
+            tag in STATUS_EVENTS
             or e.supersedes is not None
             or e.status != "active"
             or isinstance(e, BranchMergeEvent)
         ):
             for target in view.fold.add(e, events):
                 self._restatus(view, target)
-        if isinstance(e, ToolCallEvent) and visible:
-            view.calls[str(e.tool_call_id)] = e
-        if e.type not in CONTENT_TYPES:
+        if tag not in CONTENT_TYPES:
+            if visible and isinstance(e, ToolCallEvent):
+                view.calls[str(e.tool_call_id)] = e
             return
         if not visible:
             view.hidden[e.event_id] = (
@@ -981,17 +982,18 @@ class ContextBuilder:
         if isinstance(e, ToolResultEvent):
             view.calls.pop(str(e.tool_call_id), None)
             (view.failed if e.ok is False else view.ok).append(e.event_id)
-        elif isinstance(e, HumanDecisionEvent | CheckpointEvent):
+        elif isinstance(e, _NOTE_CLASSES):
             view.notes.append(e.event_id)
         if isinstance(e.payload.get("facts"), dict):
             view.keyed.append(e)
         _track_group(view, e)
-        view.pos[e.event_id] = len(view.seq)
-        view.seq.append(e)
-        if e.type in ("user.message", "model.response") and view.last_chat != "user.message":
-            view.turn_starts.append(len(view.seq) - 1)
-        if e.type in CHAT_TYPES:
-            view.last_chat = e.type
+        seq = view.seq
+        view.pos[e.event_id] = len(seq)
+        seq.append(e)
+        if (tag == "user.message" or tag == "model.response") and view.last_chat != "user.message":
+            view.turn_starts.append(len(seq) - 1)
+        if tag in CHAT_TYPES:
+            view.last_chat = tag
         elif not self._linear:
             self._classify(view, e)  # not a chat message: goes to the block at once
 
@@ -1655,6 +1657,8 @@ def pair_safe(messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
 
 
 # -- call/result groups ---------------------------------------------------------------------
+
+_NOTE_CLASSES = (HumanDecisionEvent, CheckpointEvent)  # a tuple: `isinstance` of a union is slower
 
 
 def _track_group(view: _View, e: Event) -> None:

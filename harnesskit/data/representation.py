@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
+from harnesskit.messages import Message
 
 if TYPE_CHECKING:
     from harnesskit.data.artifacts import ArtifactStore
@@ -107,7 +108,33 @@ _MARKERS_END = lazy_pattern(r"\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\
 _MARKERS_START = lazy_pattern(r"^\s*(?:…|\.\.\.|\[(?:truncated|…|\.\.\.)[^\]]*\])\s*")
 
 
+def _strip_end_marker(text: str) -> str:
+    """`_MARKERS_END.sub("", text)`; text that cannot end with a cut marker skips the regex.
+
+    A marker at the end (before whitespace) is `…`, `...` or a bracket ending in `]` that
+    opens with `[truncated`, `[…` or `[...`; without one of those the pattern cannot match.
+    """
+    end = text.rstrip()
+    if end.endswith(("…", "...")) or (
+        end.endswith("]") and ("[truncated" in end or "[…" in end or "[..." in end)
+    ):
+        return _MARKERS_END.sub("", text)
+    return text
+
+
+def _strip_start_marker(text: str) -> str:
+    """`_MARKERS_START.sub("", text)`; text that cannot start with a cut marker skips the regex."""
+    if text.lstrip().startswith(_START_MARKS):
+        return _MARKERS_START.sub("", text)
+    return text
+
+
+_START_MARKS = ("…", "...", "[truncated", "[…", "[...")
+
+
 def _as_parts(message: Any) -> tuple[str, str, str | None]:
+    if message.__class__ is Message:  # the loop's case, without the ABC check below
+        return message.role, message.content or "", message.tool_call_id
     if isinstance(message, Mapping):
         content = message.get("content") or ""
         if isinstance(content, list):
@@ -216,7 +243,10 @@ class RepresentationChecker:
     def add_source(self, ref: str, text: str) -> None:
         """Track a source (e.g. an artifact created in this run) by its exact text."""
         if ref not in self._sources and text:
-            birth = len(self._seen) if ref.startswith("call:") else 0
+            self._add_source(ref, text, len(self._seen) if ref.startswith("call:") else 0)
+
+    def _add_source(self, ref: str, text: str, birth: int) -> None:
+        if ref not in self._sources and text:
             src = _Source(ref, text, birth=birth, order=len(self._order))
             self._sources[ref] = src
             self._order.append(src)
@@ -248,6 +278,9 @@ class RepresentationChecker:
     ) -> list[list[Piece]]:
         """The pieces of each message of `parts`, message `i` numbered `start + i`."""
         declared: dict[int, dict[str, Any]] = {}
+        # inline results found here are born before any text of `parts` is seen (as if none
+        # were scanned yet: the scan that decides `known` below may see one first)
+        birth = len(self._seen)
         for i, (role, content, call_id) in enumerate(parts):
             key = (role, content)
             if key not in self._declared:
@@ -261,11 +294,12 @@ class RepresentationChecker:
                 ref = f"call:{call_id}"
                 # an inline result is a source of its own unless it is a form of a known one
                 # (already tracked under its own ref, adding it again would change nothing)
-                if len(content) >= self.min_source_chars and ref not in self._sources:
-                    ends = self._ends_of(content)
-                    known = any(self._contained(content, ends, src) for src in self._order)
-                    if not known:
-                        self.add_source(ref, content)
+                if (
+                    len(content) >= self.min_source_chars
+                    and ref not in self._sources
+                    and not self._known(role, content)
+                ):
+                    self._add_source(ref, content, birth)
         out: list[list[Piece]] = []
         for i, (role, content, _) in enumerate(parts):
             at = start + i
@@ -298,6 +332,19 @@ class RepresentationChecker:
                 else []
             )
         return out
+
+    def _known(self, role: str, content: str) -> bool:
+        """Whether a tracked source is in `content` (full or cut), so it is no source of its own.
+
+        A text not scanned yet is scanned now, as `_pieces_of` would scan it next: every source
+        is tried on it (a source born after a text was seen skips it, and none was), and the
+        scan goes on from there for the sources added later, its own included. So the
+        containment tests run once per text, through the ends index.
+        """
+        if content and (role, content) not in self._cache:
+            return bool(self._scan(role, content))
+        ends = self._ends_of(content)
+        return any(self._contained(content, ends, src) for src in self._order)
 
     def check(self, messages: Sequence[Any]) -> list[RepresentationViolation]:
         """The violations in one assembled prompt: one per source found in two forms.
@@ -422,7 +469,7 @@ class RepresentationChecker:
             src.grams = sampled
 
     def _ends_of(self, content: str) -> tuple[str, str]:
-        return _MARKERS_END.sub("", content[-200:]), _MARKERS_START.sub("", content[:200])
+        return _strip_end_marker(content[-200:]), _strip_start_marker(content[:200])
 
     def _contained(
         self, content: str, ends: Any, src: _Source

@@ -45,6 +45,7 @@ from harnesskit.log._tombstones import (
 )
 from harnesskit.log._types import (
     _MAKERS,
+    EVENT_CLASSES,
     EVENT_TYPES,
     FACT_TYPES,
     INTERPRETATION_TYPES,
@@ -437,7 +438,7 @@ class EventLog:
         """
         summary = fields.pop("summary", "")
         prev = self._last_request.get(branch_id)
-        payload: dict[str, Any] = dict(fields)
+        payload: dict[str, Any] = fields  # this call's own keyword dict: no copy
         if (
             prev is not None
             and len(prev[1]) <= len(messages)
@@ -936,6 +937,10 @@ def _copy_on_write(pd: Any) -> bool:
 
 def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
     """The type tags `types` name (`None` = every type), checking each one."""
+    if len(types) == 1 and types[0].__class__ is str:  # one known tag (`last("model.response")`)
+        one = _ONE_TAG.get(types[0])
+        if one is not None:
+            return one
     if not types:
         return None
     tags = set()
@@ -945,6 +950,9 @@ def _tags(types: tuple[str | type[Event], ...]) -> frozenset[str] | None:
             return None
         tags.add(cls.type)
     return frozenset(tags)
+
+
+_ONE_TAG = {t: frozenset((c.type,)) for t, c in EVENT_CLASSES.items() if c is not Event}
 
 
 def _content(event: Event) -> Any:

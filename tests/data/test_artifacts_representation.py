@@ -5,8 +5,11 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import harnesskit as hk
+from harnesskit.data import representation as rep
 from harnesskit.data.artifacts import summarize
 from harnesskit.log.events import EventLog
 from harnesskit.testing import reply
@@ -316,3 +319,89 @@ def test_step_checks_agree_with_whole_prompt_checks_when_prompts_change(art):
     assert _verdict(checker.check(tuple(prompts[3]))) == [
         ("call:call_0", "full (message 3, tool)", "truncation chars 0–218 (message 82, system)")
     ]
+
+
+class _EveryTextAgain(hk.data.RepresentationChecker):
+    """The checker deciding whether an inline result is a known source the way it used to:
+    every source tried on it again, before (and apart from) the scan of its message."""
+
+    def _known(self, role, content):
+        ends = self._ends_of(content)
+        return any(self._contained(content, ends, src) for src in self._order)
+
+
+_ROWS = [
+    json.dumps([{"flight": f"HAT{i:03d}-{j}", "price": 100 + j} for j in range(9)])
+    for i in range(4)
+]
+_TEXTS = [
+    *_ROWS,
+    _ROWS[0][:230] + "\n[truncated: 230 shown]",  # a cut of a result
+    "…" + _ROWS[1][-240:],  # a cut from the end
+    "x" * 40 + _ROWS[2] + " and more",  # a result inside a longer one
+    _ROWS[3][:120],  # too short to be a source
+    "",
+]
+
+
+@given(
+    steps=st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(["tool", "assistant", "user"]), st.sampled_from(_TEXTS)),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=14,
+    ),
+    extend=st.lists(st.booleans(), min_size=14, max_size=14),
+    min_chars=st.sampled_from([0, 1, 200]),
+)
+@settings(max_examples=150, deadline=None)
+def test_the_known_source_decision_reuses_the_scan_without_changing_a_verdict(
+    steps, extend, min_chars
+):
+    # a result is a source of its own unless a known source is in it; deciding that by the
+    # message's own scan (through the ends index, once) finds the same pieces and verdicts
+    fast = hk.data.RepresentationChecker(min_source_chars=min_chars, restate_chars=200)
+    slow = _EveryTextAgain(min_source_chars=min_chars, restate_chars=200)
+    prompt: list[hk.Message] = [M("system", "You are an airline agent.")]
+    n = 0
+    for step, (new, grow) in enumerate(zip(steps, extend, strict=False)):
+        if not grow:  # not an extension of the last prompt: checked whole
+            prompt = prompt[: len(prompt) // 2]
+        for role, text in new:
+            n += 1
+            prompt.append(M(role, text, f"c{n}") if role == "tool" else M(role, text))
+        got, want = fast.check(tuple(prompt)), slow.check(tuple(prompt))
+        assert _verdict(got) == _verdict(want), step
+        assert [(s.ref, s.birth) for s in fast._order] == [(s.ref, s.birth) for s in slow._order]
+    assert fast.pieces(prompt) == slow.pieces(prompt)
+
+
+_MARKER_BITS = [
+    "…",
+    "...",
+    "..",
+    "[truncated: 5 shown]",
+    "[…]",
+    "[...",
+    "[x]",
+    "]",
+    "[",
+    " ",
+    "\n",
+    "\u2003",
+    "a",
+    '{"a": [1]}',
+    "truncated",
+]
+
+
+@given(st.lists(st.sampled_from(_MARKER_BITS), max_size=8).map("".join))
+@example("x [truncated]  ")
+@example("  … rest")
+@example("[...] and [x]")
+def test_the_marker_pre_checks_never_change_what_the_patterns_strip(text):
+    assert rep._strip_end_marker(text) == rep._MARKERS_END.sub("", text)
+    assert rep._strip_start_marker(text) == rep._MARKERS_START.sub("", text)
