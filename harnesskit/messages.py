@@ -19,6 +19,7 @@ from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 
 __all__ = [
+    "DATA_CLASSES",
     "ERROR_TYPES",
     "Message",
     "ModelRequest",
@@ -27,6 +28,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Usage",
+    "check_data_class",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -468,6 +470,34 @@ class Usage:
             cached_tokens=int(cached),
             estimated=bool(data.get("estimated", False)),
         )
+
+
+#: Data classes from least to most sensitive (R-S2).
+DATA_CLASSES = ("public", "internal", "restricted", "secret")
+
+
+def check_data_class(value: Any, what: str, *, optional: bool = True) -> str | None:
+    """Check a data-class name: one of `DATA_CLASSES`, exactly (R-S2).
+
+    Every place that takes a class (a model's `max_data_class`, a transport's `data_class`)
+    checks it here, so a misspelt class is refused where it is given instead of failing
+    open (e.g. `"Public"` approving nothing, or everything).
+
+    Args:
+        value: the class given.
+        what: how the caller names the value in the message (e.g. `"max_data_class"`).
+        optional: `None` is accepted (and returned) as "not given".
+
+    Returns:
+        `value`, unchanged.
+
+    Raises:
+        UsageError: `value` is not one of `public`, `internal`, `restricted`, `secret` (lower
+            case), or is `None` when not optional; the message names the value and the classes.
+    """
+    if (value is None and optional) or (isinstance(value, str) and value in DATA_CLASSES):
+        return value
+    raise UsageError(f"{what} must be one of {DATA_CLASSES} (lower case), got {value!r}")
 
 
 #: Request fields that used to travel in `settings`; naming one there is a usage error.

@@ -21,13 +21,10 @@ from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
-from harnesskit.messages import ModelRequest, ModelResponse
+from harnesskit.messages import DATA_CLASSES, ModelRequest, ModelResponse, check_data_class
 from harnesskit.models.base import Model
 
 __all__ = ["DATA_CLASSES", "FallbackModel", "FallbackNode", "Switch"]
-
-#: Data classes from least to most sensitive (R-S2).
-DATA_CLASSES = ("public", "internal", "restricted", "secret")
 
 
 @frozen_dataclass(kw_only=True)
@@ -40,18 +37,31 @@ class FallbackNode:
     """Most sensitive data class it may receive; `None` takes the model's own attribute, or all."""
 
     def __post_init__(self) -> None:
-        if self.max_data_class is not None and self.max_data_class not in DATA_CLASSES:
-            raise UsageError(
-                f"max_data_class must be one of {DATA_CLASSES}, got {self.max_data_class!r}"
-            )
+        check_data_class(self.max_data_class, "FallbackNode(max_data_class=...)")
+        if self.max_data_class is None:
+            _ = self.limit  # the model's own attribute: a misspelt one is refused here
 
     @property
     def limit(self) -> str | None:
-        """The effective approval: this node's, else the model's `max_data_class`, else None."""
-        return self.max_data_class or getattr(self.model, "max_data_class", None)
+        """The effective approval: this node's, else the model's `max_data_class`, else None.
+
+        Raises:
+            UsageError: the model's `max_data_class` is not one of the four classes (a typo
+                such as `"Public"` is refused, never read as "no limit").
+        """
+        if self.max_data_class is not None:
+            return self.max_data_class
+        name = getattr(self.model, "name", type(self.model).__name__)
+        return check_data_class(
+            getattr(self.model, "max_data_class", None), f"the max_data_class of model {name!r}"
+        )
 
     def approves(self, data_class: str | None) -> bool:
-        """True when a request of `data_class` may be sent to this node."""
+        """True when a request of `data_class` may be sent to this node.
+
+        Raises:
+            UsageError: the model's `max_data_class` is not one of the four classes.
+        """
         limit = self.limit
         if data_class is None or limit is None:
             return True
@@ -103,7 +113,8 @@ class FallbackModel:
             name: the chain's name in events; defaults to `fallback[a,b,...]`.
 
         Raises:
-            UsageError: the chain is empty.
+            UsageError: the chain is empty, or a node's model has a `max_data_class` that is
+                not one of the four classes.
         """
         if not models:
             raise UsageError("FallbackModel needs at least one model")

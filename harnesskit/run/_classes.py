@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from harnesskit.errors import ModelError, UsageError
 from harnesskit.log.events import DATA_CLASSES
+from harnesskit.messages import check_data_class
 
 if TYPE_CHECKING:
     from harnesskit.log.events import EventLog
 
-__all__ = ["RequestClasses", "check_approved", "run_data_class"]
+__all__ = ["RequestClasses", "check_approved", "model_limit", "run_data_class"]
 
 _RANK = {name: rank for rank, name in enumerate(DATA_CLASSES)}
 _PUBLIC, _INTERNAL = _RANK["public"], _RANK["internal"]
@@ -105,6 +106,28 @@ class RequestClasses:
         return (None if rank < 0 else DATA_CLASSES[rank]), because
 
 
+def model_limit(model: Any, what: str = "") -> str | None:
+    """The `max_data_class` a model is approved for, checked (never read as "no limit").
+
+    Harnesses check their model with it when made, so a custom model with a misspelt class
+    (`"Public"`) is refused there; `check_approved` checks again before each request.
+
+    Args:
+        model: any model object (its `max_data_class` attribute is read, if any).
+        what: how to name the model in the message; default its `name`.
+
+    Returns:
+        The class, or `None` when the model has no limit.
+
+    Raises:
+        UsageError: the attribute is set to something other than `None` or one of
+            `public`, `internal`, `restricted`, `secret`.
+    """
+    name = what or str(getattr(model, "name", type(model).__name__))
+    limit = getattr(model, "max_data_class", None)
+    return check_data_class(limit, f"the max_data_class of model {name!r}")
+
+
 def check_approved(model: Any, data_class: str | None, because: str = "") -> None:
     """Refuse to send a request of `data_class` to a model approved only for less (R-S2).
 
@@ -118,9 +141,11 @@ def check_approved(model: Any, data_class: str | None, because: str = "") -> Non
 
     Raises:
         ModelError: the model's `max_data_class` is below `data_class`; nothing was sent.
+        UsageError: the model's `max_data_class` is not one of the four classes; nothing was
+            sent (an unknown limit never fails open).
     """
-    limit = getattr(model, "max_data_class", None)
-    if data_class is None or not isinstance(limit, str) or limit not in _RANK:
+    limit = model_limit(model)
+    if data_class is None or limit is None:
         return
     if _RANK[data_class] <= _RANK[limit]:
         return

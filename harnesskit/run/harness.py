@@ -20,7 +20,7 @@ from harnesskit.errors import UsageError
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
-from harnesskit.run._classes import run_data_class
+from harnesskit.run._classes import model_limit, run_data_class
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
 from harnesskit.tools.gate import Gate
@@ -124,8 +124,9 @@ class Harness:
     Raises:
         UsageError: an argument of the wrong type, a `log_dir` that is not a folder that can
             be created or written (a file, a read-only or missing mount), a tool named like
-            a built-in one (the prefix `artifact_`, or `choose_group`), or `settings` holding
-            NaN or Infinity (the log is JSON, which has no such numbers).
+            a built-in one (the prefix `artifact_`, or `choose_group`), `settings` holding
+            NaN or Infinity (the log is JSON, which has no such numbers), or a model whose
+            `max_data_class` is not one of `public`, `internal`, `restricted`, `secret`.
     """
 
     def __init__(
@@ -172,6 +173,7 @@ class Harness:
                 f"Harness(model=...) needs a model (e.g. hk.ScriptedModel([...]) or "
                 f"'ollama:qwen2.5'), got {model!r}"
             )
+        model_limit(self.model)  # R-S2: a misspelt max_data_class is refused, never ignored
         if limits is not None and not isinstance(limits, Limits):
             raise UsageError(
                 f"Harness(limits=...) takes hk.Limits(...), got {type(limits).__name__}"

@@ -10,7 +10,8 @@ from harnesskit.errors import UsageError
 from harnesskit.log import ModelRequestEvent
 from harnesskit.models import base, get_model
 from harnesskit.models._retry import RetryPolicy
-from harnesskit.models.fallback import FallbackModel
+from harnesskit.models.fallback import FallbackModel, FallbackNode
+from harnesskit.testing import reply
 from tests.support.loopback import LoopbackServer, Reply, completion
 
 FAST = RetryPolicy(max_retries=0, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
@@ -118,3 +119,36 @@ def test_public_events_only_make_a_public_request(servers):
     run.send("and my account number is 12")
     run.run()
     assert run.finish_reason == "error" and len(srv.requests) == 1
+
+
+# -- a max_data_class that is not one of the four classes never fails open (R-S2) ----------
+
+
+def _custom(limit):
+    model = hk.ScriptedModel([reply.text("ok")])
+    model.max_data_class = limit  # a custom model object carries its own attribute
+    return model
+
+
+@pytest.mark.parametrize("limit", ["Public", "confidential", "", 3])
+def test_a_misspelt_model_limit_is_refused_when_the_harness_is_made(limit):
+    with pytest.raises(UsageError, match="public.*internal.*restricted.*secret") as info:
+        hk.Harness([], _custom(limit), settings={"data_class": "secret"})
+    assert repr(limit) in str(info.value) and "'scripted'" in str(info.value)
+
+
+@pytest.mark.parametrize("make", [lambda m: FallbackNode(model=m), lambda m: FallbackModel([m])])
+def test_a_misspelt_model_limit_in_a_chain_is_a_usage_error_not_a_value_error(make):
+    with pytest.raises(UsageError, match="'Public'"):
+        make(_custom("Public"))
+
+
+def test_a_limit_misspelt_after_the_harness_was_made_stops_the_run_before_sending():
+    single, inner = _custom(None), _custom(None)
+    for model, ask in ((single, single), (FallbackModel([inner]), inner)):
+        h = hk.Harness([], model, settings={"data_class": "secret"})
+        ask.max_data_class = "Public"
+        with pytest.raises(UsageError, match="'Public'"):
+            h.start("x").run()
+        assert ask.requests == []  # nothing was sent
+
