@@ -37,7 +37,7 @@ from harnesskit.errors import (
 )
 from harnesskit.log._types import ArtifactCreatedEvent, ModelResponseEvent, ToolResultEvent
 from harnesskit.log.events import EventLog
-from harnesskit.messages import Message, ToolCall, ToolResult
+from harnesskit.messages import Message, ToolCall, ToolResult, check_data_class
 from harnesskit.tools.executor import Executed
 from harnesskit.tools.spec import Tool, ToolRegistry
 
@@ -46,7 +46,12 @@ __all__ = ["Transport", "TransportPolicy"]
 
 @frozen_dataclass(kw_only=True)
 class TransportPolicy:
-    """Thresholds and switches of the data transport (every one a parameter, R-A1)."""
+    """Thresholds and switches of the data transport (every one a parameter, R-A1).
+
+    Raises:
+        UsageError: a limit below its floor, an unknown `on_violation`, or a `data_class`
+            that is not one of `public`, `internal`, `restricted`, `secret`.
+    """
 
     max_inline_chars: int = 8000
     """Results whose JSON text is longer than this (characters) are externalized."""
@@ -95,6 +100,7 @@ class TransportPolicy:
                 raise UsageError(f"TransportPolicy.{name} must be >= 1, got {getattr(self, name)}")
         if self.max_answer_chars < 1000:
             raise UsageError("TransportPolicy.max_answer_chars must be >= 1000")
+        check_data_class(self.data_class, "TransportPolicy(data_class=...)", optional=False)
         if self.on_violation not in (None, "refuse", "report"):
             raise UsageError(
                 f"on_violation must be 'refuse', 'report' or None, got {self.on_violation!r}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import harnesskit as hk
+from harnesskit.data.transport import TransportPolicy
 from harnesskit.errors import UsageError
 from harnesskit.log import ModelRequestEvent
 from harnesskit.models import base, get_model
@@ -152,3 +153,8 @@ def test_a_limit_misspelt_after_the_harness_was_made_stops_the_run_before_sendin
             h.start("x").run()
         assert ask.requests == []  # nothing was sent
 
+
+@pytest.mark.parametrize("value", ["nope", "Restricted", None])
+def test_an_unknown_transport_data_class_is_a_usage_error_naming_the_classes(value):
+    with pytest.raises(UsageError, match="data_class.*public.*internal.*restricted.*secret"):
+        TransportPolicy(data_class=value)
