@@ -51,7 +51,7 @@ from typing import IO, Any
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, UsageError
-from harnesskit.messages import ModelRequest, ModelResponse, Usage
+from harnesskit.messages import ModelRequest, ModelResponse, Usage, check_data_class
 from harnesskit.models import _local_install as install
 from harnesskit.models.base import register_provider
 
@@ -347,13 +347,15 @@ class LocalModel:
             extra_args: more command-line flags for the server, passed last.
             env: the environment that locates the cache (`None` = `os.environ`).
             **client_options: passed to `OpenAICompatModel` (`stream`, `retry`,
-                `max_wait_seconds`, `on_attempt`, `extra_body`, ...).
+                `max_wait_seconds`, `on_attempt`, `extra_body`, `max_data_class`, ...);
+                `max_data_class` is also this model's own attribute (R-S2).
 
         Raises:
             UsageError: unknown catalogue key, a missing GGUF file or binary (the message says to
                 run `make local`), an option of the wrong type or value (sizes and counts are
                 ints >= 1, seconds finite and > 0, a client option `OpenAICompatModel` does
-                not take), an unknown `call_format`, or
+                not take), a `max_data_class` that is not one of the four classes, an unknown
+                `call_format`, or
                 `call_format="fenced"` for a GGUF whose template does not render calls as
                 Qwen2.5's does.
             ModelError: a cached GGUF's sha256 differs from the upstream value.
@@ -402,6 +404,7 @@ class LocalModel:
         self.startup_timeout_seconds = startup_timeout_seconds
         self.extra_args = tuple(extra_args)
         self._client_options = client_options
+        check_data_class(client_options.get("max_data_class"), "LocalModel(max_data_class=...)")
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._client: Any = None
@@ -571,6 +574,16 @@ class LocalModel:
         size = os.fstat(log.fileno()).st_size
         start = max(0, size - max_bytes)
         return os.pread(log.fileno(), size - start, start).decode("utf-8", "replace")
+
+    @property
+    def max_data_class(self) -> str | None:
+        """The most sensitive data class this model may receive (R-S2), `None` = any.
+
+        The client it wraps enforces it too; exposing it lets a `FallbackModel` skip this node
+        and a run refuse a request before the server is even started.
+        """
+        limit: str | None = self._client_options.get("max_data_class")
+        return limit
 
     def close(self) -> None:
         """Stop the server (terminate, then kill after 3 s) and close the HTTP client.

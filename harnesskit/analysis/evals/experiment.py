@@ -239,6 +239,12 @@ class _Throttled:
         self.name = model.name
         self._sem = semaphore
 
+    @property
+    def max_data_class(self) -> str | None:
+        """The wrapped model's approval (R-S2): a throttle never drops or widens it."""
+        limit: str | None = getattr(self.model, "max_data_class", None)
+        return limit
+
     def request(self, request: ModelRequest) -> ModelResponse:
         if self._sem is None:
             return self.model.request(request)
