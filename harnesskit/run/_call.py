@@ -19,7 +19,7 @@ from harnesskit import _json
 from harnesskit.errors import BrakeTripped, ContextError, ModelError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, Usage
 from harnesskit.run import _records as record
-from harnesskit.run._classes import RequestClasses, check_approved
+from harnesskit.run._classes import RequestClasses, approved_class
 from harnesskit.run._ids import unique_call_ids
 
 if TYPE_CHECKING:
@@ -154,10 +154,8 @@ def call_model(
         ModelOutputError: the model's output could not be used.
     """
     # R-S2: the request is as sensitive as the most sensitive event whose content it carries
-    data_class, because = (classes or RequestClasses()).of(
-        log, (prompt.selected, prompt.summarized), h.data_class
-    )
-    check_approved(h.model, data_class, ", ".join(log.events[i - 1].label for i in because[:5]))
+    groups = (prompt.selected, prompt.summarized)
+    data_class = approved_class(h.model, log, groups, h.data_class, classes)
     # a model's retries and body reads stay inside the max_seconds brake, on the harness's timer
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)

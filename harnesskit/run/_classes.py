@@ -22,7 +22,7 @@ from harnesskit.messages import check_data_class
 if TYPE_CHECKING:
     from harnesskit.log.events import EventLog
 
-__all__ = ["RequestClasses", "check_approved", "model_limit", "run_data_class"]
+__all__ = ["RequestClasses", "approved_class", "check_approved", "model_limit", "run_data_class"]
 
 _RANK = {name: rank for rank, name in enumerate(DATA_CLASSES)}
 _PUBLIC, _INTERNAL = _RANK["public"], _RANK["internal"]
@@ -157,3 +157,35 @@ def check_approved(model: Any, data_class: str | None, because: str = "") -> Non
         "a context policy that leaves that data out",
         model=name,
     )
+
+
+def approved_class(
+    model: Any,
+    log: EventLog,
+    groups: Sequence[Sequence[int]],
+    floor: str | None = None,
+    classes: RequestClasses | None = None,
+) -> str | None:
+    """The class of a request carrying the events in `groups`, checked against `model` (R-S2).
+
+    Everything that sends a log's content to a model (the run's own requests, a simulated
+    user's turns) goes through here, so the class is computed and enforced one way.
+
+    Args:
+        model: the model about to be asked.
+        log: the log the events are in.
+        groups: sequences of ids of the events whose content the request carries.
+        floor: the run's least class (`Harness(settings={"data_class": ...})`), or `None`.
+        classes: the log's class index, read incrementally; `None` = a fresh one.
+
+    Returns:
+        The request's class (for `ModelRequest.data_class`), or `None` when nothing is known.
+
+    Raises:
+        ModelError: the model's `max_data_class` is below the request's class; the message
+            names up to five events carrying it. Nothing was sent.
+        UsageError: the model's `max_data_class` is not one of the four classes.
+    """
+    data_class, because = (classes or RequestClasses()).of(log, groups, floor)
+    check_approved(model, data_class, ", ".join(log.events[i - 1].label for i in because[:5]))
+    return data_class

@@ -116,3 +116,60 @@ def test_a_failing_user_model_is_an_infrastructure_error(case, tmp_path, monkeyp
         result = exp.run(tmp_path / "run", parallel=False, progress=False)
     assert result.rows[0]["error"].startswith("ModelError")
     assert len(result.failures()) == 0 and len(result.errors()) == 1
+
+
+# -- R-S2: the simulated user is sent the run's data, so it is classed and checked like it --
+
+
+class LimitedUser(hk.ScriptedModel):
+    """A scripted user model carrying an approval, as a custom user model would."""
+
+    def __init__(self, limit):
+        super().__init__(["Thanks.", STOP_TOKEN] * 3, name="limited-user")
+        self.max_data_class = limit
+
+
+def test_a_public_only_user_model_is_not_sent_a_restricted_runs_answers(case, tmp_path):
+    user = LimitedUser("public")
+    agent_f = Recorder(["Your card on file ends 4242-CANARY."] * 3, "agent")
+    exp = hk.Experiment(
+        [case],
+        models={"agent": agent_f},
+        user=UserSimulator(model=user),
+        settings={"data_class": "restricted"},
+    )
+
+    row = exp.run(tmp_path / "run", parallel=False, progress=False).rows[0]
+
+    assert user.requests == []  # nothing reached the user model
+    assert "limited-user is approved up to 'public'" in row["error"]
+    assert "'restricted'" in row["error"]
+
+
+def test_an_approved_user_model_gets_requests_marked_with_their_class(case, tmp_path):
+    user = LimitedUser("restricted")
+    agent_f = Recorder(["Done."] * 3, "agent")
+    exp = hk.Experiment(
+        [case],
+        models={"agent": agent_f},
+        user=UserSimulator(model=user),
+        settings={"data_class": "restricted"},
+    )
+
+    row = exp.run(tmp_path / "run", parallel=False, progress=False).rows[0]
+
+    assert row["error"] is None
+    assert [r.data_class for r in user.requests] == ["restricted", "restricted"]
+
+
+def test_a_restricted_turn_in_the_log_keeps_the_user_reply_from_an_internal_model(case):
+    run = hk.Harness([], hk.ScriptedModel(["ok"])).start(case.input[0])
+    run.log.append(
+        "user.message", {"content": "My PIN is 4711-CANARY"}, source="user", data_class="restricted"
+    )
+    user = LimitedUser("internal")
+
+    with pytest.raises(hk.ModelError, match=r"'restricted' \(USER-"):
+        UserSimulator(model=user).reply(user, case, run.log, seed=1, run_id="r")
+
+    assert user.requests == []

@@ -767,7 +767,14 @@ class Experiment:
                 self._stop is not None and self._stop.cancel.is_set()
             ):
                 return
-            text = user.reply(model, trial.case, run.log, seed=trial.seed, run_id=trial.run_id)
+            text = user.reply(
+                model,
+                trial.case,
+                run.log,
+                seed=trial.seed,
+                run_id=trial.run_id,
+                data_class=run.harness.data_class,
+            )
             if user.done(text):
                 return
             st = run.state

@@ -27,6 +27,7 @@ from harnesskit.log.events import EventLog
 from harnesskit.log.trajectory import visible_events
 from harnesskit.messages import Message, ModelRequest
 from harnesskit.models.base import Model, get_model
+from harnesskit.run._classes import approved_class
 
 __all__ = ["STOP_TOKEN", "UserSimulator", "user_instruction"]
 
@@ -131,19 +132,41 @@ class UserSimulator:
             Messages: one system message, then the user's own turns as `assistant` and the
             agent's answers (texts without tool calls) as `user`.
         """
+        return self._conversation(case, log, branch)[0]
+
+    def _conversation(
+        self, case: Any, log: EventLog, branch: str
+    ) -> tuple[list[Message], tuple[int, ...]]:
+        """`messages(...)` and the ids of the events whose content they carry (for R-S2)."""
         system = self.prompt.format(instruction=user_instruction(case), stop=self.stop_token)
         out = [Message(role="system", content=system)]
+        ids: list[int] = []
         for e in visible_events(log, branch):
             if e.type == "user.message":
                 out.append(Message(role="assistant", content=e.payload.get("content") or ""))
+                ids.append(e.event_id)
             elif e.type == "model.response":
                 msg = e.payload.get("message") or {}
                 if msg.get("content") and not msg.get("tool_calls"):
                     out.append(Message(role="user", content=str(msg["content"])))
-        return out
+                    ids.append(e.event_id)
+        return out, tuple(ids)
 
-    def reply(self, model: Model, case: Any, log: EventLog, *, seed: int, run_id: str) -> str:
+    def reply(
+        self,
+        model: Model,
+        case: Any,
+        log: EventLog,
+        *,
+        seed: int,
+        run_id: str,
+        data_class: str | None = None,
+    ) -> str:
         """The user's next turn (may hold the stop token).
+
+        The request is classed as the agent's own are (R-S2): the highest class among the
+        events it carries (the user's turns, the agent's answers) and the run's `data_class`
+        setting; a user model whose `max_data_class` is below that is not sent it.
 
         Args:
             model: the trial's user model (`build`).
@@ -151,17 +174,24 @@ class UserSimulator:
             log: the run's log so far.
             seed: the trial seed (sent as the `seed` setting).
             run_id: the run's id (sent with the request).
+            data_class: the run's least class (`Harness(settings={"data_class": ...})`), or
+                `None`.
 
         Returns:
             The text; empty when the model answered with no text.
 
         Raises:
-            ModelError: the user model failed (an infrastructure error of the trial).
+            ModelError: the user model failed (an infrastructure error of the trial), or it is
+                not approved for the request's data class (then nothing was sent).
+            UsageError: the user model's `max_data_class` is not one of the four classes.
         """
+        messages, ids = self._conversation(case, log, "main")
+        cls = approved_class(model, log, (ids,), data_class)
         request = ModelRequest(
-            messages=tuple(self.messages(case, log)),
+            messages=tuple(messages),
             settings={**self.settings, "seed": seed},
             run_id=f"{run_id}-user",
+            data_class=cls,
         )
         response = model.request(request)
         return (response.message.content or "").strip()
