@@ -652,7 +652,8 @@ class ToolResult:
     duration_seconds: float = 0.0
     """Wall time the tool took (seconds)."""
     meta: dict[str, Any] = field(default_factory=dict)
-    """Runtime facts about the call: `dry_run`, `duplicate`, `artifact`, `circuit_opened`, ..."""
+    """Runtime facts about the call: `dry_run`, `duplicate`, `artifact`, `circuit_opened`, ...;
+    `data_class` (R-S2) is the class its `tool.result` event gets (`internal` when absent)."""
 
     def to_message(self) -> Message:
         """Return the `role="tool"` message carrying `content`."""

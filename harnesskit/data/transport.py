@@ -24,6 +24,7 @@ from harnesskit.data.artifacts import (
     RepresentationChecker,
     RepresentationViolation,
     _decode,
+    _max_class,
     oversize_reason,
     summarize,
 )
@@ -82,7 +83,8 @@ class TransportPolicy:
     describe_bindings: bool = True
     """Append `BINDINGS_NOTE` to the system prompt of runs that have tools."""
     data_class: str = "internal"
-    """Data class given to new artifacts."""
+    """Data class given to new artifacts; the `tool.result` event holding an artifact's
+    summary (and every inspection answer read from it) gets at least its class (R-S2)."""
 
     def system_prompt(self, base: str, *, has_tools: bool = True) -> str:
         """`base` plus `BINDINGS_NOTE` when bindings are described and there are tools.
@@ -210,7 +212,7 @@ class Transport:
         """
         r = executed.result
         if r.name in INSPECTION_TOOLS:
-            return r
+            return self._classed_answer(executed)
         p = self.policy
         shown = self._redact(r.content)  # as the log (and so the prompt) holds it
         text = shown
@@ -272,7 +274,23 @@ class Transport:
         summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars, ids=ids)
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
+        # R-S2: the summary carries a preview of the artifact, so its event carries its class
+        meta["data_class"] = _max_class(ref.data_class, p.data_class)
         return dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False), meta=meta)
+
+    def _classed_answer(self, executed: Executed) -> ToolResult:
+        """An inspection answer, marked with the class of the artifact it was read from (R-S2)."""
+        r = executed.result
+        ref_id = (executed.arguments or {}).get("ref")
+        if not r.ok or not isinstance(ref_id, str):
+            return r
+        try:
+            data_class = self.store.ref(ref_id).data_class
+        except ArtifactError:  # gone since the answer was read: the policy's class, at least
+            data_class = self.policy.data_class
+        if data_class == "internal":
+            return r
+        return dataclasses.replace(r, meta={**r.meta, "data_class": data_class})
 
     def _unstored(self, r: ToolResult, text: str, reason: str, exc: ArtifactError) -> ToolResult:
         """The result of a call whose artifact could not be written: a bounded preview inline.
@@ -297,6 +315,7 @@ class Transport:
         }
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(truncated=True, full_chars=len(text), artifact_error=str(exc))
+        meta["data_class"] = self.policy.data_class  # the preview of what was to be stored
         return dataclasses.replace(r, content=json.dumps(body, ensure_ascii=False), meta=meta)
 
     def _redact(self, text: str) -> str:

@@ -210,8 +210,16 @@ def tool_result(
     """Append a call's `tool.result`, preceded by the records emitted with it.
 
     Emitted events that become messages (`AFTER_TURN`) follow the whole turn (`emitted`).
+    `r.meta["data_class"]` (set by the transport for a result carrying an artifact's summary
+    or an answer read from one, R-S2) is the class of the `tool.result` event and of the
+    records emitted with it (the `artifact.created` holding its preview), not a payload key.
     """
     r = ex.result
+    meta = r.meta
+    data_class = "internal"
+    if "data_class" in meta:
+        meta = dict(meta)
+        data_class = meta.pop("data_class")
     for type_, payload in ex.emitted:
         if type_ not in AFTER_TURN:
             log.append(
@@ -220,6 +228,7 @@ def tool_result(
                 parent_id=parent,
                 branch_id=st.branch_id,
                 source="tool",
+                data_class=data_class,
             )
     log.append(
         "tool.result",
@@ -231,11 +240,12 @@ def tool_result(
             "content": r.content,
             "error_type": r.error_type,
             "seconds": round(r.duration_seconds, 6),
-            **r.meta,
+            **meta,
         },
         parent_id=parent,
         branch_id=st.branch_id,
         source="tool",
+        data_class=data_class,
         summary=(r.content if r.ok else f"{r.error_type}: {r.message}")[:80],
         workspace_revision=revision,
     )

@@ -158,3 +158,111 @@ def test_a_limit_misspelt_after_the_harness_was_made_stops_the_run_before_sendin
 def test_an_unknown_transport_data_class_is_a_usage_error_naming_the_classes(value):
     with pytest.raises(UsageError, match="data_class.*public.*internal.*restricted.*secret"):
         TransportPolicy(data_class=value)
+
+
+# -- an event carrying an artifact's summary or an answer read from it has its class --------
+
+ROWS = [{"i": i, "ssn": f"CANARY-{i:03d}-SSN"} for i in range(30)]
+
+
+@hk.tool
+def get_records(rid: str) -> dict:
+    """Get the records of one account.
+
+    Use this to read records. Do not use it to change them.
+
+    Args:
+        rid: the account id.
+
+    Returns:
+        The records.
+    """
+    return {"rows": ROWS}
+
+
+def _transport_run(tmp_path, limit, turns, policy="full-history"):
+    model = hk.ScriptedModel(turns)
+    model.max_data_class = limit
+    h = hk.Harness(
+        [get_records],
+        model,
+        policy=policy,
+        log_dir=tmp_path,
+        transport=TransportPolicy(data_class="restricted"),
+    )
+    return h.start("fetch r1", run_id="t").run(), model
+
+
+def test_a_restricted_artifacts_summary_is_a_restricted_event_and_is_not_sent(tmp_path):
+    run, model = _transport_run(
+        tmp_path, "internal", [reply.tool_call("get_records", rid="r1"), reply.text("ok")]
+    )
+
+    result = run.log.last("tool.result")
+    created = run.log.last("artifact.created")
+    assert result.payload.get("artifact") and "CANARY-000-SSN" in result.content
+    assert (result.data_class, created.data_class) == ("restricted", "restricted")
+    assert "data_class" not in result.payload  # the event's class, not a payload key
+    assert run.finish_reason == "error" and "'restricted'" in str(run.error)
+    assert len(model.requests) == 1  # the request carrying the summary was never sent
+    assert "CANARY" not in str(model.requests[0].messages)
+    reread = hk.EventLog.read(tmp_path / "t.jsonl")
+    assert reread.last("tool.result").data_class == "restricted"
+
+
+def test_the_default_policy_withholds_the_restricted_summary_so_the_run_goes_on(tmp_path):
+    run, model = _transport_run(
+        tmp_path,
+        "internal",
+        [reply.tool_call("get_records", rid="r1"), reply.text("done")],
+        policy="default",
+    )
+
+    assert run.final_text == "done"
+    assert "CANARY" not in str([r.messages for r in model.requests])
+    assert run.log.last("model.request").data_class == "internal"
+
+
+def test_an_inspection_answer_read_from_a_restricted_artifact_is_restricted(tmp_path):
+    first, _ = _transport_run(
+        tmp_path / "a", "secret", [reply.tool_call("get_records", rid="r1"), "x"]
+    )
+    ref = first.log.last("tool.result").payload["artifact"]
+    run, model = _transport_run(
+        tmp_path / "b",
+        "secret",
+        [
+            reply.tool_call("get_records", rid="r1"),
+            reply.tool_call("artifact_head", ref=ref, chars=200),
+            reply.text("done"),
+        ],
+    )
+
+    head = run.log.last("tool.result")
+    assert head.payload["tool"] == "artifact_head" and head.ok and "CANARY" in head.content
+    assert head.data_class == "restricted"
+    assert run.log.last("model.request").data_class == "restricted"
+
+
+def test_a_small_inline_result_keeps_the_default_class(tmp_path):
+    @hk.tool
+    def ping(x: str) -> dict:
+        """Echo a value.
+
+        Use this to test. Do not use it for data.
+
+        Args:
+            x: a value.
+
+        Returns:
+            The value.
+        """
+        return {"x": x}
+
+    model = hk.ScriptedModel([reply.tool_call("ping", x="1"), reply.text("ok")])
+    model.max_data_class = "internal"
+    h = hk.Harness([ping], model, transport=TransportPolicy(data_class="restricted"))
+
+    run = h.run("go")
+
+    assert run.final_text == "ok" and run.log.last("tool.result").data_class == "internal"
