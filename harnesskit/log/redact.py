@@ -2,18 +2,24 @@
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
-PyPI, Hugging Face `hf_`, Slack, AWS, Google `AIza`/`ya29.`), bearer tokens and
-`Authorization` header values (the credential on the next line too), `Cookie`/`Set-Cookie`
-header values, JWTs, `password=`/`secret`/`token`/`accessToken` values at any JSON escaping
-depth (a quoted value up to its real closing quote), "my password is X", private keys (PEM,
-PGP, cut off), `user:password@` in URLs and `curl -u user:password` — and replaces each with
-a `[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request`
-included, before the line is written. Personal data (e-mail addresses, phone numbers) is not
-rewritten: `personal(text)` names its kinds and the event is marked with them
-(`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class unchanged. The
-built-in patterns never match past a quote that ends a JSON string, and `redact` checks that
-a JSON text keeps its structure (an `extra` pattern or literal may not): when it would not,
-each string is redacted alone, so a JSON line always stays valid JSON of the same shape.
+PyPI, RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face
+`hf_`, Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key`
+query parameter, bearer tokens and `Authorization` header values (the credential on the next
+line too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a
+list of `[name, value]` pairs too), JWTs (over several lines too), the value of any
+password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`:
+one name grammar for JSON keys, env names, YAML including block scalars, and markup
+`<password>x</password>`) at any JSON escaping depth (a quoted value up to its real closing
+quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an
+empty user, a password holding `/` or `@`), `curl -u user:password`, `mysql -pX` and
+`sshpass -p X` — and replaces each with a `[REDACTED:<kind>]` marker. The event log runs
+every line through it, `model.request` included, before the line is written. Personal data
+(e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the
+event is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data
+class unchanged. The built-in patterns never match past a quote that ends a JSON string, and
+`redact` checks that a JSON text keeps its structure (an `extra` pattern or literal may not):
+when it would not, each string is redacted alone, so a JSON line always stays valid JSON of
+the same shape.
 """
 
 from __future__ import annotations
@@ -55,12 +61,14 @@ def _quoted_units(depth: int) -> str:
 #: A credential's value after its name and separator (`group 1` ends with its opening quote,
 #: if any): a double-quoted value up to its real closing quote at escaping depths 0-4, a
 #: single-quoted one up to the next quote, or a bare word (a quote inside it is taken when a
-#: letter or digit follows: `ab"cd`; an escaped newline or tab ends it).
+#: letter or digit follows: `ab"cd`; an escaped newline or tab ends it, and so does a `&` that
+#: starts the next query parameter: `?access_token=X&x=1` keeps `&x=1`).
 _VALUE = (
     "(?:"
     + "|".join(f"{_quoted_units(d)}{{4,}}" for d in range(5))
     + r"|(?<=')(?:[^'\"\\\n]|\\+[^'\"\\\n]){4,}"
-    + r"|[^\s\"'\\,}](?:[^\s\"'\\,}]|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,})"
+    + r"|(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=))(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=)"
+    + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,})"
 )
 #: The value of an `Authorization` header (any scheme: Basic, Bearer, Digest, Token, ...):
 #: quoted as above, else to the end of the line (a quoted word inside it is taken).
@@ -82,6 +90,32 @@ _SCHEMES = (
 )
 #: A line break between an `Authorization` header's scheme and its credential: raw or escaped.
 _BREAK = r"(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*"
+
+
+#: A YAML block scalar indicator (`|`, `>-`, `|2+`) after a name: its value is on the next line.
+_BLOCK = r"(?:[|>][1-9]?[+\-]?[1-9]?(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*)?"
+#: Names whose value is a credential, one grammar for every form that names a value: JSON and
+#: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
+#: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
+#: stays outside it and readable: `DB_PASS`, `MYSQL_ROOT_PASSWORD`, `VAULT_SECRET`, `accessKey`.
+_KEY_NAMES = (
+    r"(?:password|passwd|passphrase|passcode|(?<![a-z])pass(?![a-z])|pwd"
+    r"|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key|access[_-]?key|subscription[_-]?key"
+    r"|x-auth|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    r"(?<!tokens)"
+)
+#: Sensitive HTTP header names, one list for every header form. `Name: value` and
+#: `{"Name": "value"}` are found by their kind's name grammar (`authorization` by `bearer`,
+#: `cookie`/`set-cookie` by `cookie`, the others by `_KEY_NAMES`); a pair in a list of headers,
+#: `[["Set-Cookie", "sid=..."]]` or `(("X-Api-Key", "..."),)` (httpx, `requests`, ASGI
+#: style), by the `header` kind.
+_HEADER_NAMES: tuple[str, ...] = (
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
+    "x-auth", "x-auth-token", "x-access-token", "x-vault-token", "ocp-apim-subscription-key",
+    "private-token",
+)  # fmt: skip
+#: Space between the items of a list: raw or JSON-escaped (pretty-printed JSON in a string).
+_ITEM_GAP = r"(?:\s|\\+[nrt])*"
 
 
 def _intl_phone(country: str) -> str:
@@ -106,24 +140,33 @@ _PATTERNS: dict[str, str] = {
     # Stripe (secret, restricted, webhook signing secret), GitHub (classic and fine-grained),
     # GitLab (every `gl...-` token type), npm, PyPI, Hugging Face, Slack (every `xox?-` type,
     # rotating `xoxe.` and app-level `xapp-`), AWS access key ids, Google (API key, OAuth access
-    # `ya29.` and refresh `1//0` tokens).
+    # `ya29.`, refresh `1//0` and OAuth client secret `GOCSPX-` tokens), RubyGems, Docker Hub,
+    # HashiCorp Vault (`hvs.`, `hvb.`, `hvr.`), SendGrid (`SG.<22>.<43>`), Shopify, DigitalOcean
+    # and Grafana service-account tokens.
     "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
     r"|(?:xoxe\.)?xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,})"
-    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}",
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,}"
+    r"|GOCSPX-[A-Za-z0-9_\-]{20,}|rubygems_[A-Za-z0-9]{30,}|dckr_pat_[A-Za-z0-9_\-]{20,}"
+    r"|hv[sbr]\.[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"
+    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,})"
+    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}"
+    # webhook URLs whose path is the secret (the host stays readable), and an API key given
+    # as a `key` query parameter
+    r"|((?<![\w.])hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|(?<![\w.])discord(?:app)?\.com/api/webhooks/|[?&]key=)[A-Za-z0-9_/\-]{20,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
     # in a header written over two lines, raw or JSON-escaped).
-    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|(\bauthorization"
+    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|((?:\bauthorization"
     + _Q
     + r"[ \t\n]*[:=]"
     + _GAP
     + _OPENER
-    + r")(?!\[REDACTED)(?:"
+    + r"))(?!\[REDACTED)(?:"
     + _SCHEMES
     + _BREAK
     + r"[A-Za-z0-9._~+/\-]{4,}+=*+(?!:)|"
@@ -131,37 +174,82 @@ _PATTERNS: dict[str, str] = {
     + ")",
     # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
     # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header.
-    "cookie": r"(?i)((?<![\w\-])(?:set-)?cookies?"
+    "cookie": r"(?i)((?<![\w\-])(?:(?:set-)?cookies?"
     + _Q
     + r"[ \t]*[:=]"
     + _GAP
     + _OPENER
-    + r")(?!\[REDACTED)(?![\[{])"
+    + r"))(?!\[REDACTED)(?![\[{])"
     + _HEADER_VALUE,
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
-    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    # A token written over several lines (broken after a dot, raw or JSON-escaped) is one.
+    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.(?:"
+    + _BREAK
+    + r")?eyJ[A-Za-z0-9_\-]{8,}\.(?:"
+    + _BREAK
+    + r")?[A-Za-z0-9_\-]{8,}",
     # "password": "...", password=..., aws_secret_access_key = ..., "token": "...",
     # "accessToken": "..." (the value only; the key stays readable), at any escaping depth.
     # The match starts at the keyword (a name's prefix such as `aws_` stays outside it and so
     # unchanged): a leading `\b[a-z0-9_-]*` would make the engine try every word of a line.
     # A quoted value is taken up to its real closing quote (spaces, commas and escaped quotes
     # included).
-    "password": r"(?i)((?:password|passwd|passphrase|pwd|secret(?:[_-]?(?:access[_-]?)?key)?"
-    r"|api[_-]?key|access_key|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
-    r"(?<!tokens)" + _Q + r"[ \t\n]*[:=]" + _GAP + _OPENER + r")(?!\[REDACTED)" + _VALUE,
+    # A YAML block scalar (`password: |` then the value on the next line) names one too, and
+    # so does markup (`<password>x</password>`, group 2: the value is the element's text up
+    # to a closing tag of a credential's name).
+    "password": r"(?i)((?:"
+    + _KEY_NAMES
+    + r"(?:"
+    + _Q
+    + r"[ \t\n]*[:=]"
+    + _GAP
+    + _BLOCK
+    + _OPENER
+    + r"|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>))"
+    + r"))(?!\[REDACTED)(?(2)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    + _KEY_NAMES
+    + r">)|"
+    + _VALUE
+    + ")",
+    # A sensitive header's value in a `[name, value]` pair of a list of headers: the pair
+    # opens with the name and closes after the value, so a list of header names stays.
+    "header": r"(?i)([\[(]"
+    + _ITEM_GAP
+    + r"\\*[\"'](?:"
+    + "|".join(re.escape(n) for n in _HEADER_NAMES)
+    + r")\\*[\"']"
+    + _ITEM_GAP
+    + ","
+    + _ITEM_GAP
+    + _OPENER
+    + r")(?!\[REDACTED)"
+    + _HEADER_VALUE
+    + r"(?=\\*[\"']"
+    + _ITEM_GAP
+    + r"[\])])",
     # "my password is X", "the passcode was: X" (natural language).
     "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
     + _OPENER
     + r")(?!\[REDACTED)"
     + _VALUE,
-    # user:password@ in a URL (the password only).
-    "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]+:)"
-    r"(?!\[REDACTED)[^\s/@\"'\\]+(?=@)",
+    # user:password@ in a URL (the password only; the user may be empty, `redis://:pw@host`).
+    # The password may hold `/` and `@` as typed: it ends at the last `@` before the host (a
+    # `?`, `#` or `//` ends the URL's authority, and `host:8080/path@x` is a port, not a
+    # password); the places a password can span are bounded, so no line costs quadratic time.
+    "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]*:)"
+    r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))",
     # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
     # `--auth`), bare or quoted (the password only; a user alone, `-u admin`, is no secret).
+    # A MySQL/MariaDB client's `-pPASSWORD` (lower-case `p`, joined: `-P` is the port) and
+    # `sshpass -p PASSWORD` (the password only).
     "basic_auth": r"(?i)((?<![\w\-])(?:-u|--user|--proxy-user|--auth)(?:[ \t]+|=)?"
     + _OPENER
-    + r"(?!\[REDACTED)[^\s:\"'\\]+:)(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
+    + r"(?!\[REDACTED)[^\s:\"'\\]+:"
+    + r"|(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
+    + r"(?-i:-p)(?=[^\s\-])"
+    + r"|(?<![\w\-])sshpass[ \t]+(?-i:-p)[ \t]*"
+    + _OPENER
+    + r")(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
     r"\.[A-Za-z]{2,}\b",
     # Phone numbers: any `+` number (8-15 digits, with separators or 10+ bare) and a North
@@ -183,14 +271,25 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "api_key": (
         "sk-", "sk_", "rk_", "whsec_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
         *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
-        "asia", "aiza", "ya29.", "1//0",
+        "asia", "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
+        "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
+        "/api/webhooks/", "?key=", "&key=",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
+    # each name, or (names ending in `token`) a quote or backslash after `token`, as a pair
+    # always has one
+    "header": (
+        *(n for n in _HEADER_NAMES if not n.endswith("token")), 'token"', "token'", "token\\",
+    ),
     "jwt": ("eyj",),
     "password": (
-        "passw", "passphrase", "pwd", "secret", "api_key", "apikey", "api-key", "access_key",
-        "private_key", "privatekey", "private-key", "credential",
+        "passw", "passphrase", "passcode", "pwd", "secret", "api_key", "apikey", "api-key",
+        "access_key", "accesskey", "access-key", "subscription_key", "subscriptionkey",
+        "subscription-key", "x-auth", "private_key", "privatekey", "private-key", "credential",
+        # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
+        'pass"', "pass'", "pass\\", "pass:", "pass=", "pass ", "pass\t", "pass\n", "pass>",
+        "token>",
         # a `token` key is followed by a quote, a separator or space (never `s` or `_`: our
         # own `prompt_tokens`, `token_estimate` must not wake the scan on every event)
         'token"', "token'", "token\\", "token:", "token=", "token ", "token\t", "token\n",
@@ -199,7 +298,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
     "url_credentials": ("://",),
     # `-u` (also in `--user`, `--proxy-user`) and `--auth`
-    "basic_auth": ("-u", "--auth"),
+    # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`
+    "basic_auth": ("-u", "--auth", "-p"),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
@@ -212,8 +312,10 @@ _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
 #: that character is in the text, then, only when it is, one regex that starts at the character
-#: and checks the rest of every such trigger around it.
-_RARE_CHARS = "@/+zjxvbwhk9-"
+#: and checks the rest of every such trigger around it. The last few (`g`, `p`, `c`) are in
+#: most lines, but one regex from their few dozen places costs less than one substring scan of
+#: the whole line per trigger (`sg.`, `glsa_`, `npm_`, `pass:`, `secret`, `credential`).
+_RARE_CHARS = "@/+zjxvbwhk9-gpc"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
@@ -234,6 +336,7 @@ DEFAULT_KINDS: tuple[str, ...] = (
     "url_credentials",
     "cookie",
     "basic_auth",
+    "header",
 )
 #: Personal data: kept exact and marked in `payload["personal_data"]` instead (R-S1).
 PERSONAL_KINDS: tuple[str, ...] = ("email", "phone")
@@ -326,7 +429,11 @@ class Redactor:
         # the pre-check wakes for personal data too: it is marked on every event (R-S1/R-S2),
         # not only on one that also holds a credential
         watched = [*patterns, *personal]
-        self._triggers = tuple(sorted({t for k in watched for t in _TRIGGERS.get(k, ())}))
+        # a trigger holding another one (`x-api-key` holds `api-key`) adds no answer: dropped
+        triggers = {t for k in watched for t in _TRIGGERS.get(k, ())}
+        self._triggers = tuple(
+            sorted(t for t in triggers if not any(o != t and o in t for o in triggers))
+        )
         shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
         self._shapes = tuple(_shape_pattern(s) for s in shapes)
         self._plain, self._searches, self._gated = _trigger_checks(self._triggers, shapes)
@@ -725,6 +832,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "password": (
         "password", "passwd", "passphrase", "pwd", "secret", "apikey", "api_key", "api-key",
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
+        "pass", "accesskey", "access-key", "subscription", "x-auth",
     ),
 }  # fmt: skip
 

@@ -75,6 +75,59 @@ SECRETS = [
     ("Authorization: Bearer\nPlantedSplitBearer01", "PlantedSplitBearer01", "bearer"),
     ("Authorization: Basic\r\n  dXNlcjpQbGFudGVkU3BsaXQ=", "dXNlcjpQbGFudGVkU3BsaXQ=", "bearer"),
     ("X-Api-Key:\nPlantedNextLineKey1", "PlantedNextLineKey1", "password"),
+    # URL userinfo: an empty user, a password holding `/` or `@` (ends at the last `@`)
+    ("redis://:PlantedRedisPw1@cache.local:6379/0", "PlantedRedisPw1", "url_credentials"),
+    ("postgres://app:Planted/Slash9@db.local/app", "Planted/Slash9", "url_credentials"),
+    ("https://bob:Pl@ntedAt99@host.example/x", "Pl@ntedAt99", "url_credentials"),
+    # the password-like key names, one grammar for JSON keys, env names and YAML
+    ('{"passcode": "PlantedCode77"}', "PlantedCode77", "password"),
+    ('{"user": "bob", "pass": "PlantedPass77"}', "PlantedPass77", "password"),
+    ("DB_PASS=PlantedDbPass1", "PlantedDbPass1", "password"),
+    ("MYSQL_ROOT_PASSWD=PlantedPasswd2", "PlantedPasswd2", "password"),
+    ("APP_SECRET=PlantedAppSecret3", "PlantedAppSecret3", "password"),
+    ('{"accessKey": "PlantedAccessKey6"}', "PlantedAccessKey6", "password"),
+    ("access-key: PlantedAccessKey7", "PlantedAccessKey7", "password"),
+    ("mysql -u root -pPlantedMysql4 shop", "PlantedMysql4", "basic_auth"),
+    ("sshpass -p 'PlantedSshpass5' ssh host", "PlantedSshpass5", "basic_auth"),
+    # sensitive headers: one list of names, every form (a pair in a list of headers too)
+    ('[["Set-Cookie", "sid=PlantedPairCookie1; HttpOnly"]]', "PlantedPairCookie1", "header"),
+    ('[["x-api-key", "PlantedPairKey2"]]', "PlantedPairKey2", "header"),
+    ("Ocp-Apim-Subscription-Key: PlantedApim3", "PlantedApim3", "password"),
+    ("X-Auth: PlantedXAuth4", "PlantedXAuth4", "password"),
+    ("X-Auth-Token: PlantedXAuthToken5", "PlantedXAuthToken5", "password"),
+    ("Proxy-Authorization: Basic PlantedProxyAuth6", "PlantedProxyAuth6", "bearer"),
+    # split across lines: a YAML block scalar, a JWT broken after its dots
+    ("password: |\n  PlantedBlock1\n", "PlantedBlock1", "password"),
+    ("client_secret: >-\n  PlantedFolded2\n", "PlantedFolded2", "password"),
+    (JWT.replace(".", ".\n"), JWT.split(".")[2], "jwt"),
+    # markup
+    ("<password>PlantedMarkup1</password>", "PlantedMarkup1", "password"),
+    ("<db_token kind='x'>Planted Markup2</db_token>", "Planted Markup2", "password"),
+    # token prefixes, webhook URLs, a `key` query parameter
+    ("GOCSPX-PlantedGoogleSecret012345", "PlantedGoogleSecret012345", "api_key"),
+    ("rubygems_" + "Planted0" * 6, "Planted0" * 6, "api_key"),
+    ("dckr_pat_PlantedDocker0123456789ab", "PlantedDocker0123456789ab", "api_key"),
+    ("hvs.CAESIPlantedVault0123456789", "CAESIPlantedVault0123456789", "api_key"),
+    ("SG." + "PlantedSendGrid0123456" + "." + "x" * 43, "PlantedSendGrid0123456", "api_key"),
+    ("shpat_" + "Planted0" * 4, "Planted0" * 4, "api_key"),
+    ("shpss_" + "Planted1" * 4, "Planted1" * 4, "api_key"),
+    ("dop_v1_" + "Planted2" * 8, "Planted2" * 8, "api_key"),
+    ("glsa_" + "Planted3" * 4 + "_0123abcd", "Planted3" * 4, "api_key"),
+    (
+        "https://hooks.slack.com/services/T0PLANTED/B0PLANTED/PlantedSlackHook0123",
+        "PlantedSlackHook0123",
+        "api_key",
+    ),
+    (
+        "https://discord.com/api/webhooks/123456789012345678/PlantedDiscordHook0123456789",
+        "PlantedDiscordHook0123456789",
+        "api_key",
+    ),
+    (
+        "https://maps.example.com/api?key=PlantedQueryKey0123456789&x=1",
+        "PlantedQueryKey0123456789",
+        "api_key",
+    ),
 ]
 LONG = "flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 20  # > 512 chars
 

@@ -46,6 +46,8 @@ TRIGGER_PIECES = [
     "text", "whatsapp", "sms", "mobile", "authorization", "Token", "-----BEGIN PGP ",
     "cookie", "Set-", "-u", "--auth", "gl", "pat-", "npm_", "pypi-", "whsec_", "ya29.", "1//0",
     "xapp-", "555", "0134", "-", "2024-05-20", "(415) ", "+4", "+0", "4155550134",
+    "pass", "passenger", "sg.", "msg", "glsa_", "-p", "x-auth", "token>", "_v1_", "?key=", "&key",
+    "subscription-key", "hooks.slack.com/", "/api/webhooks/", "g", "p", "c", "hvs.", "gocspx-",
 ]  # fmt: skip
 KIND_SETS = [
     redact.DEFAULT_KINDS,
@@ -56,6 +58,8 @@ KIND_SETS = [
     ("phone",),
     (*redact.DEFAULT_KINDS, "email", "phone"),
     ("cookie", "basic_auth"),
+    ("header",),
+    ("password", "header", "jwt"),
 ]
 
 
