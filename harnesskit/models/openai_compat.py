@@ -51,7 +51,7 @@ from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
-from harnesskit.models._options import check_client_options
+from harnesskit.models._options import MAX_SECONDS, check_client_options
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -172,7 +172,8 @@ class OpenAICompatModel:
             api_key_env: name of the environment variable holding the key.
             http_client: an `httpx.Client` to send with (not closed by this model); `None`
                 creates one on first use.
-            timeout_seconds: the most one attempt may take (seconds), from connecting to the
+            timeout_seconds: the most one attempt may take (seconds, > 0 and at most 86,400:
+                one day), from connecting to the
                 last byte of the body or stream: a server dribbling its body, or a stream of
                 `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
@@ -182,11 +183,14 @@ class OpenAICompatModel:
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
-            max_wait_seconds: cap on one `request()` including retries and waits (seconds);
+            max_wait_seconds: cap on one `request()` including retries and waits (seconds, at
+                most 86,400);
                 `None` means only the request's `deadline_monotonic` limits it.
             on_attempt: called with an `Attempt` for every failed or corrective attempt (before
                 the request's own `on_attempt`, which the loop uses for events).
-            headers: extra HTTP headers sent with every request.
+            headers: extra HTTP headers sent with every request: names are RFC 9110 tokens,
+                values visible ASCII, spaces and tabs (no CR, LF, NUL or non-ASCII: httpx
+                sends them as ASCII, and a line break would inject a header).
             extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
             max_data_class: the most sensitive data class this model is approved for
                 (`public` < `internal` < `restricted` < `secret`); `None` approves all.
@@ -304,10 +308,13 @@ class OpenAICompatModel:
             raise UsageError(f"settings['stream'] takes True or False, got {stream!r:.40}")
         wait = settings.get("max_wait_seconds")
         if wait is not None and (
-            isinstance(wait, bool) or not isinstance(wait, int | float) or not wait > 0
+            isinstance(wait, bool)
+            or not isinstance(wait, int | float)
+            or not 0 < wait <= MAX_SECONDS
         ):
             raise UsageError(
-                f"settings['max_wait_seconds'] takes a number of seconds > 0, got {wait!r:.40}"
+                f"settings['max_wait_seconds'] takes a number of seconds > 0 and at most "
+                f"{MAX_SECONDS:g}, got {wait!r:.40}"
             )
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
