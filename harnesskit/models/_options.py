@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harnesskit.errors import UsageError
+from harnesskit.messages import RUNTIME_FIELDS
 
 __all__ = ["MAX_SECONDS", "check_callback", "check_client_options"]
 
@@ -174,6 +175,17 @@ def _mapping(name: str, value: Any) -> None:
         return
     if not all(isinstance(k, str) for k in value):
         raise _bad(name, "a dict with str keys, e.g. {'top_k': 20}", value)
+    for key in value:
+        if key in RUNTIME_FIELDS:
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets; "
+                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[key]}"
+            )
+        if key == "stream":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds 'stream', which the client sets itself; pass "
+                f"{_WHO}(stream=True) or settings={{'stream': True}} instead"
+            )
     try:
         json.dumps(dict(value), allow_nan=False)
     except (TypeError, ValueError) as exc:

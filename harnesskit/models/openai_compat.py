@@ -50,7 +50,13 @@ from typing import TYPE_CHECKING, Any
 from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
-from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
+from harnesskit.messages import (
+    RUNTIME_FIELDS,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+)
 from harnesskit.models._options import MAX_SECONDS, check_client_options
 from harnesskit.models._parse import (
     ProviderError,
@@ -77,6 +83,8 @@ __all__ = ["PRESETS", "Attempt", "OpenAICompatModel", "Preset", "RetryPolicy"]
 
 #: Request settings that steer the client and are never sent to the provider.
 CONTROL_KEYS = frozenset({"max_wait_seconds", "stream"})
+#: Request fields only the runtime sets (`messages`, `tools`, `model`, ...) and the stream switch.
+_OWNED = frozenset(RUNTIME_FIELDS) | {"stream"}
 #: The current request's `on_delta` (set per request, so retries and streams need no plumbing).
 _ON_DELTA: ContextVar[Callable[[StreamDelta], None] | None] = ContextVar("on_delta", default=None)
 
@@ -191,7 +199,9 @@ class OpenAICompatModel:
             headers: extra HTTP headers sent with every request: names are RFC 9110 tokens,
                 values visible ASCII, spaces and tabs (no CR, LF, NUL or non-ASCII: httpx
                 sends them as ASCII, and a line break would inject a header).
-            extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
+            extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`); the
+                fields the runtime sets (`messages`, `tools`, `functions`, `model`, `n`,
+                `stream`) are refused, naming where each belongs.
             max_data_class: the most sensitive data class this model is approved for
                 (`public` < `internal` < `restricted` < `secret`); `None` approves all.
             id_factory: makes replacement tool-call ids; default ids derived from the request's
@@ -383,11 +393,16 @@ class OpenAICompatModel:
     # -- request building -----------------------------------------------------------------------
 
     def _body(self, messages: tuple[Message, ...], request: ModelRequest, stream: bool) -> bytes:
-        body: dict[str, Any] = {"model": self.model, "messages": [m.to_openai() for m in messages]}
+        # the runtime's own fields go in last, so that what the model.request event logged
+        # (messages, tools, settings) is what is sent, whatever extra_body was edited to hold
+        body: dict[str, Any] = {k: v for k, v in self.extra_body.items() if k not in _OWNED}
+        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        body["model"] = self.model
+        body["messages"] = [m.to_openai() for m in messages]
         if request.tools:
             body["tools"] = list(request.tools)
-        body.update(self.extra_body)
-        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        else:
+            body.pop("tools", None)
         if not request.tools:
             body.pop("tool_choice", None)
             body.pop("parallel_tool_calls", None)
