@@ -24,28 +24,30 @@ DONE = "[DONE]"
 def sse_data(lines: Iterable[str]) -> Iterator[str]:
     """Yield the `data` payload of each event in an SSE stream.
 
-    Multi-line data fields are joined with newlines; `event:`, `id:` and `retry:` fields are
-    ignored; so are `:` comment lines and blank lines that end no event (keep-alives). The
-    payload `[DONE]` is yielded like any other.
+    Multi-line data fields are joined with newlines; a line without a colon is a field with an
+    empty value (a bare `data` line adds an empty line, as the SSE spec says); `event:`, `id:`
+    and `retry:` fields, `:` comment lines and blank lines that end no event (keep-alives) are
+    ignored, and an event whose data is empty is not dispatched. The payload `[DONE]` is
+    yielded like any other.
     """
     data: list[str] = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:
             if data:
-                yield "\n".join(data)
+                payload = "\n".join(data)
                 data = []
+                if payload:  # an event whose data is empty is not dispatched (SSE spec)
+                    yield payload
             continue
         if line.startswith(":"):
             continue
-        field, sep, value = line.partition(":")
-        if not sep:
-            continue
+        field, _, value = line.partition(":")  # no colon: the whole line names the field
         if value.startswith(" "):
             value = value[1:]
         if field == "data":
             data.append(value)
-    if data:  # a stream that ends without the final blank line
+    if data and any(data):  # a stream that ends without the final blank line
         yield "\n".join(data)
 
 

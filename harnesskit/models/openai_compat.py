@@ -118,6 +118,7 @@ PRESETS: dict[str, Preset] = {
     ),
 }
 
+_BOM = b"\xef\xbb\xbf"
 _TOOL_PARSE_ERROR = re.compile(r"error parsing tool call", re.I)
 _RAW_GENERATION = re.compile(r"raw='(.*?)'(?:, err=|$)", re.S)
 _HINTS = {
@@ -595,7 +596,9 @@ class OpenAICompatModel:
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
                 else:
-                    raw = read_body(resp, attempt, cap)
+                    # a byte-order mark before the JSON text is dropped (RFC 8259 lets a
+                    # parser ignore it; Python's decoder refuses it)
+                    raw = read_body(resp, attempt, cap).removeprefix(_BOM)
                     data, why = _json.loads(raw)
                     if why is not None:
                         return _Failure(
@@ -674,7 +677,7 @@ class OpenAICompatModel:
 
     def _http_failure(self, resp: httpx.Response, content: bytes) -> _Failure:
         status = resp.status_code
-        text = content.decode(resp.encoding or "utf-8", errors="replace")
+        text = content.decode(resp.encoding or "utf-8", errors="replace").removeprefix("\ufeff")
         err = provider_error(text)
         message = f"HTTP {status}: {err.message}"
         if (status == 400 and err.code == "tool_use_failed") or (

@@ -15,7 +15,7 @@ import pytest
 from harnesskit.errors import ModelError
 from harnesskit.models._retry import RetryPolicy
 from tests.support.edge_client import ask, chunk, make
-from tests.support.loopback import Reply, sse_events
+from tests.support.loopback import Reply, completion, sse_events
 
 ONCE = RetryPolicy(max_retries=0)
 
@@ -56,3 +56,25 @@ def test_an_lf_after_a_cr_in_the_next_read_is_not_a_second_line_end(server):
     server.script(Reply(sse=pieces, sse_gap_seconds=0.05))
     with pytest.raises(ModelError, match="cut or garbled"):
         make(server, stream=True, retry=ONCE).request(ask())
+
+
+def test_a_plain_body_with_a_byte_order_mark_is_read(server):
+    body = json.dumps(completion("Refund OK.")).encode()
+    server.script(Reply(body=b"\xef\xbb\xbf" + body))
+    assert make(server, retry=ONCE).request(ask()).message.content == "Refund OK."
+
+
+def test_an_error_body_with_a_byte_order_mark_is_read_as_an_error_object(server):
+    body = json.dumps({"error": {"message": "no such model"}}).encode()
+    server.script(Reply(status=404, body=b"\xef\xbb\xbf" + body))
+    with pytest.raises(ModelError, match="HTTP 404: no such model;"):
+        make(server, retry=ONCE).request(ask())
+
+
+@pytest.mark.parametrize("empty", ["data:\n\n", "data: \n\n", "data\n\n"], ids=repr)
+def test_an_event_with_empty_data_is_not_dispatched(server, empty):
+    # the SSE spec dispatches no event whose data is empty (`data` with no colon is a data field
+    # with an empty value); it was fed to the parser as a chunk and failed as "not valid JSON"
+    events = sse_events([chunk({"content": "a"}), empty, chunk({"content": "b"}, finish="stop")])
+    server.script(Reply(sse=[empty, *events]))
+    assert make(server, stream=True, retry=ONCE).request(ask()).message.content == "ab"
