@@ -12,7 +12,7 @@ import re
 import pytest
 
 import harnesskit as hk
-from harnesskit.errors import UsageError
+from harnesskit.errors import RateLimitError, UsageError
 from harnesskit.models import get_model
 from tests.support.edge_client import ask, make
 from tests.support.loopback import Reply, completion
@@ -134,3 +134,30 @@ def test_visible_ascii_headers_with_spaces_and_tabs_are_sent(server):
     server.script(Reply(json=completion("ok")))
     make(server, headers={"X-Client": "note book\tv1", "x_b.c~": "!#$"}).request(ask())
     assert server.requests[0].headers["x-client"] == "note book\tv1"
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"initial_backoff_seconds": 1e300, "max_backoff_seconds": 1e300},  # sleep() overflowed
+        {"max_backoff_seconds": float("nan")},  # sleep(nan): a raw ValueError
+        {"max_retry_after_seconds": float("inf")},
+        {"max_retries": "3"},  # a raw TypeError
+        {"max_retries": True},
+    ],
+    ids=["huge-backoff", "nan-backoff", "inf-retry-after", "str-retries", "bool-retries"],
+)
+def test_a_retry_policy_out_of_range_is_refused_when_made(kw):
+    from harnesskit.models._retry import RetryPolicy
+
+    with pytest.raises(UsageError, match=r"RetryPolicy\(\w+=\.\.\.\) takes"):
+        RetryPolicy(**kw)
+
+
+def test_a_server_asking_to_wait_past_the_retry_after_cap_is_not_waited_for(server):
+    from harnesskit.models._retry import RetryPolicy
+
+    server.script(Reply(status=429, headers={"Retry-After": "1e300"}), Reply(json=completion()))
+    retry = RetryPolicy(max_retries=1, max_retry_after_seconds=86_400)
+    with pytest.raises(RateLimitError, match="longer than max_retry_after_seconds=86400"):
+        make(server, retry=retry).request(ask())
