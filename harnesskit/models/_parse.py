@@ -51,7 +51,10 @@ __all__ = [
 
 TRUNCATED = "truncated"
 
-_FENCE = re.compile(r"```[ \t]*([\w.+-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.S)
+#: A markdown fence's opening: 3+ backticks or tildes, a language word, the rest of its line.
+_FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w.+-]*)[^\n`]*\n?")
+_CLOSE = {"`": re.compile("`{3,}"), "~": re.compile("~{3,}")}
+_SCAN = json.JSONDecoder(parse_constant=lambda _: None)
 _TAG = re.compile(
     r"<(tool_call|tool_calls|function_call|functioncall|function_calls)>\s*(.*?)\s*(?:</\1>|\Z)",
     re.S | re.I,
@@ -266,7 +269,7 @@ def recover_calls(
     """
     calls: list[ToolCall] = []
     spans: list[tuple[int, int]] = []
-    for pattern, group in ((_TAG, 2), (_MISTRAL, 1), (_FENCE, 2)):
+    for pattern, group in ((_TAG, 2), (_MISTRAL, 1)):
         for m in pattern.finditer(text):
             if any(s <= m.start() < e for s, e in spans):
                 continue
@@ -274,6 +277,13 @@ def recover_calls(
             if found:
                 calls.extend(found)
                 spans.append(m.span())
+    for start, end, block in _fences(text):
+        if any(s <= start < e for s, e in spans):
+            continue
+        found = _calls_in_block(block, finish_reason)
+        if found:
+            calls.extend(found)
+            spans.append((start, end))
     if not calls:
         for start, end, value in _json_values(text):
             found = [c for c in _calls_from_value(value) if c.name in tool_names]
@@ -287,6 +297,47 @@ def recover_calls(
         rest = rest[:start] + rest[end:]
     rest = rest.strip()
     return calls, rest or None
+
+
+def _fences(text: str) -> Iterator[tuple[int, int, str]]:
+    """Markdown fenced blocks in `text` as `(start, end, body)`; an unclosed one runs to the end.
+
+    A fence opens with 3+ backticks or tildes and closes with a run of the same character at
+    least as long (CommonMark). When the body opens with a JSON value followed by a closing
+    run, the block ends there, so a fence inside a string value is not its end; otherwise the
+    first closing run ends it. At most `_MAX_STARTS` fences are read.
+    """
+    pos = 0
+    for _ in range(_MAX_STARTS):
+        m = _FENCE.search(text, pos)
+        if m is None:
+            return
+        marker = m.group(1)
+        close_run = _CLOSE[marker[0]]
+        body = m.end()
+        first = len(text) - len(text[body:].lstrip())
+        close = None
+        try:
+            end = _SCAN.raw_decode(text, first)[1]
+        except (ValueError, RecursionError):
+            end = None
+        if end is not None:
+            after = len(text) - len(text[end:].lstrip())
+            close = close_run.match(text, after)
+            if close is not None and len(close.group()) < len(marker):
+                close = None
+            if close is not None:
+                yield m.start(), close.end(), text[body:end]
+                pos = close.end()
+                continue
+        for run in close_run.finditer(text, body):
+            if len(run.group()) >= len(marker):
+                yield m.start(), run.end(), text[body : run.start()]
+                pos = run.end()
+                break
+        else:
+            yield m.start(), len(text), text[body:]
+            return
 
 
 def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:

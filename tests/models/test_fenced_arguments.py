@@ -114,3 +114,34 @@ def test_a_fence_followed_by_many_fence_runs_is_read_in_one_pass(server, tmp_pat
     assert result.ok is False
     message = json.loads(result.content)["message"]
     assert "markdown code fence" in message and "incomplete" in message
+
+
+_CALL = '{"name": "lookup_order", "arguments": {"order_id": "A"}}'
+
+
+@pytest.mark.parametrize(
+    ("content", "left"),
+    [
+        (f"~~~json\n{_CALL}\n~~~\nThanks", "Thanks"),
+        (f"````json\n{_CALL}\n````", None),
+        (f"Sure:\n~~~\n{_CALL}\n~~~", "Sure:"),
+    ],
+    ids=["tildes", "four-backticks", "prose-before"],
+)
+def test_a_call_written_in_any_fence_is_recovered_without_leftovers(
+    server, tmp_path, content, left
+):
+    run = run_once(server, completion(content), tmp_path)
+
+    (result,) = run.log.of_type("tool.result")
+    assert result.ok is True and json.loads(result.content)["order_id"] == "A"
+    (response, _) = run.log.of_type("model.response")
+    assert response.payload["message"].get("content") == left
+
+
+def test_a_fence_inside_a_recovered_call_string_is_not_its_end(server, tmp_path):
+    call = '{"name": "lookup_order", "arguments": {"order_id": "a ``` b"}}'
+    run = run_once(server, completion(f"```json\n{call}\n```"), tmp_path)
+
+    (result,) = run.log.of_type("tool.result")
+    assert json.loads(result.content)["order_id"] == "a ``` b"  # was "a", the rest as text
