@@ -49,7 +49,12 @@ _CONTROL_TOKEN = lazy_pattern(
     re.I,
 )
 _CONTROL_CHARS = lazy_pattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE = lazy_pattern(r"\A\s*```[ \t]*([\w.+-]*)[ \t]*\n?(.*)\Z", re.S)
+#: A markdown fence opening a line (CommonMark: 3+ backticks or tildes), its language word,
+#: and the line end after it (a body may also start on the fence's own line).
+_FENCE = lazy_pattern(r"(?:\A|(?<=\n))[ \t]*(`{3,}|~{3,})[ \t]*([\w.+-]*)[ \t]*(?:\r?\n)?")
+#: A run of fence characters; a closing fence is one of the opening's character, as long or
+#: longer.
+_RUN = {"`": lazy_pattern("`{3,}"), "~": lazy_pattern("~{3,}")}
 _PY_LITERAL = lazy_pattern(r"""\A\s*\{\s*'|:\s*'|\b(?:True|False|None)\b""")
 _SURROGATE_ESCAPE = lazy_pattern(r"\\u[dD][89a-fA-F]")  # a lone one needs cleaning
 _LONG_INT = lazy_pattern(rf"\d{{{MAX_INT_DIGITS + 1}}}")
@@ -436,60 +441,151 @@ def read_arguments(
             error_type="invalid_argument",
             hint=_ONE_OBJECT,
         )
-    fence = _FENCE.match(text)
-    if fence:
-        return _fenced(fence.group(2), cut_off=cut_off, max_tokens=max_tokens)
+    return _read_text(text, err, cut_off=cut_off, max_tokens=max_tokens)
+
+
+def _read_text(text: str, err: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
+    """Read argument text that is not one JSON value (`err`: why): a fence, or a diagnosis."""
+    head = text.lstrip()[:1]
+    if head in ("`", "~"):
+        fence = _FENCE.match(text, len(text) - len(text.lstrip()))
+    elif head not in ("{", "[", '"'):  # prose before a fence; text opening as JSON is not
+        fence = _FENCE.search(text)
+    else:
+        fence = None
+    if fence is not None:
+        return _fenced(text, fence, cut_off=cut_off, max_tokens=max_tokens)
     return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
 
 
-def _fenced(inside: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
-    """Read argument text that opens with a markdown code fence (`inside`: all after it).
-
-    The fence is closed by the first closing ``` after which the body reads as one JSON
-    object; text after that closing fence is dropped when it is not another JSON value (prose
-    such as "Hope this helps"), as after a bare object. A fence never closed, or closed around
-    something that is not one object, is an error naming which.
-    """
-    start = 0
-    while (close := inside.find("```", start)) >= 0:
-        start = close + 3
-        inner, inner_err = loads(inside[:close].strip(), strict=True)
-        if inner_err is not None or not isinstance(inner, dict):
-            continue
-        rest = inside[start:].strip()
-        if not rest:
-            return ArgumentsRead(arguments=inner, repair="markdown code fence removed")
-        if rest[:1] in ("{", "[", "`"):
-            return ArgumentsRead(
-                arguments=None,
-                error=f"arguments are not valid JSON: {len(rest)} chars of trailing data after "
-                "the closed markdown code fence",
-                error_type="invalid_argument",
-                hint="send one JSON object and nothing after it (no fence, second object or code)",
-            )
-        return ArgumentsRead(
-            arguments=inner,
-            repair=f"markdown code fence removed; dropped {len(rest)} chars of trailing text "
-            "after it",
-        )
-    closed = "```" in inside
-    body = inside.split("```", 1)[0].strip() if closed else inside.strip()
-    read = read_arguments(body, cut_off=cut_off, max_tokens=max_tokens)
-    if read.arguments is not None:  # an object, but the fence never closes or holds more
+def _read_body(text: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
+    """`read_arguments` of a fence's body: the same reading, without looking for a fence."""
+    if not text.strip():
         return ArgumentsRead(
             arguments=None,
-            error="arguments are wrapped in a markdown code fence that holds text besides "
-            "the JSON object"
-            if closed
-            else "arguments are wrapped in a markdown code fence that is never closed",
+            error="arguments are not valid JSON: the fence is empty",
             error_type="invalid_argument",
-            hint="remove the ``` code fence; " + _ONE_OBJECT,
+            hint=_ONE_OBJECT,
         )
+    value, err = loads(text, strict=True)
+    if err is None:
+        if isinstance(value, dict):
+            return ArgumentsRead(arguments=value)
+        if isinstance(value, str):
+            inner, inner_err = loads(value, strict=True)
+            if inner_err is None and isinstance(inner, dict):
+                return ArgumentsRead(arguments=inner, repair="double-encoded JSON string decoded")
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments must be a JSON object, got {_kind(value)}",
+            error_type="invalid_argument",
+            hint=_ONE_OBJECT,
+        )
+    return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
+
+
+#: Finds where a JSON value ends without refusing anything (the strict read follows).
+_SCANNER = json.JSONDecoder(parse_int=_lenient_int, parse_constant=lambda _: None)
+
+
+def _value_end(text: str, start: int) -> int | None:
+    """The end of the JSON value starting at `start`, or `None` when there is none."""
+    try:
+        return _SCANNER.raw_decode(text, start)[1]
+    except (ValueError, RecursionError):
+        return None
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _fenced(
+    text: str, fence: re.Match[str], *, cut_off: bool, max_tokens: int | None
+) -> ArgumentsRead:
+    """Read argument text holding a markdown code fence (`fence`: its opening).
+
+    One pass, whatever the text (each ``` is not tried as the end in turn): the JSON value
+    after the opening is scanned to its end, and the fence is closed when a run of the
+    opening's character, at least as long (CommonMark), follows it. A ``` inside a string value
+    is therefore never the end. Prose before the fence and after the closed fence is dropped,
+    noted in `repair`, unless what follows is another JSON value or fence. A fence never
+    closed, or closed around something that is not one object, is an error naming which.
+    """
+    marker = fence.group(1)
+    run = _RUN[marker[0]]
+    inside = text[fence.end() :]
+    before = text[: fence.start()].strip()
+    pos = _skip_space(inside, 0)
+    end = _value_end(inside, pos)
+    if end is not None:
+        read = _read_body(inside[pos:end], cut_off=cut_off, max_tokens=max_tokens)
+        close = run.match(inside, _skip_space(inside, end))
+        if close is not None and len(close.group()) < len(marker):
+            close = None  # a shorter run does not close the fence
+        if read.arguments is not None and close is not None:
+            return _after_fence(read, inside[close.end() :].strip(), before)
+        if read.arguments is not None:
+            closed = _closing(inside, end, marker) is not None
+            return _fence_error(closed=closed)
+        return _fence_read_error(read)
+    close_at = _closing(inside, pos, marker)
+    body = inside[pos:close_at] if close_at is not None else inside[pos:]
+    read = _read_body(body, cut_off=cut_off, max_tokens=max_tokens)
+    if read.arguments is not None:  # not expected (the scan failed); say what is true of it
+        return _fence_error(closed=close_at is not None)
+    return _fence_read_error(read)
+
+
+def _closing(text: str, start: int, marker: str) -> int | None:
+    """Where the first run closing a fence opened by `marker` starts at or after `start`."""
+    for m in _RUN[marker[0]].finditer(text, start):
+        if len(m.group()) >= len(marker):
+            return m.start()
+    return None
+
+
+def _after_fence(read: ArgumentsRead, rest: str, before: str) -> ArgumentsRead:
+    another_fence = rest[:1] in _RUN and _RUN[rest[0]].match(rest) is not None
+    another_value = rest[:1] in ("{", "[") and _value_end(rest, 0) is not None
+    if another_fence or another_value:
+        return ArgumentsRead(
+            arguments=None,
+            error=f"arguments are not valid JSON: {len(rest)} chars of trailing data after "
+            "the closed markdown code fence (another JSON value or fence)",
+            error_type="invalid_argument",
+            hint="send one JSON object and nothing after it (no fence, second object or code)",
+        )
+    notes = ["markdown code fence removed"]
+    if read.repair:
+        notes.append(read.repair)
+    if before:
+        notes.append(f"dropped {len(before)} chars of text before it")
+    if rest:
+        notes.append(f"dropped {len(rest)} chars of trailing text after it")
+    return ArgumentsRead(arguments=read.arguments, repair="; ".join(notes))
+
+
+def _fence_error(*, closed: bool) -> ArgumentsRead:
+    return ArgumentsRead(
+        arguments=None,
+        error="arguments are wrapped in a markdown code fence that holds text besides "
+        "the JSON object"
+        if closed
+        else "arguments are wrapped in a markdown code fence that is never closed",
+        error_type="invalid_argument",
+        hint="remove the code fence; " + _ONE_OBJECT,
+    )
+
+
+def _fence_read_error(read: ArgumentsRead) -> ArgumentsRead:
     return ArgumentsRead(
         arguments=None,
         error=f"arguments are wrapped in a markdown code fence and {read.error}",
         error_type=read.error_type,
-        hint=f"remove the ``` code fence; {read.hint}",
+        hint=f"remove the code fence; {read.hint}",
     )
 
 

@@ -511,7 +511,19 @@ _NOT_SETTINGS = (
 )
 
 
-_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS)
+#: Request fields the runtime builds itself, and where what they would carry belongs: sent in
+#: `settings` (or a client's `extra_body`) they would replace the prompt, the tools or the model
+#: the run chose, unlogged and unchecked (R-S1, R-S2).
+RUNTIME_FIELDS: dict[str, str] = {
+    "messages": "the prompt is built from the run's log: pass the task to start()/run(), "
+    "messages with run.send(...), and the system prompt as Harness(system_prompt=...)",
+    "tools": "the tools offered are the harness's: Harness([tool, ...])",
+    "functions": "the tools offered are the harness's: Harness([tool, ...])",
+    "model": "choose the model with get_model('<provider>:<model>')",
+    "n": "only the first choice of an answer is read; send one request per answer",
+}
+
+_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS) | frozenset(RUNTIME_FIELDS)
 
 
 @frozen_dataclass(kw_only=True)
@@ -545,7 +557,9 @@ class ModelRequest:
     """Tool specs in chat-completions form (`{"type": "function", "function": {...}}`)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """Sampling settings sent as request fields (`temperature`, `max_tokens`, `tool_choice`,
-    `seed`), plus the HTTP client's per-request switches `stream` and `max_wait_seconds`."""
+    `seed`), plus the HTTP client's per-request switches `stream` and `max_wait_seconds`. The
+    fields the runtime sets (`RUNTIME_FIELDS`: `messages`, `tools`, `model`, ...) are refused
+    with a `UsageError` saying where each belongs."""
     run_id: str = ""
     """The run this request belongs to (for fakes that keep per-run state, and call ids)."""
     step: int = 0
@@ -573,6 +587,12 @@ class ModelRequest:
     def __post_init__(self) -> None:
         if _NOT_SETTINGS_SET.isdisjoint(self.settings):
             return  # the common case (every request of a run): no sets built, nothing sorted
+        owned = sorted(set(self.settings) & set(RUNTIME_FIELDS))
+        if owned:
+            raise UsageError(
+                f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
+                f"setting: {RUNTIME_FIELDS[owned[0]]}"
+            )
         smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
         if smuggled:
             raise UsageError(

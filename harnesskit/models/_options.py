@@ -11,14 +11,26 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from harnesskit.errors import UsageError
+from harnesskit.messages import RUNTIME_FIELDS
 
-__all__ = ["check_callback", "check_client_options"]
+__all__ = ["MAX_SECONDS", "check_callback", "check_client_options"]
 
 _WHO = "OpenAICompatModel"
+
+#: The longest `timeout_seconds` / `max_wait_seconds` accepted (seconds): one day. Larger values
+#: overflow the socket layer (`1e300` was a raw `OverflowError` at the first request) and no
+#: single model request should be waited on longer.
+MAX_SECONDS = 86_400.0
+#: An HTTP field name (RFC 9110 section 5.1: a token).
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: What an HTTP field value may not hold as httpx sends it: anything but visible ASCII, space
+#: and tab (CR, LF and NUL would split or end the header; httpx encodes values as ASCII).
+_BAD_VALUE_CHAR = re.compile(r"[^\t\x20-\x7e]")
 
 
 def _bad(name: str, takes: str, value: Any) -> UsageError:
@@ -30,8 +42,13 @@ def _number(value: Any) -> bool:
 
 
 def _seconds(name: str, value: Any, example: str) -> None:
-    if not _number(value) or not math.isfinite(value) or value <= 0:
-        raise _bad(name, f"a finite number of seconds > 0 (e.g. {name}={example})", value)
+    if not _number(value) or not math.isfinite(value) or value <= 0 or value > MAX_SECONDS:
+        raise _bad(
+            name,
+            f"a finite number of seconds > 0 and at most {MAX_SECONDS:g} (one day; e.g. "
+            f"{name}={example})",
+            value,
+        )
 
 
 def check_callback(owner: str, name: str, fn: Any, args: tuple[Any, ...], shape: str) -> None:
@@ -92,6 +109,12 @@ def check_client_options(given: Mapping[str, Any]) -> None:
         value = given.get(name)
         if value is not None and not isinstance(value, str):
             raise _bad(name, "a str or None", type(value).__name__)  # never show a key
+    key = given.get("api_key")
+    if isinstance(key, str) and (bad := _BAD_VALUE_CHAR.search(key)) is not None:
+        raise UsageError(  # sent as a header value; the key itself is never shown
+            f"{_WHO}(api_key=...) holds {_char_kind(bad.group())} at position {bad.start()}; "
+            "an API key is sent in the Authorization header and must be visible ASCII"
+        )
     client = given.get("http_client")
     if client is not None:
         import httpx
@@ -148,13 +171,52 @@ def _mapping(name: str, value: Any) -> None:
         for k, v in value.items():
             if not isinstance(k, str) or not isinstance(v, str):
                 raise _bad(name, "a dict of str names to str values", f"{k!r}: {v!r:.40}")
+            _header(k, v)
         return
     if not all(isinstance(k, str) for k in value):
         raise _bad(name, "a dict with str keys, e.g. {'top_k': 20}", value)
+    for key in value:
+        if key in RUNTIME_FIELDS:
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets; "
+                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[key]}"
+            )
+        if key == "stream":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds 'stream', which the client sets itself; pass "
+                f"{_WHO}(stream=True) or settings={{'stream': True}} instead"
+            )
     try:
         json.dumps(dict(value), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise _bad(name, f"JSON values only ({exc})", value) from None
+
+
+def _header(name: str, value: str) -> None:
+    """Refuse a header httpx could not send, or that would inject another (value never shown)."""
+    if not _TOKEN.fullmatch(name):
+        raise UsageError(
+            f"{_WHO}(headers=...): the header name {name!r:.60} is not an HTTP field name "
+            "(RFC 9110: letters, digits and !#$%&'*+-.^_`|~ only, no spaces or colons), "
+            "e.g. 'X-Client'"
+        )
+    bad = _BAD_VALUE_CHAR.search(value)
+    if bad is not None:
+        raise UsageError(
+            f"{_WHO}(headers=...): the value of header {name!r} holds {_char_kind(bad.group())} "
+            f"at position {bad.start()}; header values are sent as visible ASCII, spaces and "
+            "tabs only (percent-encode or drop other characters)"
+        )
+
+
+def _char_kind(char: str) -> str:
+    if char in "\r\n":
+        return "a line break"
+    if char == "\x00":
+        return "a NUL character"
+    if ord(char) < 0x20 or char == "\x7f":
+        return f"a control character (U+{ord(char):04X})"
+    return f"a non-ASCII character (U+{ord(char):04X})"
 
 
 def _shown_url(url: str) -> str:

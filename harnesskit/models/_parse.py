@@ -41,6 +41,8 @@ __all__ = [
     "ProviderError",
     "error_from_object",
     "call_id_factory",
+    "content_text",
+    "json_kind",
     "parse_completion",
     "parse_usage",
     "provider_error",
@@ -49,7 +51,10 @@ __all__ = [
 
 TRUNCATED = "truncated"
 
-_FENCE = re.compile(r"```[ \t]*([\w.+-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.S)
+#: A markdown fence's opening: 3+ backticks or tildes, a language word, the rest of its line.
+_FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*([\w.+-]*)[^\n`]*\n?")
+_CLOSE = {"`": re.compile("`{3,}"), "~": re.compile("~{3,}")}
+_SCAN = json.JSONDecoder(parse_constant=lambda _: None)
 _TAG = re.compile(
     r"<(tool_call|tool_calls|function_call|functioncall|function_calls)>\s*(.*?)\s*(?:</\1>|\Z)",
     re.S | re.I,
@@ -199,16 +204,16 @@ def parse_completion(
             "the completion's first choice has no message", model=model, body=_snippet(body)
         )
     finish = choice.get("finish_reason")
-    finish = str(finish) if finish not in (None, "") else None
-    raw_content = message.get("content")
-    if raw_content is not None and not isinstance(raw_content, str | list):
+    if finish is not None and not isinstance(finish, str):
         raise ModelOutputError(
-            f"the message content is a JSON {_json_kind(raw_content)}, not text (a string or a "
-            "list of text parts)",
+            f"the completion's finish_reason is a JSON {_json_kind(finish)}, not a string",
             model=model,
             body=_snippet(body),
         )
-    content = _text(raw_content)
+    finish = finish or None
+    content, wrong = content_text(message.get("content"))
+    if wrong is not None:
+        raise ModelOutputError(f"the message {wrong}", model=model, body=_snippet(body))
     if content is None and isinstance(message.get("refusal"), str):
         content = message["refusal"]
     usage = parse_usage(body.get("usage"))
@@ -264,7 +269,7 @@ def recover_calls(
     """
     calls: list[ToolCall] = []
     spans: list[tuple[int, int]] = []
-    for pattern, group in ((_TAG, 2), (_MISTRAL, 1), (_FENCE, 2)):
+    for pattern, group in ((_TAG, 2), (_MISTRAL, 1)):
         for m in pattern.finditer(text):
             if any(s <= m.start() < e for s, e in spans):
                 continue
@@ -272,6 +277,13 @@ def recover_calls(
             if found:
                 calls.extend(found)
                 spans.append(m.span())
+    for start, end, block in _fences(text):
+        if any(s <= start < e for s, e in spans):
+            continue
+        found = _calls_in_block(block, finish_reason)
+        if found:
+            calls.extend(found)
+            spans.append((start, end))
     if not calls:
         for start, end, value in _json_values(text):
             found = [c for c in _calls_from_value(value) if c.name in tool_names]
@@ -285,6 +297,47 @@ def recover_calls(
         rest = rest[:start] + rest[end:]
     rest = rest.strip()
     return calls, rest or None
+
+
+def _fences(text: str) -> Iterator[tuple[int, int, str]]:
+    """Markdown fenced blocks in `text` as `(start, end, body)`; an unclosed one runs to the end.
+
+    A fence opens with 3+ backticks or tildes and closes with a run of the same character at
+    least as long (CommonMark). When the body opens with a JSON value followed by a closing
+    run, the block ends there, so a fence inside a string value is not its end; otherwise the
+    first closing run ends it. At most `_MAX_STARTS` fences are read.
+    """
+    pos = 0
+    for _ in range(_MAX_STARTS):
+        m = _FENCE.search(text, pos)
+        if m is None:
+            return
+        marker = m.group(1)
+        close_run = _CLOSE[marker[0]]
+        body = m.end()
+        first = len(text) - len(text[body:].lstrip())
+        close = None
+        try:
+            end = _SCAN.raw_decode(text, first)[1]
+        except (ValueError, RecursionError):
+            end = None
+        if end is not None:
+            after = len(text) - len(text[end:].lstrip())
+            close = close_run.match(text, after)
+            if close is not None and len(close.group()) < len(marker):
+                close = None
+            if close is not None:
+                yield m.start(), close.end(), text[body:end]
+                pos = close.end()
+                continue
+        for run in close_run.finditer(text, body):
+            if len(run.group()) >= len(marker):
+                yield m.start(), run.end(), text[body : run.start()]
+                pos = run.end()
+                break
+        else:
+            yield m.start(), len(text), text[body:]
+            return
 
 
 def _calls_in_block(block: str, finish_reason: str | None) -> list[ToolCall]:
@@ -380,9 +433,13 @@ def _calls_from_value(value: Any, depth: int = 0) -> list[ToolCall]:
 
 def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
     fn = data.get("function")
-    if not isinstance(fn, dict):
+    if fn is None:
         fn = data  # some servers put name/arguments at the top level
+    elif not isinstance(fn, dict):
+        return _wrong_field(data, "function", fn, 'an object {"name": ..., "arguments": ...}')
     name = fn.get("name")
+    if name is not None and not isinstance(name, str):
+        return _wrong_field(data, "function name", name, "a string")
     raw = fn.get("arguments", fn.get("parameters"))
     raw_id = data.get("id")
     plain = _json.plain_arguments(raw) if isinstance(raw, str) else None
@@ -428,6 +485,25 @@ def _malformed_call(entry: Any) -> ToolCall:
             'send each tool call as {"id": ..., "type": "function", "function": {"name": '
             '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
         ),
+    )
+
+
+def _wrong_field(data: dict[str, Any], field: str, value: Any, takes: str) -> ToolCall:
+    """A call with a field of the wrong type: answered with an error, like `_malformed_call`."""
+    raw_id = data.get("id")
+    fn = data.get("function")
+    name = fn if isinstance(fn, str) else fn.get("name") if isinstance(fn, dict) else None
+    return ToolCall(
+        id=raw_id if isinstance(raw_id, str) else "",
+        name=name[:200] if isinstance(name, str) else "",
+        raw_arguments=_raw_text(data),
+        parse_error=f"the tool call's {field} is a JSON {_json_kind(value)}, not {takes}",
+        parse_error_type="invalid_argument",
+        parse_hint=(
+            'send each tool call as {"id": ..., "type": "function", "function": {"name": '
+            '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
+        ),
+        original_id=None if isinstance(raw_id, str) else ("" if raw_id is None else str(raw_id)),
     )
 
 
@@ -498,23 +574,67 @@ def _unique_ids(
     return out
 
 
-def _text(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        ]
-        return "".join(parts) if parts else None
-    return None
+def content_text(content: Any) -> tuple[str | None, str | None]:
+    """Read message content: a string, a list of text parts, or nothing.
+
+    Args:
+        content: the `content` of a message or stream delta, as decoded.
+
+    Returns:
+        `(text, None)` (text `None` for no content or an empty list), or `(None, what)` where
+        `what` says what is wrong ("content is a JSON number, not text ..."): a number, an
+        object or a boolean, or a list holding anything but text parts
+        (`{"type": "text", "text": "..."}`).
+    """
+    if content is None or isinstance(content, str):
+        return content, None
+    if not isinstance(content, list):
+        return None, (
+            f"content is a JSON {_json_kind(content)}, not text (a string or a list of text parts)"
+        )
+    parts = []
+    for n, part in enumerate(content):
+        if (
+            not isinstance(part, dict)
+            or not isinstance(part.get("text"), str)
+            or part.get("type", "text") != "text"
+        ):
+            kind = _part_kind(part)
+            return None, (
+                f"content list's part {n} is {kind}, not a text part "
+                '({"type": "text", "text": "..."}); the list must hold text parts only'
+            )
+        parts.append(part["text"])
+    return ("".join(parts) if parts else None), None
+
+
+def _part_kind(part: Any) -> str:
+    if part is None:
+        return "null"
+    if not isinstance(part, dict):
+        return f"a JSON {_json_kind(part)}"
+    kind = part.get("type", "text")
+    if kind != "text":
+        return f"a part of type {str(kind)[:40]!r}"
+    text = "missing" if "text" not in part else _json_kind(part["text"])
+    return f"a text part whose text is {text}"
 
 
 def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int | float):
         return "number"
-    return "object" if isinstance(value, dict) else type(value).__name__
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "value"
+
+
+def json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's type (`number`, `array`, ...), for error messages."""
+    return _json_kind(value)
 
 
 def _int(value: Any) -> int:

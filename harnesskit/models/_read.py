@@ -85,8 +85,10 @@ def read_body(resp: httpx.Response, deadline: Deadline, cap: int | None = None) 
 def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None) -> Iterator[str]:
     """The lines of a streamed body, checking the deadline per chunk.
 
-    Lines end as the SSE specification allows: CRLF, LF or a lone CR (a CRLF split across two
-    chunks is still one line end); the body is UTF-8.
+    Lines end as the SSE specification allows: CRLF, LF or a lone CR. A CR ends its line as
+    soon as it arrives, so a stream whose server then waits is not held back; an LF arriving
+    first in the next chunk is the rest of that CRLF and is dropped. The body is UTF-8; one
+    byte-order mark at its start is dropped, as the specification says.
 
     Every chunk counts, so keep-alive comments and a body dripping without a newline stop at
     the deadline as surely as data lines do.
@@ -104,22 +106,30 @@ def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None)
             stream passed `cap` bytes.
     """
     size = 0
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    # utf-8-sig drops one byte-order mark at the start of the stream only (the SSE spec says
+    # to), also when it arrives split across chunks
+    decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
     pending = ""
+    after_cr = False  # the last text ended with a CR: an LF opening the next is its other half
     for chunk in resp.iter_bytes():
         size += len(chunk)
         if cap is not None and size > cap:
             raise _too_large(resp, cap, size)
         _check(deadline, "stream")
-        pending += decoder.decode(chunk)
+        text = decoder.decode(chunk)
+        if not text:
+            continue
+        if after_cr and text[0] == "\n":
+            text = text[1:]
+        after_cr = text.endswith("\r")
+        pending += text
         if "\r" not in pending:  # the common case: LF ends only
             *lines, pending = pending.split("\n")
             yield from lines
             continue
-        # a CR that ends the text so far may be the first half of a CRLF: keep it for later
-        cut = len(pending) - 1 if pending.endswith("\r") else len(pending)
-        *lines, rest = _EOL.split(pending[:cut])
-        pending = rest + pending[cut:]
+        # a trailing CR ends its line now (the server may send nothing more for a while);
+        # the LF of a CRLF split across reads is dropped when it arrives
+        *lines, pending = _EOL.split(pending)
         yield from lines
     pending += decoder.decode(b"", final=True)
     *lines, last = _EOL.split(pending)

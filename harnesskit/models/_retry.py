@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
+from harnesskit.models._options import MAX_SECONDS
 
 __all__ = [
     "NO_RETRY_STATUS",
@@ -49,12 +50,24 @@ class RetryPolicy:
     """Longest `Retry-After` the client will honour; a longer one ends the retries (seconds)."""
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0:
-            raise UsageError(f"max_retries must be >= 0, got {self.max_retries}")
-        if self.initial_backoff_seconds < 0 or self.max_backoff_seconds < 0:
-            raise UsageError("backoff seconds must be >= 0")
-        if not 0 <= self.jitter <= 1:
-            raise UsageError(f"jitter must be between 0 and 1, got {self.jitter}")
+        retries = self.max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise UsageError(f"RetryPolicy(max_retries=...) takes an int >= 0, got {retries!r:.40}")
+        for name in ("initial_backoff_seconds", "max_backoff_seconds", "max_retry_after_seconds"):
+            value = getattr(self, name)
+            # a wait is passed to sleep(): NaN and 1e300 were raw ValueError / OverflowError
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value <= MAX_SECONDS
+            ):
+                raise UsageError(
+                    f"RetryPolicy({name}=...) takes a number of seconds >= 0 and at most "
+                    f"{MAX_SECONDS:g} (one day), got {value!r:.40}"
+                )
+        jitter = self.jitter
+        if isinstance(jitter, bool) or not isinstance(jitter, int | float) or not 0 <= jitter <= 1:
+            raise UsageError(f"jitter must be between 0 and 1, got {jitter!r:.40}")
 
 
 @frozen_dataclass(kw_only=True)

@@ -14,6 +14,7 @@ from typing import Any
 from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
+from harnesskit.models._parse import content_text, error_from_object, json_kind
 
 __all__ = ["StreamAccumulator", "sse_data"]
 
@@ -23,28 +24,30 @@ DONE = "[DONE]"
 def sse_data(lines: Iterable[str]) -> Iterator[str]:
     """Yield the `data` payload of each event in an SSE stream.
 
-    Multi-line data fields are joined with newlines; `event:`, `id:` and `retry:` fields are
-    ignored; so are `:` comment lines and blank lines that end no event (keep-alives). The
-    payload `[DONE]` is yielded like any other.
+    Multi-line data fields are joined with newlines; a line without a colon is a field with an
+    empty value (a bare `data` line adds an empty line, as the SSE spec says); `event:`, `id:`
+    and `retry:` fields, `:` comment lines and blank lines that end no event (keep-alives) are
+    ignored, and an event whose data is empty is not dispatched. The payload `[DONE]` is
+    yielded like any other.
     """
     data: list[str] = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:
             if data:
-                yield "\n".join(data)
+                payload = "\n".join(data)
                 data = []
+                if payload:  # an event whose data is empty is not dispatched (SSE spec)
+                    yield payload
             continue
         if line.startswith(":"):
             continue
-        field, sep, value = line.partition(":")
-        if not sep:
-            continue
+        field, _, value = line.partition(":")  # no colon: the whole line names the field
         if value.startswith(" "):
             value = value[1:]
         if field == "data":
             data.append(value)
-    if data:  # a stream that ends without the final blank line
+    if data and any(data):  # a stream that ends without the final blank line
         yield "\n".join(data)
 
 
@@ -87,7 +90,9 @@ class StreamAccumulator:
         Raises:
             ModelError: the payload is not JSON, or it is an error object sent mid-stream.
             ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
-                not a list, a choice or its `delta` not an object), as the non-streamed
+                not a list, a choice or its `delta` not an object, a choice or tool-call
+                `index` that is not an integer, a `finish_reason` that is not a string,
+                `content` that is not text or a list of text parts), as the non-streamed
                 parser refuses the same shapes.
         """
         if payload.strip() == DONE:
@@ -103,12 +108,12 @@ class StreamAccumulator:
             raise ModelError(
                 "stream chunk is not a JSON object", body=_json.clean_text(payload[:2000])
             )
-        if "error" in chunk and not chunk.get("choices"):
-            err = chunk["error"]
-            message = err.get("message") if isinstance(err, dict) else str(err)
+        err = chunk.get("error")
+        if err and not chunk.get("choices"):  # `"error": null` (some servers send it) is none
+            said = error_from_object(chunk, payload[:1000])
             code = err.get("code") if isinstance(err, dict) else None
             raise ModelError(
-                _json.clean_text(f"provider error in stream: {message}"),
+                _json.clean_text(f"provider error in stream: {said.message}"),
                 status_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
                 body=_json.clean_text(payload[:2000]),
             )
@@ -134,11 +139,17 @@ class StreamAccumulator:
                     f"stream chunk's choice is a {type(choice).__name__}, not an object",
                     body=_json.clean_text(payload[:2000]),
                 )
-            if choice.get("index", 0) not in (0, None):
+            index = choice.get("index")
+            if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+                raise self._wrong("choice's index", index, "an integer", payload)
+            if index not in (0, None):
                 continue
             self.choices_seen = True
-            if choice.get("finish_reason"):
-                self.finish_reason = str(choice["finish_reason"])
+            finish = choice.get("finish_reason")
+            if finish is not None and not isinstance(finish, str):
+                raise self._wrong("finish_reason", finish, "a string", payload)
+            if finish:
+                self.finish_reason = finish
             delta = choice.get("delta")
             if delta is None:
                 delta = choice.get("message")
@@ -150,14 +161,26 @@ class StreamAccumulator:
                     "completion's choice has no message",
                     body=_json.clean_text(payload[:2000]),
                 )
-            self._feed_delta(delta)
+            self._feed_delta(delta, payload)
 
-    def _feed_delta(self, delta: dict[str, Any]) -> None:
+    @staticmethod
+    def _wrong(what: str, value: Any, takes: str, payload: str) -> ModelOutputError:
+        return ModelOutputError(
+            f"stream chunk's {what} is a JSON {json_kind(value)}, not {takes}",
+            body=_json.clean_text(payload[:2000]),
+        )
+
+    def _feed_delta(self, delta: dict[str, Any], payload: str) -> None:
         emit = self._on_delta
-        if isinstance(delta.get("content"), str):
-            self.content.append(delta["content"])
+        text, wrong = content_text(delta.get("content"))
+        if wrong is not None:  # what the non-streamed parser says of such a message
+            raise ModelOutputError(
+                f"stream chunk's delta {wrong}", body=_json.clean_text(payload[:2000])
+            )
+        if text:
+            self.content.append(text)
             if emit is not None:
-                emit(StreamDelta(kind="text", text=delta["content"]))
+                emit(StreamDelta(kind="text", text=text))
         for key in ("reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 self.reasoning.append(delta[key])
@@ -170,13 +193,15 @@ class StreamAccumulator:
             calls = [calls]
         for part in calls:
             if isinstance(part, dict):
-                self._feed_call(part)
+                self._feed_call(part, payload)
             else:  # a bare name or a number: the parser makes it a call answered with an error
                 self.bad_calls.append(part)
 
-    def _feed_call(self, part: dict[str, Any]) -> None:
+    def _feed_call(self, part: dict[str, Any], payload: str) -> None:
         call_id = part.get("id") if isinstance(part.get("id"), str) and part.get("id") else None
         index = part.get("index")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise self._wrong("tool call index", index, "an integer", payload)
         slot: int | None = None
         if call_id is not None and call_id in self._by_id:
             slot = self._by_id[call_id]
@@ -196,26 +221,32 @@ class StreamAccumulator:
             call["id"] = call_id
             self._by_id[call_id] = slot
         fn = part.get("function")
-        if not isinstance(fn, dict):
-            return
         target = call["function"]
+        if fn is None or not isinstance(target, dict):
+            return  # nothing to add, or the call is already known to be malformed
+        if not isinstance(fn, dict):  # kept as sent: the parser answers it as a malformed call
+            call["function"] = fn
+            return
         name = fn.get("name")
-        if isinstance(name, str) and name and name != target["name"]:
+        if name is not None and not isinstance(name, str):
+            target["name"] = name  # kept: the parser answers the call with the wrong type
+        elif name and isinstance(target["name"], str) and name != target["name"]:
             target["name"] += name
         args = fn.get("arguments")
         if isinstance(args, str):
             if isinstance(target["arguments"], str):
                 target["arguments"] += args
-        elif isinstance(args, dict):
+        elif args is not None:  # an object is the arguments; anything else is refused later
             target["arguments"] = args
         if self._on_delta is not None:
             piece = args if isinstance(args, str) else ""
+            shown = target["name"] if isinstance(target["name"], str) else ""
             self._on_delta(
                 StreamDelta(
                     kind="tool_call",
                     text=piece,
                     index=slot,
-                    name=target["name"],
+                    name=shown,
                     tool_call_id=call.get("id") or "",
                 )
             )

@@ -50,8 +50,14 @@ from typing import TYPE_CHECKING, Any
 from harnesskit import _json
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
-from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta
-from harnesskit.models._options import check_client_options
+from harnesskit.messages import (
+    RUNTIME_FIELDS,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+)
+from harnesskit.models._options import MAX_SECONDS, check_client_options
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -77,6 +83,8 @@ __all__ = ["PRESETS", "Attempt", "OpenAICompatModel", "Preset", "RetryPolicy"]
 
 #: Request settings that steer the client and are never sent to the provider.
 CONTROL_KEYS = frozenset({"max_wait_seconds", "stream"})
+#: Request fields only the runtime sets (`messages`, `tools`, `model`, ...) and the stream switch.
+_OWNED = frozenset(RUNTIME_FIELDS) | {"stream"}
 #: The current request's `on_delta` (set per request, so retries and streams need no plumbing).
 _ON_DELTA: ContextVar[Callable[[StreamDelta], None] | None] = ContextVar("on_delta", default=None)
 
@@ -110,6 +118,7 @@ PRESETS: dict[str, Preset] = {
     ),
 }
 
+_BOM = b"\xef\xbb\xbf"
 _TOOL_PARSE_ERROR = re.compile(r"error parsing tool call", re.I)
 _RAW_GENERATION = re.compile(r"raw='(.*?)'(?:, err=|$)", re.S)
 _HINTS = {
@@ -172,7 +181,8 @@ class OpenAICompatModel:
             api_key_env: name of the environment variable holding the key.
             http_client: an `httpx.Client` to send with (not closed by this model); `None`
                 creates one on first use.
-            timeout_seconds: the most one attempt may take (seconds), from connecting to the
+            timeout_seconds: the most one attempt may take (seconds, > 0 and at most 86,400:
+                one day), from connecting to the
                 last byte of the body or stream: a server dribbling its body, or a stream of
                 `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
@@ -182,12 +192,17 @@ class OpenAICompatModel:
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
-            max_wait_seconds: cap on one `request()` including retries and waits (seconds);
+            max_wait_seconds: cap on one `request()` including retries and waits (seconds, at
+                most 86,400);
                 `None` means only the request's `deadline_monotonic` limits it.
             on_attempt: called with an `Attempt` for every failed or corrective attempt (before
                 the request's own `on_attempt`, which the loop uses for events).
-            headers: extra HTTP headers sent with every request.
-            extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`).
+            headers: extra HTTP headers sent with every request: names are RFC 9110 tokens,
+                values visible ASCII, spaces and tabs (no CR, LF, NUL or non-ASCII: httpx
+                sends them as ASCII, and a line break would inject a header).
+            extra_body: extra JSON fields sent with every request (e.g. `{"top_k": 20}`); the
+                fields the runtime sets (`messages`, `tools`, `functions`, `model`, `n`,
+                `stream`) are refused, naming where each belongs.
             max_data_class: the most sensitive data class this model is approved for
                 (`public` < `internal` < `restricted` < `secret`); `None` approves all.
             id_factory: makes replacement tool-call ids; default ids derived from the request's
@@ -304,10 +319,13 @@ class OpenAICompatModel:
             raise UsageError(f"settings['stream'] takes True or False, got {stream!r:.40}")
         wait = settings.get("max_wait_seconds")
         if wait is not None and (
-            isinstance(wait, bool) or not isinstance(wait, int | float) or not wait > 0
+            isinstance(wait, bool)
+            or not isinstance(wait, int | float)
+            or not 0 < wait <= MAX_SECONDS
         ):
             raise UsageError(
-                f"settings['max_wait_seconds'] takes a number of seconds > 0, got {wait!r:.40}"
+                f"settings['max_wait_seconds'] takes a number of seconds > 0 and at most "
+                f"{MAX_SECONDS:g}, got {wait!r:.40}"
             )
         taken = {c.id for m in request.messages for c in m.tool_calls if c.id}
         new_id = self._id_factory or call_id_factory(f"{request.run_id}:{request.step}")
@@ -376,11 +394,16 @@ class OpenAICompatModel:
     # -- request building -----------------------------------------------------------------------
 
     def _body(self, messages: tuple[Message, ...], request: ModelRequest, stream: bool) -> bytes:
-        body: dict[str, Any] = {"model": self.model, "messages": [m.to_openai() for m in messages]}
+        # the runtime's own fields go in last, so that what the model.request event logged
+        # (messages, tools, settings) is what is sent, whatever extra_body was edited to hold
+        body: dict[str, Any] = {k: v for k, v in self.extra_body.items() if k not in _OWNED}
+        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        body["model"] = self.model
+        body["messages"] = [m.to_openai() for m in messages]
         if request.tools:
             body["tools"] = list(request.tools)
-        body.update(self.extra_body)
-        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        else:
+            body.pop("tools", None)
         if not request.tools:
             body.pop("tool_choice", None)
             body.pop("parallel_tool_calls", None)
@@ -573,7 +596,9 @@ class OpenAICompatModel:
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
                 else:
-                    raw = read_body(resp, attempt, cap)
+                    # a byte-order mark before the JSON text is dropped (RFC 8259 lets a
+                    # parser ignore it; Python's decoder refuses it)
+                    raw = read_body(resp, attempt, cap).removeprefix(_BOM)
                     data, why = _json.loads(raw)
                     if why is not None:
                         return _Failure(
@@ -652,7 +677,7 @@ class OpenAICompatModel:
 
     def _http_failure(self, resp: httpx.Response, content: bytes) -> _Failure:
         status = resp.status_code
-        text = content.decode(resp.encoding or "utf-8", errors="replace")
+        text = content.decode(resp.encoding or "utf-8", errors="replace").removeprefix("\ufeff")
         err = provider_error(text)
         message = f"HTTP {status}: {err.message}"
         if (status == 400 and err.code == "tool_use_failed") or (

@@ -1,0 +1,55 @@
+"""Request fields the runtime sets cannot be replaced through `settings` or `extra_body`.
+
+`settings={"messages": [...]}` or `extra_body={"messages": [...]}` replaced the whole prompt
+sent while the `model.request` event logged the prompt the runtime built: what went out was
+neither logged, redacted nor checked for its data class. Each such key is now a `UsageError`
+naming it and where it belongs; the event logs what is sent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.errors import UsageError
+from harnesskit.messages import Message, ModelRequest
+from tests.support.edge_client import lookup_order, make
+from tests.support.loopback import Reply, completion
+
+
+@pytest.mark.parametrize(
+    ("key", "where"),
+    [
+        ("messages", "run.send"),
+        ("tools", "Harness"),
+        ("functions", "Harness"),
+        ("model", "get_model"),
+        ("n", "first choice"),
+    ],
+)
+def test_settings_naming_a_runtime_field_are_refused_by_the_harness(server, tmp_path, key, where):
+    with pytest.raises(UsageError, match=rf"settings\['{key}'\] is a request field .*{where}"):
+        hk.Harness([lookup_order], make(server), log_dir=tmp_path, settings={key: []})
+    with pytest.raises(UsageError, match=rf"settings\['{key}'\]"):
+        ModelRequest(messages=(Message(role="user", content="hi"),), settings={key: 1})
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("key", ["messages", "tools", "functions", "model", "n", "stream"])
+def test_extra_body_naming_a_runtime_field_is_refused_at_construction(server, key):
+    with pytest.raises(UsageError, match=rf"extra_body=\.\.\.\) holds '{key}'"):
+        make(server, extra_body={key: [{"role": "user", "content": "INJECTED"}]})
+
+
+def test_the_logged_prompt_is_the_prompt_sent(server, tmp_path):
+    server.script(Reply(json=completion("hi")))
+    model = make(server, extra_body={"top_k": 20})
+    model.extra_body["messages"] = [{"role": "user", "content": "INJECTED"}]  # edited later
+    model.extra_body["model"] = "other"
+    run = hk.Harness([lookup_order], model, log_dir=tmp_path).run("real question")
+
+    sent = server.requests[0].body
+    assert sent["top_k"] == 20 and sent["model"] == "edge"
+    assert "INJECTED" not in str(sent)
+    (request,) = run.log.of_type("model.request")
+    assert sent["messages"] == run.log.request_messages(request.event_id)
