@@ -96,7 +96,7 @@ class TransportPolicy:
             if value is None and optional:
                 continue
             if value.__class__ is not int or value < least:
-                wanted = f"an integer >= {least}" + (" or None" if optional else "")
+                wanted = f">= {least} (an integer" + (", or None)" if optional else ")")
                 raise UsageError(f"TransportPolicy.{name} must be {wanted}, got {value!r:.60}")
         share = self.max_summary_share
         if share is not None and (
