@@ -454,8 +454,7 @@ def _checked_fields(t: Tool, attr: str = "idempotency_fields") -> tuple[str, ...
             f"tool, so no call would carry {'it' if one else 'them'} and {lost}; its "
             f"parameters are: {', '.join(known) or '(none)'}"
         )
-    if attr == "path_params":
-        assert isinstance(properties, dict)  # every name is one of its keys
+    if attr == "path_params" and names and isinstance(properties, dict):
         numbers = [n for n in names if not _can_hold_string(properties[n])]
         if numbers:
             n = numbers[0]
