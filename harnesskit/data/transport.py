@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -97,6 +98,24 @@ class TransportPolicy:
         return f"{base}\n\n{BINDINGS_NOTE}" if base else BINDINGS_NOTE
 
     def __post_init__(self) -> None:
+        for name, least, optional in _COUNTS:
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            if value.__class__ is not int or value < least:
+                wanted = f">= {least} (an integer" + (", or None)" if optional else ")")
+                raise UsageError(f"TransportPolicy.{name} must be {wanted}, got {value!r:.60}")
+        share = self.max_summary_share
+        if share is not None and (
+            isinstance(share, bool)
+            or not isinstance(share, int | float)
+            or not math.isfinite(share)
+            or share < 0
+        ):
+            raise UsageError(
+                "TransportPolicy.max_summary_share must be a finite number >= 0 (a share of the "
+                f"result's text) or None, got {share!r:.60}"
+            )
         for name in ("max_inline_chars", "max_inline_items", "max_summary_chars"):
             if getattr(self, name) < 1:
                 raise UsageError(f"TransportPolicy.{name} must be >= 1, got {getattr(self, name)}")
@@ -107,6 +126,17 @@ class TransportPolicy:
             raise UsageError(
                 f"on_violation must be 'refuse', 'report' or None, got {self.on_violation!r}"
             )
+
+
+#: The integer fields of `TransportPolicy`: (name, least value, None allowed).
+_COUNTS = (
+    ("max_inline_chars", 1, False),
+    ("max_inline_items", 1, False),
+    ("max_summary_chars", 1, False),
+    ("max_answer_chars", 1000, False),
+    ("restate_chars", 1, True),
+    ("min_source_chars", 0, False),
+)
 
 
 class Transport:

@@ -14,7 +14,9 @@ import hashlib
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable
+from enum import Enum
 from typing import Any
 
 from harnesskit.errors import SchemaVersionError
@@ -76,34 +78,42 @@ class _PayloadEncoder:
     `json.dumps`.
     """
 
-    __slots__ = ("_encode", "_fast", "_separators", "_sort_keys")
+    __slots__ = ("_encode", "_fast", "_separators", "_sort_keys", "_strict")
     _encode: Callable[[Any], str]
     _fast: Callable[[Any, int], Any] | None
 
     def __init__(
-        self, *, sort_keys: bool = False, separators: tuple[str, str] = (",", ":")
+        self,
+        *,
+        sort_keys: bool = False,
+        separators: tuple[str, str] = (",", ":"),
+        strict: bool = False,
     ) -> None:
         self._sort_keys = sort_keys
         self._separators = separators
+        self._strict = strict
         self._reset()
 
     def _reset(self) -> None:
         make = getattr(json.encoder, "c_make_encoder", None)
         item, key = self._separators
+        # strict: NaN and infinities, and values with no JSON form, raise `NotJSON`
+        default, allow_nan = (_strict_default, False) if self._strict else (str, True)
         if make is None:  # no C accelerator: fall back to the pure-Python encoder
             encoder = json.JSONEncoder(
                 ensure_ascii=False,
                 separators=self._separators,
-                default=str,
+                default=default,
                 sort_keys=self._sort_keys,
+                allow_nan=allow_nan,
             )
             self._encode = encoder.encode
             self._fast = None
             return
-        c_encode = make({}, str, _quote, None, key, item, self._sort_keys, False, True)
+        c_encode = make({}, default, _quote, None, key, item, self._sort_keys, False, allow_nan)
         self._encode = lambda value: "".join(c_encode(value, 0))
         # no markers dict: nothing is left behind by an error, so it is never rebuilt
-        self._fast = make(None, str, _quote, None, key, item, self._sort_keys, False, True)
+        self._fast = make(None, default, _quote, None, key, item, self._sort_keys, False, allow_nan)
 
     def __call__(self, value: Any) -> str:
         if value.__class__ is str:  # a str subclass takes the encoder, which writes the same
@@ -121,7 +131,24 @@ class _PayloadEncoder:
             raise
 
 
+class NotJSON(ValueError):
+    """A payload value with no JSON form (`object()`, a set, a NaN): refused, not stringified."""
+
+
+def _strict_default(value: Any) -> Any:
+    """`str(value)` for dates, paths, enums, UUIDs and decimals (as before); else `NotJSON`."""
+    if isinstance(value, dt.date | dt.time | os.PathLike | Enum):
+        return str(value)
+    for module, name in (("uuid", "UUID"), ("decimal", "Decimal")):  # loaded if one exists
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(value, getattr(loaded, name)):
+            return str(value)
+    raise NotJSON(f"a {type(value).__name__} ({value!r:.60}) has no JSON form")
+
+
 _encode_json = _PayloadEncoder()
+#: As `_encode_json`, but NaN, infinities and values with no JSON form raise (`append`).
+_encode_strict = _PayloadEncoder(strict=True)
 _encode_sorted = _PayloadEncoder(sort_keys=True)
 #: `json.dumps(value, ensure_ascii=False, default=str)` (spaces after `,` and `:`), faster.
 json_text = _PayloadEncoder(separators=(", ", ": "))
@@ -146,7 +173,7 @@ def encode(e: Event) -> str:
 def line_parts(
     payload: Any, event_id: Any, parent_id: Any, branch_id: Any, type: Any, source: Any,
     created_at: Any, workspace_revision: Any, input_hash: Any, status: Any, summary: Any,
-    supersedes: Any, data_class: Any, v: Any = SCHEMA_VERSION,
+    supersedes: Any, data_class: Any, v: Any = SCHEMA_VERSION, *, strict: bool = False,
 ) -> tuple[str, str] | None:  # fmt: skip
     """An event's log line from its values, in two parts: before `"summary":`, and from it on.
 
@@ -170,11 +197,18 @@ def line_parts(
         supersedes: the replaced event's id, or `None`.
         data_class: the data class.
         v: the schema version.
+        strict: refuse a payload holding NaN, an infinity or a value with no JSON form
+            (`object()`, a set) instead of writing it as `NaN` or its `str()`; dates, paths,
+            UUIDs, decimals and enums are still written as their `str()`.
 
     Returns:
         `(head, tail)`, or `None` when a field has a type the fast path does not write (an id
         that is not an exact `int`, a text field that is not a `str`): `json.dumps` decides.
         A circular payload raises what `json.dumps` raises.
+
+    Raises:
+        ValueError: `strict` and the payload holds NaN or an infinity, or (`NotJSON`) a value
+            with no JSON form.
     """
     if not (
         v.__class__ is int
@@ -197,7 +231,8 @@ def line_parts(
         tail = (
             f'"summary":{_quote(summary)},'
             f'"supersedes":{"null" if supersedes is None else supersedes},'
-            f'"data_class":{_quote(data_class)},"payload":{_encode_json(payload)}}}'
+            f'"data_class":{_quote(data_class)},'
+            f'"payload":{(_encode_strict if strict else _encode_json)(payload)}}}'
         )
     except TypeError:  # a text field holding something else: let json.dumps decide
         return None

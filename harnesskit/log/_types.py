@@ -836,15 +836,36 @@ def check_shape(data: dict[str, Any]) -> None:
             f"event {data.get('event_id')!r:.40}: its payload is a {type(payload).__name__}, "
             "not an object"
         )
-    checks = _SHAPES.get(data.get("type"))  # type: ignore[arg-type]
+    kind = data.get("type")
+    checks = _SHAPES.get(kind)  # type: ignore[arg-type]
     if checks is not None:
         for key, kinds in checks:
             value = payload.get(key)
             if value is not None and type(value) not in kinds:
                 raise CorruptLogError(
-                    f"event {data.get('event_id')!r:.40} ({data.get('type')}): payload field "
+                    f"event {data.get('event_id')!r:.40} ({kind}): payload field "
                     f"{key!r} is a {type(value).__name__}, not a {kinds[0].__name__}"
                 )
+        if kind == "model.response":
+            usage = payload.get("usage")
+            if usage:
+                for key, kinds in _USAGE:
+                    value = usage.get(key)
+                    if value is not None and type(value) not in kinds:
+                        raise CorruptLogError(
+                            f"event {data.get('event_id')!r:.40} ({kind}): payload field "
+                            f"'usage.{key}' is a {type(value).__name__} {value!r:.40}, not a "
+                            f"{kinds[0].__name__}"
+                        )
+
+
+#: The counts in a `model.response`'s `usage` that resume, replay and the frame add up.
+_USAGE: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("prompt_tokens", (int,)),
+    ("completion_tokens", (int,)),
+    ("cached_tokens", (int,)),
+    ("estimated", (bool,)),
+)
 
 
 #: Payload fields the run reads back (resume, replay, context) whose wrong type would surface
@@ -852,8 +873,14 @@ def check_shape(data: dict[str, Any]) -> None:
 _SHAPES: dict[str, tuple[tuple[str, tuple[type, ...]], ...]] = {
     "user.message": (("content", (str,)),),
     "tool.call": (("arguments", (dict,)), ("tool_call_id", (str,)), ("tool", (str,))),
-    "tool.result": (("content", (str,)), ("tool_call_id", (str,)), ("tool", (str,))),
-    "model.response": (("message", (dict,)),),
+    "tool.result": (
+        ("content", (str,)),
+        ("tool_call_id", (str,)),
+        ("tool", (str,)),
+        ("ok", (bool,)),
+    ),
+    "model.response": (("message", (dict,)), ("usage", (dict,)), ("finish_reason", (str,))),
+    "run.finished": (("finish_reason", (str,)),),
     "model.request": (("messages", (list,)), ("new_messages", (list,))),
 }
 

@@ -78,6 +78,23 @@ __all__ = [
 
 _DEFAULT_REDACTOR = Redactor()
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
+_CLASS_SET = frozenset(DATA_CLASSES)
+
+
+def _bad_envelope(event: Event) -> str:
+    """What is wrong with a read event's `event_id` (not an integer) or `data_class`."""
+    eid = event.event_id
+    if eid.__class__ is not int:
+        kind = {str: "a string", bool: "a boolean", float: "a number", type(None): "null"}
+        shown = json.dumps(eid, default=str)
+        return (
+            f"field 'event_id': event id {shown:.40} is "
+            f"{kind.get(type(eid), 'a ' + type(eid).__name__)}, not an integer"
+        )
+    return (
+        f"event {eid}: field 'data_class' is {json.dumps(event.data_class, default=str):.40}, "
+        f"not one of {', '.join(DATA_CLASSES)} (exactly, in lower case)"
+    )
 
 
 class _Auto:
@@ -245,8 +262,11 @@ class EventLog:
             workspace_revision: the workspace revision, if tracked.
 
         Raises:
-            UsageError: unknown type or data class, the log is closed, or the payload cannot
-                be written as JSON (it holds itself, or nests past the recursion limit).
+            UsageError: unknown type or data class, the log is closed, the payload is not a
+                dict, or it cannot be written as JSON (it holds itself, nests past the recursion
+                limit, holds NaN or an infinity, or a value with no JSON form such as
+                `object()` or a set; dates, paths, enums, UUIDs and decimals are written as
+                their `str()`). Nothing is written then.
         """
         make = _MAKERS.get(type)
         if make is None:
@@ -257,6 +277,11 @@ class EventLog:
             parent_id = self._last_by_branch.get(branch_id)
         if payload is None:
             payload = {}
+        elif payload.__class__ is not dict and not isinstance(payload, dict):
+            raise UsageError(
+                f"the {type} event's payload is a {payload.__class__.__name__} "
+                f"({payload!r:.60}), not a dict; pass a dict of JSON-ready data (nothing written)"
+            )
         event_id = len(self.events) + 1
         created_at = _utc_iso(self.clock())
         event = make(
@@ -278,11 +303,12 @@ class EventLog:
             parts = line_parts(
                 payload, event_id, parent_id, branch_id, type, source, created_at,
                 workspace_revision, input_hash, status, summary, supersedes, data_class,
+                strict=True,
             )  # fmt: skip
-        except (ValueError, RecursionError) as exc:  # a payload holding itself, or too deep
+        except (ValueError, RecursionError) as exc:  # itself, too deep, NaN, an object()
             raise UsageError(
                 f"the {type} event's payload cannot be written as JSON ({exc}); pass JSON-ready "
-                "data (dicts, lists, strings, numbers) without cycles"
+                "data (dicts, lists, strings, finite numbers) without cycles (nothing written)"
             ) from None
         self._write(event, parts)
         return event
@@ -597,6 +623,8 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
+            if event.event_id.__class__ is not int or event.data_class not in _CLASS_SET:
+                raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
                 if event.event_id != len(log.events) + 1 or not bad[1].lstrip().startswith("{"):
                     raise CorruptLogError(

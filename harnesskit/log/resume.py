@@ -295,7 +295,7 @@ def _restore_from_log(
         key = (
             logged_key
             if isinstance(logged_key, str)
-            else key_for(run_id, e.branch_id, e.tool, e.arguments)
+            else key_for(run_id, e.branch_id, e.tool, e.arguments, tool.parameters)
         )
         if key in ledger.records:
             continue
@@ -456,7 +456,8 @@ def _check(
         if tool is None or tool.risk == "read" or c.arguments is None:
             notes.append(f"{c.id} ({c.name}): no side effect; runs again")
             continue
-        key = key_for(log.run_id or contract.run_id or "", branch_id, c.name, c.arguments)
+        run_id = log.run_id or contract.run_id or ""
+        key = key_for(run_id, branch_id, c.name, c.arguments, tool.parameters)
         record = _record_for(ledger, key, c, branch_id)
         if record is None:  # not even its tool.call was logged: it never started
             if ledger_on:

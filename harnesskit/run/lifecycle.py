@@ -10,6 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harnesskit.errors import UsageError
 from harnesskit.log.events import EventLog
 from harnesskit.run.limits import Limits
 from harnesskit.run.loop import Run
@@ -34,7 +35,11 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
 
     Returns:
         The run, before its first step.
+
+    Raises:
+        UsageError: the harness's timer does not return seconds (nothing is created).
     """
+    started = _started(harness)  # a timer that is no clock fails here, before any file
     path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
     # the ledger first: it checks its path and creates nothing, so a refusal leaves no log
     ledger = IdempotencyLedger(
@@ -43,7 +48,7 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
         redactor=harness.redactor,
     )
     log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
-    run = Run(harness, RunState(run_id=run_id, started=harness.timer()), log, ledger)
+    run = Run(harness, RunState(run_id=run_id, started=started), log, ledger)
     revision = harness.revision()
     log.append(
         "task.contract",
@@ -68,17 +73,38 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
     return run
 
 
-def attach(harness: Harness, point: ResumePoint) -> Run:
+def _started(harness: Harness) -> float:
+    """The harness's timer read once as a run starts, checked: seconds, a finite number.
+
+    Raises:
+        UsageError: the timer returned something else (a str, None, a bool, NaN).
+    """
+    t = harness.timer()
+    if isinstance(t, bool) or not isinstance(t, int | float) or t != t or t in (_INF, -_INF):
+        raise UsageError(
+            f"Harness(timer=...) returned {t!r:.60} ({type(t).__name__}); the timer must return "
+            "seconds as a finite number, like time.monotonic (nothing was started)"
+        )
+    return t
+
+
+_INF = float("inf")
+
+
+def attach(harness: Harness, point: ResumePoint, *, started: float | None = None) -> Run:
     """A run going on from a reopened log: no new contract.
 
     Args:
         harness: the harness to go on with.
         point: what `resume.reopen` / `restart_point` rebuilt from the log.
+        started: the timer's reading as the run starts (`_started`); `None` reads it here.
 
     Returns:
         The run, with its circuit breaker as the log left it.
     """
-    state = RunState(**{"started": harness.timer(), **point.state})
+    if started is None:
+        started = _started(harness)
+    state = RunState(**{"started": started, **point.state})
     run = Run(harness, state, point.log, point.ledger)
     run.executor.breaker.open.update(point.disabled)
     return run
@@ -97,11 +123,13 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
 
     Raises:
         ResumeError: a resume check failed.
+        UsageError: the harness's timer does not return seconds (checked before anything).
     """
     from harnesskit.log.resume import reopen
 
+    started = _started(harness)  # before the log is opened: a bad timer leaves nothing open
     point = reopen(harness, path, branch_id=branch_id)
-    run = attach(harness, point)
+    run = attach(harness, point, started=started)
     if point.pending:
         run._execute(point.pending, logged=point.logged)
     elif point.answered:
@@ -123,10 +151,15 @@ def restart(
 
     Returns:
         A run on the new branch.
+
+    Raises:
+        UsageError: the harness's timer does not return seconds (checked before anything).
     """
     from harnesskit.log.resume import restart_point
 
-    run = attach(harness, restart_point(harness, path, reason=reason, branch_id=branch_id))
+    started = _started(harness)  # before the log is opened: a bad timer leaves nothing open
+    point = restart_point(harness, path, reason=reason, branch_id=branch_id)
+    run = attach(harness, point, started=started)
     run.log.flush()  # the new branch is on disk now, as a resumed run's first events are
     return run
 
@@ -145,11 +178,18 @@ def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason:
         A run on the new branch, in the same log.
 
     Raises:
-        UsageError: a taken name, or tool calls without results at `event_id`.
+        UsageError: a taken name, tool calls without results at `event_id`, or `harness` is
+            not a `Harness`.
     """
     from harnesskit.log.resume import ResumePoint, rebuild_state
     from harnesskit.log.trajectory import Trajectory, frozen_start
+    from harnesskit.run.harness import Harness
 
+    if harness is not None and not isinstance(harness, Harness):
+        raise UsageError(
+            f"fork(..., harness=...) takes a Harness (or None for the run's own), got "
+            f"{type(harness).__name__} {harness!r:.60}; nothing was forked"
+        )
     h = harness or run.harness
     Trajectory(run.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
     point = ResumePoint(log=run.log, ledger=run.ledger, state=rebuild_state(run.log, name))

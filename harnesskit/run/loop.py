@@ -122,7 +122,7 @@ class Run:
 
         Raises:
             UsageError: no such event, a taken name, tool calls without results at `event_id`,
-                or a step of this run is running.
+                a step of this run is running, or `harness` is not a `Harness`.
         """
         from harnesskit.run import lifecycle
 

@@ -51,6 +51,7 @@ __all__ = [
     "EffectCheck",
     "IdempotencyLedger",
     "WriteRecord",
+    "canonical_arguments",
     "key_for",
     "ledger_path",
     "natural_key_for",
@@ -77,17 +78,76 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def key_for(run_id: str, branch_id: str, tool: str, arguments: Mapping[str, Any]) -> str:
+_MISSING = object()
+
+
+def _normal(value: Any) -> Any:
+    """`value` with every whole finite float as an int (`100.0` is `100`), at any depth.
+
+    A bool stays a bool and a string stays a string (`"100"` is not `100`).
+    """
+    if type(value) is float:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normal(v) for v in value]
+    return value
+
+
+def canonical_arguments(
+    arguments: Mapping[str, Any], parameters: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The arguments of a write as its key sees them: numbers by value, defaults left out.
+
+    An argument equal to its schema default (`parameters["properties"][name]["default"]`) is
+    dropped, so passing the default explicitly is the same write as leaving it out; whole floats
+    become ints at any depth (`100.0` is `100`; `"100"` stays a string). Arguments already in
+    this form come back unchanged, so their keys are the ones earlier versions derived.
+
+    Args:
+        arguments: the validated arguments of the call.
+        parameters: the tool's JSON schema (`Tool.parameters`); `None` drops no default.
+
+    Returns:
+        A new dict.
+    """
+    props = (parameters or {}).get("properties") or {}
+    out = {}
+    for name, value in arguments.items():
+        spec = props.get(name)
+        if isinstance(spec, dict) and "default" in spec and _same(value, spec["default"]):
+            continue
+        out[name] = _normal(value)
+    return out
+
+
+def key_for(
+    run_id: str,
+    branch_id: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+    parameters: Mapping[str, Any] | None = None,
+) -> str:
     """The idempotency key of one write call: sha256 (24 hex) of run, branch, tool, arguments.
 
     The step is not part of it: the same write re-issued one or ten steps later (after a
-    retried model call, a resume, a model that forgot) is the same write.
+    retried model call, a resume, a model that forgot) is the same write. The arguments count
+    as `canonical_arguments` gives them: `amount=100` and `amount=100.0` are one write, and so
+    are a default left out and the same default passed explicitly (when `parameters` is given).
+
+    Args:
+        run_id: the run.
+        branch_id: the branch.
+        tool: the tool's name.
+        arguments: the validated arguments.
+        parameters: the tool's JSON schema (`Tool.parameters`), for its defaults.
+
+    Returns:
+        24 lowercase hex characters.
     """
-    blob = _canonical([run_id, branch_id, tool, dict(arguments)])
+    blob = _canonical([run_id, branch_id, tool, canonical_arguments(arguments, parameters)])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-_MISSING = object()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -98,7 +158,7 @@ def _same(a: Any, b: Any) -> bool:
         return a == b
     if a is _MISSING or b is _MISSING:
         return a is b
-    return _canonical(a) == _canonical(b)
+    return _canonical(_normal(a)) == _canonical(_normal(b))
 
 
 def _earlier_outcome(
@@ -412,6 +472,7 @@ class IdempotencyLedger:
         self.records: dict[str, WriteRecord] = {}
         self._natural_done: dict[str, str] = {}
         self._reserved: dict[str, str] = {}
+        self._canon: dict[str, tuple[WriteRecord, str]] = {}
         self.write_error: EventLogError | None = None
 
     @classmethod
@@ -480,11 +541,15 @@ class IdempotencyLedger:
             to give the model instead: the recorded result of the same write (`meta["duplicate"]`),
             or a failure when an identical write's outcome is unknown (never retried).
         """
-        key = key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
+        key = key_for(ctx.run_id, ctx.branch_id, tool.name, arguments, tool.parameters)
         natural = natural_key_for(tool, arguments)
         ctx.idempotency_key = key
         meta: dict[str, Any] = {"idempotency_key": key}
         record = self.records.get(key)
+        if record is None:  # a line an earlier version keyed on arguments not in canonical form
+            record = self._same_write(tool, ctx.run_id, ctx.branch_id, arguments)
+            if record is not None:
+                key = ctx.idempotency_key = meta["idempotency_key"] = record.key
         if record is None and natural is not None and natural in self._natural_done:
             record = self.records[self._natural_done[natural]]
             meta["natural_key"] = natural
@@ -519,7 +584,7 @@ class IdempotencyLedger:
                 content=json.dumps(body),
                 meta={**meta, "duplicate": True, "duplicate_of": self._reserved[key]},
             )
-        blocking = self._unknown_match(tool.name, arguments, natural, record)
+        blocking = self._unknown_match(tool, arguments, natural, record)
         if blocking is not None:
             return ToolResult.failure(
                 call,
@@ -565,7 +630,9 @@ class IdempotencyLedger:
         Raises:
             EventLogError: the line could not be written (disk full): the tool must not run.
         """
-        key = ctx.idempotency_key or key_for(ctx.run_id, ctx.branch_id, tool.name, arguments)
+        key = ctx.idempotency_key or key_for(
+            ctx.run_id, ctx.branch_id, tool.name, arguments, tool.parameters
+        )
         self._append(
             WriteRecord(
                 key=key,
@@ -717,15 +784,40 @@ class IdempotencyLedger:
     # -- internals ------------------------------------------------------------------------------
 
     def _unknown_match(
-        self, tool: str, arguments: dict[str, Any], natural: str | None, record: WriteRecord | None
+        self, tool: Tool, arguments: dict[str, Any], natural: str | None, record: WriteRecord | None
     ) -> WriteRecord | None:
         if record is not None and record.state in ("started", "unknown"):
             return record
-        wanted = _canonical(arguments)
+        wanted = _canonical(canonical_arguments(arguments, tool.parameters))
         for r in self.unsettled():
-            if r.tool == tool and (
-                _canonical(r.arguments) == wanted or (natural and r.natural == natural)
+            if r.tool == tool.name and (
+                self._canonical_of(tool, r) == wanted or (natural and r.natural == natural)
             ):
+                return r
+        return None
+
+    def _canonical_of(self, tool: Tool, record: WriteRecord) -> str:
+        """The canonical JSON of `record`'s arguments under `tool`'s schema (cached per line)."""
+        cached = self._canon.get(record.key)
+        if cached is None or cached[0] is not record:
+            cached = (record, _canonical(canonical_arguments(record.arguments, tool.parameters)))
+            self._canon[record.key] = cached
+        return cached[1]
+
+    def _same_write(
+        self, tool: Tool, run_id: str, branch_id: str, arguments: Mapping[str, Any]
+    ) -> WriteRecord | None:
+        """A record of the same write under another key (an earlier version's line).
+
+        Earlier versions keyed arguments as sent (`100.0`, a default passed explicitly).
+        """
+        wanted = None
+        for r in self.records.values():
+            if r.tool != tool.name or r.run_id != run_id or r.branch_id != branch_id:
+                continue
+            if wanted is None:
+                wanted = _canonical(canonical_arguments(arguments, tool.parameters))
+            if self._canonical_of(tool, r) == wanted:
                 return r
         return None
 

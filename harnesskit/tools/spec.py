@@ -418,7 +418,7 @@ def _checked_fields(t: Tool, attr: str = "idempotency_fields") -> tuple[str, ...
 
     Raises:
         UsageError: the names are a str, hold a non-str, or name something that is not one of
-            the tool's parameters.
+            the tool's parameters; or a path parameter that cannot hold a path (an `int`).
     """
     fields = getattr(t, attr)
     if isinstance(fields, str | bytes):
@@ -454,7 +454,44 @@ def _checked_fields(t: Tool, attr: str = "idempotency_fields") -> tuple[str, ...
             f"tool, so no call would carry {'it' if one else 'them'} and {lost}; its "
             f"parameters are: {', '.join(known) or '(none)'}"
         )
+    if attr == "path_params" and names and isinstance(properties, dict):
+        numbers = [n for n in names if not _can_hold_string(properties[n])]
+        if numbers:
+            n = numbers[0]
+            raise UsageError(
+                f"tool {t.name!r}: path_params names {n!r}, which is not a path-like parameter "
+                f"(its schema {json.dumps(properties[n], default=str):.80} holds no string), so "
+                "every call would be denied as no usable path; name only parameters that hold "
+                "paths (str or pathlib.Path)"
+            )
     return names
+
+
+def _can_hold_string(schema: Any) -> bool:
+    """Whether a JSON schema admits a string anywhere (a path may be there); unknown: True."""
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return True
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            return any(_can_hold_string(s) for s in schema[key])
+    kind = schema.get("type")
+    if kind is None:
+        return True
+    kinds = [kind] if isinstance(kind, str) else list(kind) if isinstance(kind, list) else []
+    if "string" in kinds or not kinds:
+        return True
+    if "array" in kinds:
+        items = schema.get("items", True)
+        if items is True or _can_hold_string(items):
+            return True
+    if "object" in kinds:
+        inner = [*(schema.get("properties") or {}).values()]
+        more = schema.get("additionalProperties", True)
+        if more is True or (not inner and more is not False):
+            return True
+        if any(_can_hold_string(s) for s in [*inner, more] if isinstance(s, dict)):
+            return True
+    return False
 
 
 _VALIDATORS: dict[str, Any] = {}

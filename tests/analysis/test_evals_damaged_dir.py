@@ -220,3 +220,30 @@ def test_two_different_rows_of_one_trial_are_a_named_error(run_dir, capsys):
     assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+
+
+def test_two_rows_of_one_trial_under_different_run_ids_are_a_named_error(run_dir, capsys):
+    lines = _lines(run_dir)
+    other = json.loads(lines[0])
+    other["run_id"] += "-b"
+    other["pass"] = not other["pass"]
+    text = "\n".join([*lines, json.dumps(other)]) + "\n"
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+    where = f"{run_dir / 'results.jsonl'}:5: a second row for trial case={other['case']!r}"
+
+    for attempt in (
+        lambda: hk.ExperimentResult.load(run_dir),
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.audit(run_dir),
+    ):
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        message = str(info.value)
+        assert message.startswith(where) and "the first is line 1" in message
+        assert repr(other["run_id"]) in message and "count the trial twice" in message
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text

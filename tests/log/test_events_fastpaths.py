@@ -1,5 +1,6 @@
 """The event log's fast paths produce exactly what the straightforward stdlib code produces."""
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harnesskit as hk
+from harnesskit._json import non_finite
 from harnesskit.log import ToolResultEvent, make_event
 from harnesskit.log._codec import _utc_iso
 from harnesskit.log._codec import encode as _event_line
@@ -63,7 +65,7 @@ JSON_LEAVES = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats()  # NaN and infinities included: json writes NaN / Infinity
+    | st.floats()  # NaN and infinities: encode writes NaN / Infinity, append refuses them
     | st.text()  # any unicode, control characters, quotes, backslashes
 )
 JSON_VALUES = st.recursive(
@@ -350,8 +352,8 @@ def test_append_writes_the_json_dumps_line_of_the_event_it_keeps(
     written: list[tuple] = []
     real = line_parts
 
-    def spy(*args):
-        parts = real(*args)
+    def spy(*args, **kwargs):
+        parts = real(*args, **kwargs)
         written.append(parts)
         return parts
 
@@ -359,13 +361,19 @@ def test_append_writes_the_json_dumps_line_of_the_event_it_keeps(
 
     events_module.line_parts = spy
     try:
-        log.append(
-            "tool.result", payload, summary=summary, branch_id=branch, source=source,
-            input_hash=input_hash, workspace_revision=revision, supersedes=supersedes,
-            data_class=data_class, status=status,
-        )  # fmt: skip
+        with contextlib.ExitStack() as refused:
+            if non_finite(payload) is not None:  # NaN / Infinity are not JSON: refused
+                refused.enter_context(pytest.raises(hk.UsageError, match="cannot be written"))
+            log.append(
+                "tool.result", payload, summary=summary, branch_id=branch, source=source,
+                input_hash=input_hash, workspace_revision=revision, supersedes=supersedes,
+                data_class=data_class, status=status,
+            )  # fmt: skip
     finally:
         events_module.line_parts = real
+    if non_finite(payload) is not None:
+        assert len(log.events) == 1  # nothing kept
+        return
     event = log.events[-1]
     head, tail = written[0]
     assert head + tail == _reference_line(event) == _event_line(event)

@@ -8,6 +8,7 @@ confirmer or a human settles it), one with a result was done (a repeat gets that
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -171,3 +172,50 @@ def test_a_write_a_gate_paused_before_it_started_runs_after_the_pause(tmp_path):
     run = _harness(tools, ["done"], tmp_path, gate=gate).resume(path).run()
     run.log.close()
     assert run.finish_reason == "stop" and paid == ["R1"]
+
+
+def _timed_out_then_lost(tmp_path, how):
+    """A write that timed out (the log says so), finished late, and then lost its ledger."""
+    charges: list[tuple] = []
+
+    @hk.tool(risk="write", timeout_seconds=0.1)
+    def charge(ref: str, amount: float) -> dict:
+        """Charge a card.
+
+        Args:
+            ref: payment reference.
+            amount: amount.
+        """
+        charges.append((ref, amount))
+        time.sleep(0.4)
+        return {"charged": amount}
+
+    turns = [reply.tool_call("charge", ref="P3", amount=5), "checking"]
+    run = _harness([charge], turns, tmp_path).start("pay", run_id="r").run()
+    run.log.close()
+    path = tmp_path / "r.jsonl"
+    idem = ledger_path(path)
+    for _ in range(100):  # the late outcome reaches the ledger on the worker thread
+        if "finished late" in idem.read_text():
+            break
+        time.sleep(0.05)
+    assert [e.error_type for e in run.log.events if e.type == "tool.result"] == ["timeout"]
+    _damage(idem, how)
+    return charge, charges, path
+
+
+@pytest.mark.parametrize("how", ["missing", "empty"])
+@pytest.mark.parametrize("amount", [5, 5.0])
+def test_a_write_the_log_shows_timed_out_is_not_run_again_after_the_ledger_is_lost(
+    tmp_path, how, amount
+):
+    charge, charges, path = _timed_out_then_lost(tmp_path, how)
+    again = [reply.tool_call("charge", ref="P3", amount=amount), "ok"]
+    run = _harness([charge], again, tmp_path).resume(path)
+    run.send("retry please").run()
+    run.log.close()
+    assert charges == [("P3", 5)]
+    last = [e for e in run.log.events if e.type == "tool.result"][-1]
+    assert last.ok is False and last.payload.get("outcome_unknown") is True
+    (record,) = IdempotencyLedger.open(ledger_path(path)).records.values()
+    assert record.state == "unknown" and "timed out" in record.note

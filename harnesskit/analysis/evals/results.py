@@ -375,7 +375,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     A last line cut off mid-write (not valid JSON) is skipped with a `RuntimeWarning` naming
     the file and line: that trial counts as not run, and `Experiment.resume` runs it again.
     A line that repeats an earlier row of the same trial (`run_id`) exactly is skipped: the
-    trial counts once.
+    trial counts once. A trial is its case, policy, model and repeat: a second row for one
+    under another `run_id` is corruption (counting both would count it twice).
 
     Args:
         path: the `results.jsonl` file.
@@ -387,8 +388,9 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         CorruptLogError: a line other than a cut-off last one is not UTF-8 JSON, not an
             object, lacks the fields of a trial (`ROW_FIELDS`), holds a field of the wrong
             type (`ROW_TYPES`, `CHECK_TYPES`: `"pass": "false"` is not a bool), or is a
-            second, different row of a trial already read; the message names the file and
-            line and says what to do.
+            second, different row of a trial already read (same `run_id`, or same case,
+            policy, model and repeat); the message names the file and both lines and says what
+            to do.
     """
     import warnings
 
@@ -397,6 +399,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     numbered = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
     rows: list[dict[str, Any]] = []
     seen: dict[str, tuple[int, dict[str, Any]]] = {}  # run_id -> (line, row)
+    trials: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}  # case/policy/model/repeat
     for n, line in numbered:
         corrupt = functools.partial(_bad_row, p, n)
         try:
@@ -439,7 +442,21 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 "one of the two lines (or both: Experiment.resume then runs the trial again), "
                 "or restore the file from a backup"
             )
+        trial = (row["case"], row["policy"], row["model"], row["repeat"])
+        other = trials.get(trial)
+        if other is not None:  # the same trial under another run_id: which one happened?
+            raise CorruptLogError(
+                f"{p}:{n}: a second row for trial case={row['case']!r} policy="
+                f"{row['policy']!r} model={row['model']!r} repeat={row['repeat']} (run_id "
+                f"{row['run_id']!r}; the first is line {other[0]}, run_id "
+                f"{other[1]['run_id']!r}, pass={other[1].get('pass')!r}; this one pass="
+                f"{row.get('pass')!r}); the experiment's results are damaged and counting both "
+                "would count the trial twice. Keep the line of the run that belongs to this "
+                "experiment and remove the other (or both: Experiment.resume then runs the "
+                "trial again), or restore the file from a backup"
+            )
         seen[row["run_id"]] = (n, row)
+        trials[trial] = (n, row)
         rows.append(row)
     return rows
 
