@@ -1,10 +1,17 @@
 import pathlib
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from harnesskit.models import block_real_models
 
 block_real_models()
+
+# Property tests assert what holds, never how fast: on a shared or loaded machine (CI, two
+# cores) Hypothesis's timing checks (per-example deadline, slow input generation) fail
+# tests that are correct. A test's own @settings still applies on top of this profile.
+settings.register_profile("harnesskit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("harnesskit")
 
 SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
 
