@@ -101,7 +101,9 @@ def canonical_arguments(
     """The arguments of a write as its key sees them: numbers by value, defaults left out.
 
     An argument equal to its schema default (`parameters["properties"][name]["default"]`) is
-    dropped, so passing the default explicitly is the same write as leaving it out; whole floats
+    dropped, so passing the default explicitly is the same write as leaving it out; so is a
+    `None` for an optional parameter whose schema states no default (`meta: dict | None =
+    None` derives none: the same write, and a duplicate is the safe side to err on); whole floats
     become ints at any depth (`100.0` is `100`; `"100"` stays a string). Arguments already in
     this form come back unchanged, so their keys are the ones earlier versions derived.
 
@@ -113,11 +115,16 @@ def canonical_arguments(
         A new dict.
     """
     props = (parameters or {}).get("properties") or {}
+    required = (parameters or {}).get("required") or ()
     out = {}
     for name, value in arguments.items():
         spec = props.get(name)
-        if isinstance(spec, dict) and "default" in spec and _same(value, spec["default"]):
-            continue
+        if isinstance(spec, dict):
+            if "default" in spec:
+                if _same(value, spec["default"]):
+                    continue
+            elif value is None and name not in required:
+                continue  # an optional parameter without a JSON default: `None` (`= None`)
         out[name] = _normal(value)
     return out
 

@@ -148,3 +148,34 @@ def test_an_old_ledger_keyed_on_a_float_and_a_spelt_out_default_still_matches(tm
     assert blocked is not None and blocked.ok is False and blocked.meta["outcome_unknown"]
     fresh, _ = admit({"ref": "P3", "amount": 7})
     assert fresh is None
+
+
+def test_a_write_resent_with_an_explicit_none_for_an_optional_parameter_does_not_run_again():
+    charges: list[tuple] = []
+
+    @hk.tool(risk="write")
+    def pay(ref: str, amount: float, meta: dict | None = None) -> dict:
+        """Charge a payment.
+
+        Args:
+            ref: payment reference.
+            amount: amount.
+            meta: metadata.
+
+        Returns:
+            The receipt.
+        """
+        charges.append((ref, amount, meta))
+        return {"charged": amount}
+
+    assert "default" not in pay.parameters["properties"]["meta"]  # `= None` states none
+    turns = [
+        reply.tool_call("pay", ref="P1", amount=100),
+        reply.tool_call("pay", ref="P1", amount=100, meta=None),
+        reply.tool_call("pay", ref="P1", amount=100, meta={"a": 1}),  # another write
+        "ok",
+    ]
+    run = hk.Harness([pay], hk.ScriptedModel(turns)).start("pay").run()
+    assert charges == [("P1", 100, None), ("P1", 100, {"a": 1})]
+    results = [e for e in run.log.events if e.type == "tool.result"]
+    assert results[1].payload.get("duplicate") is True
