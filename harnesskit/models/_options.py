@@ -192,6 +192,24 @@ def _mapping(name: str, value: Any) -> None:
         raise _bad(name, f"JSON values only ({exc})", value) from None
 
 
+#: Headers that frame the request or route it (RFC 9110 section 7.2, RFC 9112 sections 6 and
+#: 9.6): httpx sets them per request; a fixed one contradicts the body or the URL.
+_FRAMING_HEADERS = frozenset(
+    {
+        "content-length",
+        "transfer-encoding",
+        "host",
+        "connection",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-connection",
+        "expect",
+    }
+)
+
+
 def _header(name: str, value: str) -> None:
     """Refuse a header httpx could not send, or that would inject another (value never shown)."""
     if not _TOKEN.fullmatch(name):
@@ -199,6 +217,12 @@ def _header(name: str, value: str) -> None:
             f"{_WHO}(headers=...): the header name {name!r:.60} is not an HTTP field name "
             "(RFC 9110: letters, digits and !#$%&'*+-.^_`|~ only, no spaces or colons), "
             "e.g. 'X-Client'"
+        )
+    if name.lower() in _FRAMING_HEADERS:
+        raise UsageError(
+            f"{_WHO}(headers=...): {name!r} is set by the HTTP client for each request (the "
+            "body's length and encoding, the connection, the server's host); a fixed value "
+            "breaks or redirects every request. Drop it; the URL's host goes in base_url"
         )
     bad = _BAD_VALUE_CHAR.search(value)
     if bad is not None:

@@ -105,8 +105,21 @@ def test_the_longest_timeout_accepted_still_sends(server):
         ({"X A:": "v"}, "header name 'X A:' is not an HTTP field name"),
         ({"": "v"}, "header name '' is not an HTTP field name"),
         ({"X-\u00c4": "v"}, "is not an HTTP field name"),
+        ({"Content-Length": "5"}, "'Content-Length' is set by the HTTP client"),
+        ({"host": "evil.example"}, "'host' is set by the HTTP client"),
+        ({"Transfer-Encoding": "chunked"}, "'Transfer-Encoding' is set by the HTTP client"),
     ],
-    ids=["non-ascii", "crlf", "nul", "space-colon", "empty", "non-ascii-name"],
+    ids=[
+        "non-ascii",
+        "crlf",
+        "nul",
+        "space-colon",
+        "empty",
+        "non-ascii-name",
+        "content-length",
+        "host",
+        "transfer-encoding",
+    ],
 )
 def test_a_header_httpx_cannot_send_is_refused_naming_it(server, headers, said):
     with pytest.raises(UsageError, match=re.escape(said)):
