@@ -837,6 +837,12 @@ def check_shape(data: dict[str, Any]) -> None:
             "not an object"
         )
     kind = data.get("type")
+    step = payload.get("step")
+    if step is not None and (type(step) is not int or not 0 <= step < _INT64):
+        raise CorruptLogError(
+            f"event {data.get('event_id')!r:.40} ({kind!s:.40}): payload field 'step' is "
+            f"{type(step).__name__} {step!r:.40}, not a step number (a whole number >= 0)"
+        )
     checks = _SHAPES.get(kind)  # type: ignore[arg-type]
     if checks is not None:
         for key, kinds in checks:
@@ -857,8 +863,16 @@ def check_shape(data: dict[str, Any]) -> None:
                             f"'usage.{key}' is a {type(value).__name__} {value!r:.40}, not a "
                             f"{kinds[0].__name__}"
                         )
+                    if type(value) is int and not 0 <= value < _INT64:
+                        raise CorruptLogError(
+                            f"event {data.get('event_id')!r:.40} ({kind}): payload field "
+                            f"'usage.{key}' is {str(value)[:24]}, not a token count "
+                            "(0 to 2**63 - 1)"
+                        )
 
 
+#: Counts and steps must fit the frame's 64-bit integer columns.
+_INT64 = 2**63
 #: The counts in a `model.response`'s `usage` that resume, replay and the frame add up.
 _USAGE: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("prompt_tokens", (int,)),

@@ -82,7 +82,7 @@ _CLASS_SET = frozenset(DATA_CLASSES)
 
 
 def _bad_envelope(event: Event) -> str:
-    """What is wrong with a read event's `event_id` (not an integer) or `data_class`."""
+    """What is wrong with a read event's `event_id`, `parent_id` (not integers) or `data_class`."""
     eid = event.event_id
     if eid.__class__ is not int:
         kind = {str: "a string", bool: "a boolean", float: "a number", type(None): "null"}
@@ -90,6 +90,12 @@ def _bad_envelope(event: Event) -> str:
         return (
             f"field 'event_id': event id {shown:.40} is "
             f"{kind.get(type(eid), 'a ' + type(eid).__name__)}, not an integer"
+        )
+    parent = event.parent_id
+    if parent is not None and parent.__class__ is not int:
+        return (
+            f"event {eid}: field 'parent_id' is {json.dumps(parent, default=str):.40}, not an "
+            "integer (an earlier event's id) or null"
         )
     return (
         f"event {eid}: field 'data_class' is {json.dumps(event.data_class, default=str):.40}, "
@@ -623,7 +629,12 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
-            if event.event_id.__class__ is not int or event.data_class not in _CLASS_SET:
+            parent = event.parent_id
+            if (
+                event.event_id.__class__ is not int
+                or event.data_class not in _CLASS_SET
+                or (parent is not None and parent.__class__ is not int)
+            ):
                 raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
                 if event.event_id != len(log.events) + 1 or not bad[1].lstrip().startswith("{"):

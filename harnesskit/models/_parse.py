@@ -638,10 +638,14 @@ def json_kind(value: Any) -> str:
 
 
 def _int(value: Any) -> int:
+    """A reported token count; 0 (not reported) for anything else, or for a count over 10**15.
+
+    No bill holds so many tokens, and a count that large breaks the frame's 64-bit columns.
+    """
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
-        return max(0, value)
+        return max(0, value) if value < 10**15 else 0
     if isinstance(value, float) and value == value and abs(value) < 1e15:
         return max(0, int(value))
     return 0
