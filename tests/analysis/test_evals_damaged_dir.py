@@ -38,6 +38,28 @@ def run_dir(finished, tmp_path):
     return path
 
 
+def _refused_everywhere(run_dir, text, where, capsys):
+    """Load, resume, audit and `eval --resume` all refuse `run_dir`, naming `where` first.
+
+    `results.jsonl` must still read `text` afterwards; returns the three error messages.
+    """
+    messages = []
+    for attempt in (
+        lambda: hk.ExperimentResult.load(run_dir),
+        lambda: _exp().resume(run_dir, parallel=False, progress=False),
+        lambda: hk.audit(run_dir),
+    ):
+        with pytest.raises(CorruptLogError) as info:
+            attempt()
+        assert str(info.value).startswith(where)
+        messages.append(str(info.value))
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+    return messages
+
+
 def _lines(path):
     return (path / "results.jsonl").read_text(encoding="utf-8").splitlines()
 
@@ -76,19 +98,8 @@ def test_a_bad_middle_line_is_a_named_error_everywhere(run_dir, bad, says, capsy
     (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
     where = f"{run_dir / 'results.jsonl'}:2: {says}"
 
-    for attempt in (
-        lambda: hk.ExperimentResult.load(run_dir),
-        lambda: _exp().resume(run_dir, parallel=False, progress=False),
-        lambda: hk.audit(run_dir),
-    ):
-        with pytest.raises(CorruptLogError) as info:
-            attempt()
-        assert str(info.value).startswith(where) and "Remove that line" in str(info.value)
-    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
-
-    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+    for message in _refused_everywhere(run_dir, text, where, capsys):
+        assert message.startswith(where) and "Remove that line" in message
 
 
 @pytest.mark.parametrize(
@@ -181,19 +192,8 @@ def test_a_row_field_of_the_wrong_type_is_a_named_error(run_dir, change, says, c
     text = _with_row(run_dir, 1, change)
     where = f"{run_dir / 'results.jsonl'}:2: {says}"
 
-    for attempt in (
-        lambda: hk.ExperimentResult.load(run_dir),
-        lambda: _exp().resume(run_dir, parallel=False, progress=False),
-        lambda: hk.audit(run_dir),
-    ):
-        with pytest.raises(CorruptLogError) as info:
-            attempt()
-        assert str(info.value).startswith(where) and "Remove that line" in str(info.value)
-    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
-
-    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+    for message in _refused_everywhere(run_dir, text, where, capsys):
+        assert message.startswith(where) and "Remove that line" in message
 
 
 def test_two_different_rows_of_one_trial_are_a_named_error(run_dir, capsys):
@@ -207,19 +207,8 @@ def test_two_different_rows_of_one_trial_are_a_named_error(run_dir, capsys):
         "(first at line 2) that differs from it"
     )
 
-    for attempt in (
-        lambda: hk.ExperimentResult.load(run_dir),
-        lambda: _exp().resume(run_dir, parallel=False, progress=False),
-        lambda: hk.audit(run_dir),
-    ):
-        with pytest.raises(CorruptLogError) as info:
-            attempt()
-        assert str(info.value).startswith(where) and "Remove the wrong one" in str(info.value)
-    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
-
-    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
+    for message in _refused_everywhere(run_dir, text, where, capsys):
+        assert message.startswith(where) and "Remove the wrong one" in message
 
 
 def test_two_rows_of_one_trial_under_different_run_ids_are_a_named_error(run_dir, capsys):
@@ -231,19 +220,7 @@ def test_two_rows_of_one_trial_under_different_run_ids_are_a_named_error(run_dir
     (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
     where = f"{run_dir / 'results.jsonl'}:5: a second row for trial case={other['case']!r}"
 
-    for attempt in (
-        lambda: hk.ExperimentResult.load(run_dir),
-        lambda: _exp().resume(run_dir, parallel=False, progress=False),
-        lambda: hk.audit(run_dir),
-    ):
-        with pytest.raises(CorruptLogError) as info:
-            attempt()
-        message = str(info.value)
+    for message in _refused_everywhere(run_dir, text, where, capsys):
         assert message.startswith(where) and "the first is line 1" in message
         assert repr(other["run_id"]) in message and "count the trial twice" in message
-    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
-
-    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"harnesskit: CorruptLogError: {where}") and "Traceback" not in err
     assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text

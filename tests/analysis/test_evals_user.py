@@ -129,17 +129,21 @@ class LimitedUser(hk.ScriptedModel):
         self.max_data_class = limit
 
 
-def test_a_public_only_user_model_is_not_sent_a_restricted_runs_answers(case, tmp_path):
-    user = LimitedUser("public")
-    agent_f = Recorder(["Your card on file ends 4242-CANARY."] * 3, "agent")
+def _restricted_trial(case, tmp_path, user, answer):
+    """The one trial row of a `restricted` experiment whose agent always says `answer`."""
     exp = hk.Experiment(
         [case],
-        models={"agent": agent_f},
+        models={"agent": Recorder([answer] * 3, "agent")},
         user=UserSimulator(model=user),
         settings={"data_class": "restricted"},
     )
+    return exp.run(tmp_path / "run", parallel=False, progress=False).rows[0]
 
-    row = exp.run(tmp_path / "run", parallel=False, progress=False).rows[0]
+
+def test_a_public_only_user_model_is_not_sent_a_restricted_runs_answers(case, tmp_path):
+    user = LimitedUser("public")
+
+    row = _restricted_trial(case, tmp_path, user, "Your card on file ends 4242-CANARY.")
 
     assert user.requests == []  # nothing reached the user model
     assert "limited-user is approved up to 'public'" in row["error"]
@@ -148,15 +152,8 @@ def test_a_public_only_user_model_is_not_sent_a_restricted_runs_answers(case, tm
 
 def test_an_approved_user_model_gets_requests_marked_with_their_class(case, tmp_path):
     user = LimitedUser("restricted")
-    agent_f = Recorder(["Done."] * 3, "agent")
-    exp = hk.Experiment(
-        [case],
-        models={"agent": agent_f},
-        user=UserSimulator(model=user),
-        settings={"data_class": "restricted"},
-    )
 
-    row = exp.run(tmp_path / "run", parallel=False, progress=False).rows[0]
+    row = _restricted_trial(case, tmp_path, user, "Done.")
 
     assert row["error"] is None
     assert [r.data_class for r in user.requests] == ["restricted", "restricted"]

@@ -12,20 +12,8 @@ import json
 import pytest
 
 import harnesskit as hk
+from tests.support.edge_client import lookup_order
 from tests.support.loopback import LoopbackServer, Reply, completion
-
-
-@hk.tool
-def lookup_order(order_id: str) -> dict:
-    """Look up one order by id.
-
-    Args:
-        order_id: the order's id.
-
-    Returns:
-        The order.
-    """
-    return {"order_id": order_id, "status": "shipped"}
 
 
 def _run(server: LoopbackServer, first: dict, tmp_path) -> hk.Run:
