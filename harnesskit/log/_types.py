@@ -839,18 +839,18 @@ def check_shape(data: dict[str, Any]) -> None:
     kind = data.get("type")
     step = payload.get("step")
     if step is not None and (type(step) is not int or not 0 <= step < _INT64):
-        raise CorruptLogError(
-            f"event {data.get('event_id')!r:.40} ({kind!s:.40}): payload field 'step' is "
-            f"{type(step).__name__} {step!r:.40}, not a step number (a whole number >= 0)"
+        raise _bad_field(
+            data,
+            "'step'",
+            f"{type(step).__name__} {step!r:.40}, not a step number (a whole number >= 0)",
         )
     checks = _SHAPES.get(kind)  # type: ignore[arg-type]
     if checks is not None:
         for key, kinds in checks:
             value = payload.get(key)
             if value is not None and type(value) not in kinds:
-                raise CorruptLogError(
-                    f"event {data.get('event_id')!r:.40} ({kind}): payload field "
-                    f"{key!r} is a {type(value).__name__}, not a {kinds[0].__name__}"
+                raise _bad_field(
+                    data, repr(key), f"a {type(value).__name__}, not a {kinds[0].__name__}"
                 )
         if kind == "model.response":
             usage = payload.get("usage")
@@ -858,17 +858,25 @@ def check_shape(data: dict[str, Any]) -> None:
                 for key, kinds in _USAGE:
                     value = usage.get(key)
                     if value is not None and type(value) not in kinds:
-                        raise CorruptLogError(
-                            f"event {data.get('event_id')!r:.40} ({kind}): payload field "
-                            f"'usage.{key}' is a {type(value).__name__} {value!r:.40}, not a "
-                            f"{kinds[0].__name__}"
+                        raise _bad_field(
+                            data,
+                            f"'usage.{key}'",
+                            f"a {type(value).__name__} {value!r:.40}, not a {kinds[0].__name__}",
                         )
                     if type(value) is int and not 0 <= value < _INT64:
-                        raise CorruptLogError(
-                            f"event {data.get('event_id')!r:.40} ({kind}): payload field "
-                            f"'usage.{key}' is {str(value)[:24]}, not a token count "
-                            "(0 to 2**63 - 1)"
+                        raise _bad_field(
+                            data,
+                            f"'usage.{key}'",
+                            f"{str(value)[:24]}, not a token count (0 to 2**63 - 1)",
                         )
+
+
+def _bad_field(data: dict[str, Any], field: str, what: str) -> CorruptLogError:
+    """The error for a read line whose payload `field` (quoted as shown) is `what`."""
+    return CorruptLogError(
+        f"event {data.get('event_id')!r:.40} ({data.get('type')!s:.40}): payload field "
+        f"{field} is {what}"
+    )
 
 
 #: Counts and steps must fit the frame's 64-bit integer columns.

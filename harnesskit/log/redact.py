@@ -63,10 +63,13 @@ def _quoted_units(depth: int) -> str:
 #: single-quoted one up to the next quote, or a bare word (a quote inside it is taken when a
 #: letter or digit follows: `ab"cd`; an escaped newline or tab ends it, and so does a `&` that
 #: starts the next query parameter: `?access_token=X&x=1` keeps `&x=1`).
+_QUOTED_VALUE = (
+    "|".join(f"{_quoted_units(d)}{{4,}}" for d in range(5))
+    + r"|(?<=')(?:[^'\"\\\n]|\\+[^'\"\\\n]){4,}"
+)
 _VALUE = (
     "(?:"
-    + "|".join(f"{_quoted_units(d)}{{4,}}" for d in range(5))
-    + r"|(?<=')(?:[^'\"\\\n]|\\+[^'\"\\\n]){4,}"
+    + _QUOTED_VALUE
     + r"|(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=))(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=)"
     + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,})"
 )
@@ -74,8 +77,7 @@ _VALUE = (
 #: quoted as above, else to the end of the line (a quoted word inside it is taken).
 _HEADER_VALUE = (
     "(?:"
-    + "|".join(f"{_quoted_units(d)}{{4,}}" for d in range(5))
-    + r"|(?<=')(?:[^'\"\\\n]|\\+[^'\"\\\n]){4,}"
+    + _QUOTED_VALUE
     + r"|[^\s\"'\\,}](?:[^\"'\\\r\n]|\\+[^\"'\\\r\nnrt]"
     + r"|\\*[\"'](?=[A-Za-z0-9/+]|,\s*[A-Za-z]+=)){3,})"
 )

@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
@@ -310,6 +310,14 @@ CHECK_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _not_an_object_with(value: Any, fields: Iterable[str]) -> str | None:
+    """What keeps decoded JSON `value` from being an object holding `fields`, or None."""
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}"
+    missing = [k for k in fields if k not in value]
+    return f"a JSON object without {', '.join(map(repr, missing))}" if missing else None
+
+
 def read_manifest(
     directory: str | os.PathLike[str], *, required: Iterable[str] = tuple(MANIFEST_FIELDS)
 ) -> dict[str, Any]:
@@ -346,11 +354,9 @@ def read_manifest(
         raise corrupt(f"not UTF-8 ({exc.reason})") from exc
     except (RecursionError, ValueError) as exc:  # JSONDecodeError is a ValueError
         raise corrupt(f"not valid JSON ({getattr(exc, 'msg', type(exc).__name__)})") from exc
-    if not isinstance(manifest, dict):
-        raise corrupt(f"a JSON {type(manifest).__name__}")
-    missing = [k for k in required if k not in manifest]
-    if missing:
-        raise corrupt(f"a JSON object without {', '.join(map(repr, missing))}")
+    shape = _not_an_object_with(manifest, required)
+    if shape is not None:
+        raise corrupt(shape)
     for key, kind in MANIFEST_FIELDS.items():
         value = manifest.get(key)
         if key in manifest and (not isinstance(value, kind) or isinstance(value, bool)):
@@ -366,7 +372,7 @@ def read_manifest(
             f"{EXPERIMENT_SCHEMA_VERSION}. Open it with the harnesskit that wrote it, or run "
             "the experiment again into a new directory"
         )
-    return manifest
+    return cast(dict[str, Any], manifest)  # an object: `_not_an_object_with` said so
 
 
 def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -417,11 +423,9 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             raise corrupt(why or f"not valid JSON ({getattr(exc, 'msg', exc)})") from exc
         except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
             raise corrupt(f"undecodable JSON ({type(exc).__name__})") from exc
-        if not isinstance(row, dict):
-            raise corrupt(f"a JSON {type(row).__name__}")
-        missing = [k for k in ROW_FIELDS if k not in row]
-        if missing:
-            raise corrupt(f"a JSON object without {', '.join(map(repr, missing))}")
+        shape = _not_an_object_with(row, ROW_FIELDS)
+        if shape is not None:
+            raise corrupt(shape)
         wrong = _wrong_type(row, ROW_TYPES, "")
         for j, check in enumerate(row.get("checks") or ()):
             if wrong:
