@@ -1,25 +1,25 @@
 """Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
-`sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm,
-PyPI, RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face
-`hf_`, Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key`
-query parameter, bearer tokens and `Authorization` header values (the credential on the next
-line too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a
-list of `[name, value]` pairs too), JWTs (over several lines too), the value of any
-password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`:
-one name grammar for JSON keys, env names, YAML including block scalars, and markup
+`sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm, PyPI,
+RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face `hf_`,
+Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key` query
+parameter, bearer tokens and `Authorization` header values (the credential on the next line
+too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of
+`[name, value]` pairs too), JWTs (over several lines too), the value of any password-like name
+(`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`: one name grammar for
+JSON keys, env names, YAML including every line of a block scalar, and markup
 `<password>x</password>`) at any JSON escaping depth (a quoted value up to its real closing
-quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an
-empty user, a password holding `/` or `@`), `curl -u user:password`, `mysql -pX` and
-`sshpass -p X` — and replaces each with a `[REDACTED:<kind>]` marker. The event log runs
-every line through it, `model.request` included, before the line is written. Personal data
+quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty
+user, a password holding `/` or `@`), `curl -u user:password`, `http -a user:password`,
+`mysql -pX` and `sshpass -p X` — and replaces each with a `[REDACTED:<kind>]` marker. The event log
+runs every line through it, `model.request` included, before the line is written. Personal data
 (e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the
 event is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data
 class unchanged. The built-in patterns never match past a quote that ends a JSON string, and
 `redact` checks that a JSON text keeps its structure (an `extra` pattern or literal may not):
-when it would not, each string is redacted alone, so a JSON line always stays valid JSON of
-the same shape.
+when it would not, each string is redacted alone, so a JSON line always stays valid JSON of the
+same shape.
 """
 
 from __future__ import annotations
@@ -94,8 +94,17 @@ _SCHEMES = (
 _BREAK = r"(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*"
 
 
-#: A YAML block scalar indicator (`|`, `>-`, `|2+`) after a name: its value is on the next line.
-_BLOCK = r"(?:[|>][1-9]?[+\-]?[1-9]?(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*)?"
+#: A line break: raw or JSON-escaped (at any depth).
+_NL = r"(?:\r?\n|\\+r\\+n|\\+n|\\+r)"
+#: A YAML block scalar indicator (`|`, `>-`, `|2+`) after a name, its line break, any blank
+#: lines, and the indentation of its first line (group 2; the block's lines all start with it).
+_BLOCK = r"[|>][1-9]?[+\-]?[1-9]?(?:[ \t]|\\+t)*" + _NL + r"(?:[ \t]*" + _NL + r")*([ \t]+)"
+#: The text of a block scalar's line (a quote that ends a JSON string ends it too; should one
+#: be taken, `redact` finds the JSON's shape changed and redacts string by string instead).
+_BLOCK_LINE = r"(?:[^\r\n\\\"]|\\+[^\r\n\\nr]|\"(?!\s*[,}\]:]|$))+"
+#: A block scalar's value: its first line and every later line indented as deeply (blank lines
+#: between them included); the first less indented line (the next key) ends it.
+_BLOCK_VALUE = _BLOCK_LINE + r"(?:" + _NL + r"(?:[ \t]*" + _NL + r")*\2" + _BLOCK_LINE + r")*"
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
@@ -205,14 +214,18 @@ _PATTERNS: dict[str, str] = {
     + _Q
     + r"[ \t\n]*[:=]"
     + _GAP
+    + r"(?:"
     + _BLOCK
+    + r"|"
     + _OPENER
-    + r"|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>))"
-    + r"))(?!\[REDACTED)(?(2)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>))"
+    + r"))(?!\[REDACTED)(?(3)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
     + _KEY_NAMES
-    + r">)|"
+    + r">)|(?(2)"
+    + _BLOCK_VALUE
+    + r"|"
     + _VALUE
-    + ")",
+    + "))",
     # A sensitive header's value in a `[name, value]` pair of a list of headers: the pair
     # opens with the name and closes after the value, so a list of header names stays.
     "header": r"(?i)([\[(]"
@@ -241,10 +254,12 @@ _PATTERNS: dict[str, str] = {
     "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]*:)"
     r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))",
     # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
-    # `--auth`), bare or quoted (the password only; a user alone, `-u admin`, is no secret).
+    # `--auth` and, after the `http`/`https`/`httpie` command, `-a`), bare or quoted (the
+    # password only; a user alone, `-u admin`, is no secret).
     # A MySQL/MariaDB client's `-pPASSWORD` (lower-case `p`, joined: `-P` is the port) and
     # `sshpass -p PASSWORD` (the password only).
-    "basic_auth": r"(?i)((?<![\w\-])(?:-u|--user|--proxy-user|--auth)(?:[ \t]+|=)?"
+    "basic_auth": r"(?i)((?:(?<![\w\-])(?:-u|--user|--proxy-user|--auth)"
+    + r"|(?<![\w\-/.])(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
     + _OPENER
     + r"(?!\[REDACTED)[^\s:\"'\\]+:"
     + r"|(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
@@ -300,8 +315,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
     "url_credentials": ("://",),
     # `-u` (also in `--user`, `--proxy-user`) and `--auth`
-    # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`
-    "basic_auth": ("-u", "--auth", "-p"),
+    # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`; httpie's command (its `-a`)
+    "basic_auth": ("-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie"),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),

@@ -89,6 +89,8 @@ SECRETS = [
     ("access-key: PlantedAccessKey7", "PlantedAccessKey7", "password"),
     ("mysql -u root -pPlantedMysql4 shop", "PlantedMysql4", "basic_auth"),
     ("sshpass -p 'PlantedSshpass5' ssh host", "PlantedSshpass5", "basic_auth"),
+    ("http -a alice:PlantedHttpie6 example.org", "PlantedHttpie6", "basic_auth"),
+    ("https --verify=no -a 'bob:PlantedHttpie7' api.example.org/x", "PlantedHttpie7", "basic_auth"),
     # sensitive headers: one list of names, every form (a pair in a list of headers too)
     ('[["Set-Cookie", "sid=PlantedPairCookie1; HttpOnly"]]', "PlantedPairCookie1", "header"),
     ('[["x-api-key", "PlantedPairKey2"]]', "PlantedPairKey2", "header"),
@@ -99,6 +101,13 @@ SECRETS = [
     # split across lines: a YAML block scalar, a JWT broken after its dots
     ("password: |\n  PlantedBlock1\n", "PlantedBlock1", "password"),
     ("client_secret: >-\n  PlantedFolded2\n", "PlantedFolded2", "password"),
+    # every line of a block scalar, spaces and quotes included, up to the next key
+    (
+        "db:\n  password: |\n    Planted horse\n\n    PlantedLine2 x\n  host: h",
+        "PlantedLine2",
+        "password",
+    ),
+    ('password: >-\n  correct "PlantedQuoted3" staple\nuser: bob', "PlantedQuoted3", "password"),
     (JWT.replace(".", ".\n"), JWT.split(".")[2], "jwt"),
     # markup
     ("<password>PlantedMarkup1</password>", "PlantedMarkup1", "password"),

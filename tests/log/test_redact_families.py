@@ -62,6 +62,8 @@ STAY = [
     "<passage>pass it on</passage>",
     '{"key": "value", "monkey=banana": 1, "?keyword=x": 2}',
     "eyJhbGciOiJIUzI1NiJ9.\n\nplain text",
+    "ls -a user:group /srv; see http://h -a x",
+    "password: |\nnot indented, so no block\n",
 ]
 
 
@@ -87,3 +89,16 @@ def test_the_password_ends_at_the_last_at_sign_before_the_host():
     }
     for text, expected in cases.items():
         assert r.redact(text)[0] == expected
+
+
+def test_a_block_scalar_is_redacted_whole_and_the_next_key_stays(tmp_path):
+    text = "db:\n  password: |\n    Planted one\n\n    Planted two\n  host: db.local\nport: 5432"
+    expected = "db:\n  password: |\n    [REDACTED:password]\n  host: db.local\nport: 5432"
+    r = redact.Redactor()
+    assert r.redact(text) == (expected, {"password": 1})
+    # in an event, escaped once (a tool's text) and twice (JSON inside it): valid JSON, the
+    # whole block gone, the keys after it kept
+    data = _write(tmp_path, {"note": text, "raw": json.dumps({"config": text})})
+    payload = json.loads(data)["payload"]
+    assert payload["note"] == expected
+    assert json.loads(payload["raw"]) == {"config": expected}
