@@ -26,6 +26,7 @@ from harnesskit.data.artifacts import (
     ArtifactStore,
     RepresentationChecker,
     _decode,
+    _max_class,
 )
 from harnesskit.data.idmatch import altered_copy, token_occurs
 from harnesskit.errors import (
@@ -69,11 +70,18 @@ class Binder:
         self.log = log
         self._results: dict[str, ToolResultEvent] = {}
         self._indexed = 0
+        #: `{tool_call_id: data class}`: the highest class among the sources a call's
+        #: arguments were bound from, when above `internal` (R-S2: what the tool makes of
+        #: them is at least that class); `bound_class` takes an entry out.
+        self.classes: dict[str, str] = {}
+        self._class = "internal"
 
     def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         """Replace every `{"$bind": "<source>#<pointer>"}` in `arguments` by the exact value.
 
         `<source>` is an artifact id, a tool_call_id of this run, or an event label `TOOL-<n>`.
+        A source's data class above `internal` (a restricted artifact, a restricted tool
+        result) is remembered for the call (`classes`, `bound_class`).
 
         Raises:
             ToolArgumentsError: malformed binding, unknown source, failed call, or a pointer
@@ -83,8 +91,27 @@ class Binder:
         """
         if not _has_binding(arguments):
             return arguments
-        out: dict[str, Any] = self._bind_value(arguments, "")
+        self._class = "internal"
+        try:
+            out: dict[str, Any] = self._bind_value(arguments, "")
+        finally:  # a failed binding may have read a classed value too (its error names it)
+            if self._class != "internal":
+                self.classes[call.id] = self._class
         return out
+
+    def bound_class(self, tool_call_id: str) -> str | None:
+        """The class of the values bound into a call's arguments, once; `None`: none above internal.
+
+        Args:
+            tool_call_id: the call's id.
+
+        Returns:
+            `restricted` or `secret` (the highest among the call's sources), or `None`.
+        """
+        return self.classes.pop(tool_call_id, None)
+
+    def _raise_class(self, data_class: str) -> None:
+        self._class = _max_class(self._class, data_class)
 
     def _bind_value(self, value: Any, path: str) -> Any:
         if isinstance(value, dict):
@@ -107,6 +134,7 @@ class Binder:
         kind, target = self._source(source.strip(), path)
         try:
             if kind == "artifact":
+                self._raise_class(self.store.ref(target).data_class)
                 return self.store.value(target, pointer)
             return jt.resolve(target, pointer)
         except ArtifactNotFoundError as exc:
@@ -137,6 +165,7 @@ class Binder:
                 "value to bind",
                 hint="bind to a call that succeeded",
             )
+        self._raise_class(event.data_class)
         if event.artifact:
             return "artifact", event.artifact
         if self.log is not None:  # the runtime binds the exact value, not the redacted one

@@ -286,7 +286,10 @@ class Transport:
             ref = self.store.put(
                 text,
                 source=source,
-                data_class=p.data_class,
+                # R-S2: a result made from bound restricted values is stored as restricted
+                data_class=_max_class(
+                    p.data_class, self.binder.classes.get(r.tool_call_id, "public")
+                ),
                 incomplete=bool(r.meta.get("incomplete")),
                 summary=bool(r.meta.get("summary")),
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harnesskit.data.artifacts import _max_class
 from harnesskit.log._codec import json_text
 from harnesskit.log.events import hash_json
 from harnesskit.messages import Usage
@@ -205,7 +206,13 @@ def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
 
 
 def tool_result(
-    log: EventLog, st: RunState, ex: Executed, parent: int, revision: str | None
+    log: EventLog,
+    st: RunState,
+    ex: Executed,
+    parent: int,
+    revision: str | None,
+    *,
+    floor: str | None = None,
 ) -> None:
     """Append a call's `tool.result`, preceded by the records emitted with it.
 
@@ -213,6 +220,8 @@ def tool_result(
     `r.meta["data_class"]` (set by the transport for a result carrying an artifact's summary
     or an answer read from one, R-S2) is the class of the `tool.result` event and of the
     records emitted with it (the `artifact.created` holding its preview), not a payload key.
+    `floor` (the class of the values bound into the call's arguments, `Binder.bound_class`)
+    raises that class: what a tool makes of restricted values is restricted.
     """
     r = ex.result
     meta = r.meta
@@ -220,6 +229,8 @@ def tool_result(
     if "data_class" in meta:
         meta = dict(meta)
         data_class = meta.pop("data_class")
+    if floor is not None:
+        data_class = _max_class(data_class, floor)
     for type_, payload in ex.emitted:
         if type_ not in AFTER_TURN:
             log.append(
@@ -290,16 +301,24 @@ AFTER_TURN = frozenset({"user.message", "human.decision"})
 
 
 def emitted(
-    log: EventLog, st: RunState, executed: Sequence[Executed], call_events: dict[str, int]
+    log: EventLog,
+    st: RunState,
+    executed: Sequence[Executed],
+    call_events: dict[str, int],
+    floors: dict[str, str] | None = None,
 ) -> None:
     """Append the message-like events the turn's tools emitted, after the whole tool block.
 
     Providers require an assistant message's tool messages to follow it directly, so a tool's
     side-channel content (an attachment as a `user.message`) comes after the last result of
-    the turn, once per emit, naming the call it came from.
+    the turn, once per emit, naming the call it came from. Each is of its call's result's
+    class (R-S2: `r.meta["data_class"]`, raised to `floors[tool_call_id]`, see `tool_result`).
     """
     for ex in executed:
         r = ex.result
+        data_class = _max_class(
+            r.meta.get("data_class", "internal"), (floors or {}).get(r.tool_call_id, "public")
+        )
         for type_, payload in ex.emitted:
             if type_ not in AFTER_TURN:
                 continue
@@ -312,4 +331,5 @@ def emitted(
                 parent_id=call_events.get(r.tool_call_id),
                 branch_id=st.branch_id,
                 source="tool",
+                data_class=data_class,
             )

@@ -269,12 +269,16 @@ class Run:
         if any(_writes(h.tools.get(c.name)) for c in calls):
             log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
         executed = self.executor.execute(calls, tool_contexts(h, st), deadline=run_deadline(h, st))
+        floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
         for ex in executed:
             revision = h.revision() if _writes(ex.tool) else None
-            record.tool_result(log, st, ex, call_events[ex.call.id], revision)
+            bound = self.transport.binder.bound_class(ex.call.id)
+            if bound is not None:
+                floors[ex.call.id] = bound
+            record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
             st.tool_history.append((st.step, ex.result.name, ex.result.ok))
             self._progress(ex.result.error_type or "ok", tool=ex.result.name)
-        record.emitted(log, st, executed, call_events)
+        record.emitted(log, st, executed, call_events, floors)
         self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1

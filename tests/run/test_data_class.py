@@ -266,3 +266,78 @@ def test_a_small_inline_result_keeps_the_default_class(tmp_path):
     run = h.run("go")
 
     assert run.final_text == "ok" and run.log.last("tool.result").data_class == "internal"
+
+
+# -- values moved by `$bind` carry their source's class (R-S2) ----------------------------
+
+
+@hk.tool
+def echo(value: str) -> dict:
+    """Echo a value back.
+
+    Use this to show one value. Do not use it to look anything up.
+
+    Args:
+        value: the value.
+
+    Returns:
+        The value, with an attachment note.
+    """
+    return {"echo": value}
+
+
+def _bind_run(tmp_path, turns, limit="secret", policy="full-history"):
+    model = hk.ScriptedModel(turns)
+    model.max_data_class = limit
+    h = hk.Harness(
+        [get_records, echo],
+        model,
+        policy=policy,
+        log_dir=tmp_path,
+        transport=TransportPolicy(data_class="restricted"),
+    )
+    return h.start("fetch r1", run_id="t").run(), model
+
+
+def test_a_value_bound_from_a_restricted_artifact_makes_the_result_restricted(tmp_path):
+    # the first result is externalized (restricted artifact); echo gets one of its values by
+    # `$bind`, returns it inline, and then binds from that result again: both are restricted
+    run, model = _bind_run(
+        tmp_path,
+        [
+            reply.tool_call("get_records", rid="r1", id="c1"),
+            reply.tool_call("echo", value={"$bind": "c1#/rows/7/ssn"}, id="c2"),
+            reply.tool_call("echo", value={"$bind": "c2#/echo"}, id="c3"),
+            reply.text("done"),
+        ],
+    )
+
+    results = {e.payload["tool_call_id"]: e for e in run.log.events if e.type == "tool.result"}
+    assert "CANARY-007-SSN" in results["c2"].content and "CANARY-007-SSN" in results["c3"].content
+    assert (results["c2"].data_class, results["c3"].data_class) == ("restricted", "restricted")
+    assert run.log.last("model.request").data_class == "restricted"
+    reread = hk.EventLog.read(tmp_path / "t.jsonl")
+    assert [e.data_class for e in reread.events if e.type == "tool.result"][1:] == [
+        "restricted",
+        "restricted",
+    ]
+
+
+def test_an_internal_only_model_never_gets_a_value_bound_from_a_restricted_artifact(tmp_path):
+    # the default policy withholds restricted events from an internal-only model: the scripted
+    # model binds to the artifact it never saw; the echoed value must be withheld too
+    run, model = _bind_run(
+        tmp_path,
+        [
+            reply.tool_call("get_records", rid="r1", id="c1"),
+            reply.tool_call("echo", value={"$bind": "c1#/rows/7/ssn"}, id="c2"),
+            reply.text("done"),
+        ],
+        limit="internal",
+        policy="default",
+    )
+
+    assert run.final_text == "done"
+    assert "CANARY-007-SSN" in run.log.last("tool.result").content  # the tool did get it
+    assert "CANARY" not in str([r.messages for r in model.requests])
+    assert run.log.last("model.request").data_class == "internal"
