@@ -6,20 +6,20 @@ RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging F
 Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key` query
 parameter, bearer tokens and `Authorization` header values (the credential on the next line
 too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of
-`[name, value]` pairs too), JWTs (over several lines too), the value of any password-like name
-(`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`: one name grammar for
-JSON keys, env names, YAML including every line of a block scalar, and markup
-`<password>x</password>`) at any JSON escaping depth (a quoted value up to its real closing
-quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty
-user, a password holding `/` or `@`), `curl -u user:password`, `http -a user:password`,
-`mysql -pX` and `sshpass -p X` — and replaces each with a `[REDACTED:<kind>]` marker. The event log
-runs every line through it, `model.request` included, before the line is written. Personal data
-(e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the
-event is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data
-class unchanged. The built-in patterns never match past a quote that ends a JSON string, and
-`redact` checks that a JSON text keeps its structure (an `extra` pattern or literal may not):
-when it would not, each string is redacted alone, so a JSON line always stays valid JSON of the
-same shape.
+`[name, value]` pairs too), the values of cookie jars, JWTs (over several lines too), the value
+of any password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`,
+`accessKey`: one name grammar for JSON keys, env names, YAML including every line of a block
+scalar, and markup `<password>x</password>`) at any JSON escaping depth (a quoted value up to
+its real closing quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@`
+in URLs (an empty user, a password holding `/` or `@`), `curl -u user:password`,
+`http -a user:password`, `mysql -pX` and `sshpass -p X` — and replaces each with a
+`[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request` included,
+before the line is written. Personal data (e-mail addresses, phone numbers) is not rewritten:
+`personal(text)` names its kinds and the event is marked with them (`payload["personal_data"]`,
+e.g. `["email", "phone"]`), its data class unchanged. The built-in patterns never match past a
+quote that ends a JSON string, and `redact` checks that a JSON text keeps its structure (an
+`extra` pattern or literal may not): when it would not, each string is redacted alone, so a JSON
+line always stays valid JSON of the same shape.
 """
 
 from __future__ import annotations
@@ -184,7 +184,8 @@ _PATTERNS: dict[str, str] = {
     + _HEADER_VALUE
     + ")",
     # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
-    # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header.
+    # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header: it
+    # is a cookie jar, whose values `_redact_jars` redacts one by one (same kind).
     "cookie": r"(?i)((?<![\w\-])(?:(?:set-)?cookies?"
     + _Q
     + r"[ \t]*[:=]"
@@ -594,6 +595,9 @@ class Redactor:
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
                 text, n = pattern.subn(repl, text)
+                if kind == "cookie":  # and the values of a cookie jar (`"cookies": {...}`)
+                    text, jars = _redact_jars(text)
+                    n += jars
                 if n:
                     low = text.lower()
             else:  # an `extra` pattern: an empty match (`a*` between letters) hides nothing
@@ -685,6 +689,55 @@ def _json_shape_changed(before: str, after: str) -> bool:
         return False
     blank = _JSON_STRING.sub
     return bool(blank('""', before) != blank('""', after))
+
+
+#: A cookie jar after a `cookie`/`cookies`/`cookie_jar` name: a mapping (`"cookies": {`,
+#: `cookies={`), whose values are session ids and the like whatever their names (`sid`,
+#: `csrftoken`), so every one is a credential; or a list of cookie objects (a browser's
+#: `[{"name": "sid", "value": "..."}]`), whose `value`s are. Group 1 is the opening bracket.
+_JAR = lazy_pattern(
+    r"(?i)(?<![\w\-])cookie(?:s|_?jar)?" + _Q + r"[ \t]*[:=]" + _GAP + r"(?:dict\()?(\{|\[)"
+)
+#: One `key: value` pair of a jar (JSON or a Python dict, at any escaping depth): group 1 up to
+#: the value's opening quote, then the value up to its real closing quote (`_QUOTED_VALUE`).
+_JAR_PAIR = lazy_pattern(
+    r"(\\*[\"'][^\"'\\\n{}]{1,128}\\*[\"']" + _GAP + ":" + _GAP + r"\\*[\"'])"
+    + r"(?!\[REDACTED)(?:" + _QUOTED_VALUE + ")"
+)  # fmt: skip
+#: A cookie object's `"value": "..."` pair, in a list of cookie objects.
+_JAR_VALUE = lazy_pattern(
+    r"(\\*[\"']value\\*[\"']" + _GAP + ":" + _GAP + r"\\*[\"'])"
+    + r"(?!\[REDACTED)(?:" + _QUOTED_VALUE + ")"
+)  # fmt: skip
+
+
+def _redact_jars(text: str) -> tuple[str, int]:
+    """`text` with every value of each cookie jar in it redacted; `(text, values redacted)`.
+
+    A mapping ends at its first closing brace (jars are flat: `{name: value}`), a list of
+    cookie objects at its first `]`; names and every other field (`domain`, `path`) stay.
+    """
+    if "{" not in text and "[" not in text:
+        return text, 0
+    out: list[str] = []
+    last = n = 0
+    for m in _JAR.finditer(text):
+        start = m.end()
+        if start < last:
+            continue
+        mapping = m.group(1) == "{"
+        end = text.find("}" if mapping else "]", start)
+        end = len(text) if end < 0 else end
+        pair = _JAR_PAIR if mapping else _JAR_VALUE
+        body, k = pair.subn(rf"\1{_marker('cookie')}", text[start:end])
+        if k:
+            out.append(text[last:start])
+            out.append(body)
+            last, n = end, n + k
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
 
 
 def _subn_nonempty(pattern: re.Pattern[str], text: str, marker: str) -> tuple[str, int]:

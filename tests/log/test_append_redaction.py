@@ -89,6 +89,14 @@ SECRETS = [
     ("access-key: PlantedAccessKey7", "PlantedAccessKey7", "password"),
     ("mysql -u root -pPlantedMysql4 shop", "PlantedMysql4", "basic_auth"),
     ("sshpass -p 'PlantedSshpass5' ssh host", "PlantedSshpass5", "basic_auth"),
+    # a cookie jar: a mapping's values, a browser's list of cookie objects' values
+    ('{"cookies": {"sessionid": "PlantedJarSid1", "theme": "dark"}}', "PlantedJarSid1", "cookie"),
+    ("requests.get(u, cookies={'sid': 'PlantedJarSid2'})", "PlantedJarSid2", "cookie"),
+    (
+        '{"cookies": [{"name": "sid", "value": "PlantedJarSid3", "domain": ".example.com"}]}',
+        "PlantedJarSid3",
+        "cookie",
+    ),
     ("http -a alice:PlantedHttpie6 example.org", "PlantedHttpie6", "basic_auth"),
     ("https --verify=no -a 'bob:PlantedHttpie7' api.example.org/x", "PlantedHttpie7", "basic_auth"),
     # sensitive headers: one list of names, every form (a pair in a list of headers too)

@@ -64,6 +64,8 @@ STAY = [
     "eyJhbGciOiJIUzI1NiJ9.\n\nplain text",
     "ls -a user:group /srv; see http://h -a x",
     "password: |\nnot indented, so no block\n",
+    '{"cookies_enabled": true, "cookie_policy": "strict", "cookies": [], "value": "kept"}',
+    '{"cookies": [{"name": "sid", "domain": ".example.com"}], "value": "kept after the jar"}',
 ]
 
 
