@@ -213,6 +213,7 @@ def call_model(
     record.response(
         log, st, answer, h.model.name, seconds, final=final, parent_id=req_id,
         model_info=dict(info) if isinstance(info, dict) else None, unexecuted_calls=unexecuted,
+        data_class=data_class,
     )  # fmt: skip
     return answer
 

@@ -96,8 +96,12 @@ def response(
     parent_id: int,
     model_info: dict[str, Any] | None = None,
     unexecuted_calls: list[dict[str, Any]] | None = None,
+    data_class: str | None = None,
 ) -> None:
     """Append `model.response`: the (id-fixed) message, usage, timing (seconds).
+
+    `data_class` is the request's class (R-S2): an answer to a restricted or secret request
+    may restate what it carried, so it is of that class (`internal` at least).
 
     `model_info` (the model's own description, e.g. a local server's version and the weights'
     sha256) is written as the `model_info` key when given (the loop gives it once per log).
@@ -138,6 +142,7 @@ def response(
         branch_id=st.branch_id,
         source="model",
         summary=(message.content or ", ".join(c.name for c in message.tool_calls))[:80],
+        data_class=_max_class("internal", data_class or "internal"),
     )
 
 
@@ -164,7 +169,11 @@ def model_hooks(
 
 
 def tool_calls(
-    log: EventLog, st: RunState, calls: tuple[ToolCall, ...], logged: dict[str, int]
+    log: EventLog,
+    st: RunState,
+    calls: tuple[ToolCall, ...],
+    logged: dict[str, int],
+    data_class: str = "internal",
 ) -> dict[str, int]:
     """Append `tool.call` for each call not in `logged`.
 
@@ -173,6 +182,8 @@ def tool_calls(
         st: the run's state.
         calls: the step's calls.
         logged: `{tool_call_id: event_id}` of calls already in the log (on resume).
+        data_class: the class of the `model.response` that made the calls (R-S2: its
+            arguments may restate what its request carried).
 
     Returns:
         `{tool_call_id: tool.call event id}` for every call.
@@ -180,12 +191,12 @@ def tool_calls(
     events = dict(logged)
     for c in calls:
         if c.id not in events:
-            events[c.id] = tool_call(log, st, c).event_id
+            events[c.id] = tool_call(log, st, c, data_class).event_id
     return events
 
 
-def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
-    """Append `tool.call` and return the event (its id parents the result)."""
+def tool_call(log: EventLog, st: RunState, call: ToolCall, data_class: str = "internal") -> Event:
+    """Append `tool.call` (of `data_class`) and return the event (its id parents the result)."""
     args = call.raw_arguments or "" if call.arguments is None else _json(call.arguments)
     return log.append(
         "tool.call",
@@ -202,6 +213,7 @@ def tool_call(log: EventLog, st: RunState, call: ToolCall) -> Event:
         source="model",
         input_hash=hash_json([call.name, call.arguments]),
         summary=f"{call.name}({args})"[:80],
+        data_class=data_class,
     )
 
 

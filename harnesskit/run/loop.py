@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _repr
+from harnesskit.data.artifacts import _max_class
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
@@ -265,15 +266,19 @@ class Run:
 
     def _execute(self, calls: tuple[ToolCall, ...], logged: dict[str, int] | None = None) -> None:
         st, log, h = self.state, self.log, self.harness
-        call_events = record.tool_calls(log, st, calls, logged or {})
+        made_by = log.last("model.response", branch_id=st.branch_id)  # R-S2: its class
+        made_class = made_by.data_class if made_by is not None else "internal"
+        call_events = record.tool_calls(log, st, calls, logged or {}, made_class)
         if any(_writes(h.tools.get(c.name)) for c in calls):
             log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
         executed = self.executor.execute(calls, tool_contexts(h, st), deadline=run_deadline(h, st))
         floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
         for ex in executed:
             revision = h.revision() if _writes(ex.tool) else None
-            bound = self.transport.binder.bound_class(ex.call.id)
-            if bound is not None:
+            # what a tool makes of restricted arguments (bound, or typed by a model that saw
+            # restricted data) is restricted
+            bound = _max_class(made_class, self.transport.binder.bound_class(ex.call.id) or "")
+            if bound != "internal":
                 floors[ex.call.id] = bound
             record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
             st.tool_history.append((st.step, ex.result.name, ex.result.ok))

@@ -341,3 +341,33 @@ def test_an_internal_only_model_never_gets_a_value_bound_from_a_restricted_artif
     assert "CANARY-007-SSN" in run.log.last("tool.result").content  # the tool did get it
     assert "CANARY" not in str([r.messages for r in model.requests])
     assert run.log.last("model.request").data_class == "internal"
+
+
+# -- an answer to a restricted request is restricted (R-S2) ---------------------------------
+
+
+def test_an_answer_to_a_restricted_request_and_its_calls_are_restricted(tmp_path):
+    # the model saw the restricted summary; its answer restates a value from it, so a later
+    # internal-only model on the same log (resumed under the default policy) never gets it
+    run, _ = _bind_run(
+        tmp_path,
+        [
+            reply.tool_call("get_records", rid="r1", id="c1"),
+            reply.tool_call("echo", value="CANARY-007-SSN", id="c2"),
+            reply.text("The SSN is CANARY-007-SSN."),
+        ],
+    )
+    events = run.log.events
+    responses = [e for e in events if e.type == "model.response"]
+    calls = {e.payload["tool_call_id"]: e for e in events if e.type == "tool.call"}
+    assert [e.data_class for e in responses] == ["internal", "restricted", "restricted"]
+    assert (calls["c1"].data_class, calls["c2"].data_class) == ("internal", "restricted")
+    # what the tool made of the restricted arguments the model typed is restricted too
+    assert run.log.last("tool.result").data_class == "restricted"
+
+    later = hk.ScriptedModel([reply.text("ok")])
+    later.max_data_class = "internal"
+    h = hk.Harness([get_records, echo], later, policy="default", log_dir=tmp_path)
+    branch = run.fork(-1, "internal-model", harness=h).send("and now?").run()
+    assert branch.final_text == "ok" and len(later.requests) == 1
+    assert "CANARY" not in str(later.requests[0].messages)
