@@ -213,11 +213,21 @@ def _earlier_outcome(
 def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     """The natural key from `tool.idempotency_fields` (e.g. a payment reference), or `None`.
 
-    `None` when the tool declares no fields or none of them is present in `arguments`.
+    `None` when the tool declares no fields or none of them is present in `arguments`. Values
+    are taken by value as `canonical_arguments` takes them (`100.0` is `100` at any depth), so
+    a reference sent once as a whole float and once as an int is one write; values already
+    in that form give the keys earlier versions derived.
+
+    Args:
+        tool: the write tool (its `name` and `idempotency_fields`).
+        arguments: the call's arguments.
+
+    Returns:
+        24 hex characters, or `None`.
     """
     if not tool.idempotency_fields:
         return None
-    values = {f: arguments.get(f) for f in tool.idempotency_fields}
+    values = {f: _normal(arguments.get(f)) for f in tool.idempotency_fields}
     if all(v is None for v in values.values()):
         return None
     return hashlib.sha256(_canonical([tool.name, values]).encode()).hexdigest()[:24]

@@ -103,3 +103,37 @@ def test_a_later_call_with_equal_arguments_keeps_the_recorded_result_as_is(amoun
     assert second.payload["duplicate"] is True
     assert "differing_arguments" not in second.payload
     assert json.loads(second.payload["content"]) == {"paid": "P1", "amount": 100}
+
+
+def test_a_numeric_reference_sent_as_a_whole_float_then_an_int_is_one_write(tmp_path):
+    # the natural key takes numbers by value, as the idempotency key does: a second turn
+    # sending order 7 as 7 after 7.0 is the same write, not a second refund
+    refunds: list[object] = []
+
+    @hk.tool(risk="write", idempotency_fields=("order",))
+    def refund(order: int, note: str) -> dict:
+        """Refund one order once.
+
+        Use when the user asked for a refund. Do not use twice.
+
+        Args:
+            order: the order number.
+            note: why.
+
+        Returns:
+            The refund receipt.
+        """
+        refunds.append(order)
+        return {"refunded": order}
+
+    model = hk.ScriptedModel(
+        [
+            reply.tool_call("refund", order=7.0, note="late"),
+            reply.tool_call("refund", order=7, note="late delivery"),
+            "done",
+        ]
+    )
+    run = hk.Harness([refund], model, log_dir=tmp_path).run("refund order 7")
+    assert refunds == [7.0]
+    second = [e for e in run.log.events if e.type == "tool.result"][1]
+    assert second.payload["duplicate"] is True
