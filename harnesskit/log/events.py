@@ -111,12 +111,18 @@ _AUTO = _Auto()
 
 
 def _renamed(data: dict[str, Any], event: Event) -> bool:
-    """True when redaction changed a field name of the line or of its payload's top level."""
+    """True when redaction changed a name of the line or of its payload's top level.
+
+    Or one of the log's own values after `summary` (`supersedes`, `data_class`): an `extra`
+    pattern may match them too, and the line must keep them to read back.
+    """
     payload = data.get("payload")
     return (
         "summary" not in data
         or not isinstance(payload, dict)
         or payload.keys() != event.payload.keys()
+        or data.get("data_class") != event.data_class
+        or data.get("supersedes") != event.supersedes
     )
 
 

@@ -228,6 +228,7 @@ def test_a_match_across_two_strings_keeps_the_line_whole():
         {'q"uote': "LEAKX"},
         {"n": r"\d+"},
         {"lit": "ul|ru|ls"},  # inside null, true, false
+        {"word": "internal|null"},  # the log's own data_class and supersedes values
     ],
 )
 def test_any_extra_pattern_keeps_every_line_valid_json_and_the_run_going(tmp_path, extra):
@@ -253,6 +254,10 @@ def test_any_extra_pattern_keeps_every_line_valid_json_and_the_run_going(tmp_pat
     for path in (Path(run.log.path), Path(str(run.log.path) + ".idem")):
         for line in path.read_text().splitlines():
             json.loads(line)
+    # the log's own fields are never rewritten: the file reads back with every event's class
+    assert [e.data_class for e in hk.EventLog.read(run.log.path).events] == [
+        e.data_class for e in run.log.events
+    ]
     if 'q"uote' in extra or "cust" in extra:
         leak = "LEAKX" if 'q"uote' in extra else "CUST-991"
         assert leak not in _files(tmp_path)
