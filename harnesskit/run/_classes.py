@@ -55,6 +55,7 @@ class RequestClasses:
         self._read = 0  # events of the log read so far
         self._above: dict[int, int] = {}  # event id -> rank, for restricted and secret events
         self._public: set[int] = set()  # ids of public events
+        self._recorded = -1  # the least class a task contract in the log records (its rank)
 
     def _catch_up(self, log: EventLog) -> None:
         events = log.events
@@ -66,6 +67,10 @@ class RequestClasses:
                 self._above[e.event_id] = rank
             elif rank == _PUBLIC:
                 self._public.add(e.event_id)
+            if e.type == "task.contract":  # the run's least class, as it was started
+                recorded = e.payload.get("data_class")
+                if isinstance(recorded, str) and recorded in _RANK:
+                    self._recorded = max(self._recorded, _RANK[recorded])
         self._read = len(events)
 
     def of(
@@ -78,14 +83,18 @@ class RequestClasses:
             groups: sequences of ids of the events whose content the request carries (e.g.
                 the prompt's selected and summarized events); not copied.
             floor: the run's least class (`Harness(settings={"data_class": ...})`), or `None`.
+                The class the log's task contract records (`data_class`, written when the run
+                was started with a least class) counts too: a run resumed, forked or
+                simulated with a harness that has none keeps it.
 
         Returns:
-            `(data_class, because)`: the highest class among the events and `floor` (`None`
-            when there are no events and no floor), and the ids of the events of that class
-            when it is above `internal` (for the refusal message), else `()`.
+            `(data_class, because)`: the highest class among the events and the floors
+            (`None` when there are no events and no floor), and the ids of the events of that
+            class when it is above them and above `internal` (for the refusal message), else
+            `()`.
         """
         self._catch_up(log)
-        rank = -1 if floor is None else _RANK[floor]
+        rank = max(-1 if floor is None else _RANK[floor], self._recorded)
         because: tuple[int, ...] = ()
         above = [(r, i) for i, r in self._above.items() if r >= rank]
         if above and any(groups):

@@ -63,6 +63,8 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
             "limits": {f.name: getattr(harness.limits, f.name) for f in dataclasses.fields(Limits)},
             "workspace_revision": revision,
             "idempotency": {"ledger": ledger.path.name if ledger.path else "memory"},
+            # the run's least class (R-S2), kept by every later request of this log
+            **({"data_class": harness.data_class} if harness.data_class else {}),
         },
         workspace_revision=revision,
         summary=f"run {run_id} with {len(harness.tools)} tools",

@@ -371,3 +371,20 @@ def test_an_answer_to_a_restricted_request_and_its_calls_are_restricted(tmp_path
     branch = run.fork(-1, "internal-model", harness=h).send("and now?").run()
     assert branch.final_text == "ok" and len(later.requests) == 1
     assert "CANARY" not in str(later.requests[0].messages)
+
+
+def test_the_runs_least_class_is_kept_on_resume_by_a_harness_without_one(tmp_path):
+    # started as restricted (settings), resumed by a harness with no least class and an
+    # internal-only model: the task is still restricted, so nothing is sent
+    first = hk.ScriptedModel([reply.text("never asked")])
+    first.max_data_class = "restricted"
+    h1 = hk.Harness([], first, settings={"data_class": "restricted"}, log_dir=tmp_path)
+    h1.start("summarise patient p1's diagnosis", run_id="r").log.close()
+
+    later = hk.ScriptedModel([reply.text("summary")])
+    later.max_data_class = "internal"
+    run = hk.Harness([], later, log_dir=tmp_path).resume(tmp_path / "r.jsonl").run()
+
+    assert run.finish_reason == "error" and "'restricted'" in str(run.error)
+    assert later.requests == []
+    assert hk.EventLog.read(tmp_path / "r.jsonl").events[0].payload["data_class"] == "restricted"
