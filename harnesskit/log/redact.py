@@ -12,14 +12,16 @@ of any password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `to
 scalar, and markup `<password>x</password>`) at any JSON escaping depth (a quoted value up to
 its real closing quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@`
 in URLs (an empty user, a password holding `/` or `@`), `curl -u user:password`,
-`http -a user:password`, `mysql -pX` and `sshpass -p X` — and replaces each with a
-`[REDACTED:<kind>]` marker. The event log runs every line through it, `model.request` included,
-before the line is written. Personal data (e-mail addresses, phone numbers) is not rewritten:
-`personal(text)` names its kinds and the event is marked with them (`payload["personal_data"]`,
-e.g. `["email", "phone"]`), its data class unchanged. The built-in patterns never match past a
-quote that ends a JSON string, and `redact` checks that a JSON text keeps its structure (an
-`extra` pattern or literal may not): when it would not, each string is redacted alone, so a JSON
-line always stays valid JSON of the same shape.
+`http -a user:password`, `mysql -pX` and `sshpass -p X` (and more config and CLI forms:
+Kubernetes name/value pairs, `AccountKey=`, `--password X`, `docker login -p X`, `.netrc`,
+signed URLs) — and replaces each with a `[REDACTED:<kind>]` marker. The event log runs every
+line through it, `model.request` included, before the line is written. Personal data (e-mail
+addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event is
+marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
+unchanged. The built-in patterns never match past a quote that ends a JSON string, and `redact`
+checks that a JSON text keeps its structure (an `extra` pattern or literal may not): when it
+would not, each string is redacted alone, so a JSON line always stays valid JSON of the same
+shape.
 """
 
 from __future__ import annotations
@@ -97,21 +99,40 @@ _BREAK = r"(?:[ \t]|\\+t)*(?:\r?\n|\\+r\\+n|\\+n|\\+r)(?:\s|\\+[nrt])*"
 #: A line break: raw or JSON-escaped (at any depth).
 _NL = r"(?:\r?\n|\\+r\\+n|\\+n|\\+r)"
 #: A YAML block scalar indicator (`|`, `>-`, `|2+`) after a name, its line break, any blank
-#: lines, and the indentation of its first line (group 2; the block's lines all start with it).
+#: lines, and the indentation of its first line (group 3 of the `password` pattern: the block's
+#: lines all start with it).
 _BLOCK = r"[|>][1-9]?[+\-]?[1-9]?(?:[ \t]|\\+t)*" + _NL + r"(?:[ \t]*" + _NL + r")*([ \t]+)"
 #: The text of a block scalar's line (a quote that ends a JSON string ends it too; should one
 #: be taken, `redact` finds the JSON's shape changed and redacts string by string instead).
 _BLOCK_LINE = r"(?:[^\r\n\\\"]|\\+[^\r\n\\nr]|\"(?!\s*[,}\]:]|$))+"
 #: A block scalar's value: its first line and every later line indented as deeply (blank lines
 #: between them included); the first less indented line (the next key) ends it.
-_BLOCK_VALUE = _BLOCK_LINE + r"(?:" + _NL + r"(?:[ \t]*" + _NL + r")*\2" + _BLOCK_LINE + r")*"
+_BLOCK_VALUE = _BLOCK_LINE + r"(?:" + _NL + r"(?:[ \t]*" + _NL + r")*\3" + _BLOCK_LINE + r")*"
+#: A credential's name given as the value of a `name` field, then its value as the `value`
+#: field after it: Kubernetes/ECS `- name: DB_PASSWORD` / `value: X`, the JSON
+#: `{"name": "DB_PASSWORD", "value": "X"}` and .NET `<add key="ApiKey" value="X"/>`.
+_NAME_THEN_VALUE = (
+    r"|[\w.\-]{0,64}" + _Q + r"[ \t]*,?" + _GAP + r"(?:-[ \t]*)?\\*[\"']?value\\*[\"']?"
+    + r"[ \t]*[:=]" + _GAP + _OPENER
+)  # fmt: skip
+#: A value after a `:` (YAML, INI, headers): quoted as `_VALUE`, else every word up to the end
+#: of its line (`password: correct horse battery staple`), a comment (` #`) or a closing
+#: bracket; a bare value after `=` (env, CLI, query) ends at its first space.
+_LINE_VALUE = (
+    "(?:" + _QUOTED_VALUE + r"|(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=))"
+    + r"(?:[^\s\"'\\}&]|&(?!\w[\w.\-]*=)|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,}"
+    + r"(?:[ \t]+(?!#)[^\s\"'\\}\]#]+)*)"
+)  # fmt: skip
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
 #: stays outside it and readable: `DB_PASS`, `MYSQL_ROOT_PASSWORD`, `VAULT_SECRET`, `accessKey`.
 _KEY_NAMES = (
-    r"(?:password|passwd|passphrase|passcode|(?<![a-z])pass(?![a-z])|pwd"
+    r"(?:password|passwd|passphrase|passcode|(?<![a-z])pass(?![a-z])|sshpass|pwd"
     r"|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key|access[_-]?key|subscription[_-]?key"
+    r"|(?:encryption|master|signing|account|auth|session)[_-]?key"
+    r"|(?:client[_-])?key[_-]data|(?<![a-z\-])auth(?=\\*[\"'][ \t]*:)|[_-]pat(?![a-z])"
+    r"|(?:auth|identity|refresh|access|session|api)token"
     r"|x-auth|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
     r"(?<!tokens)"
 )
@@ -165,9 +186,11 @@ _PATTERNS: dict[str, str] = {
     r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,})"
     r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}"
     # webhook URLs whose path is the secret (the host stays readable), and an API key given
-    # as a `key` query parameter
+    # as a `key` query parameter (16 characters or more)
     r"|((?<![\w.])hooks\.slack\.com/(?:services|workflows|triggers)/"
-    r"|(?<![\w.])discord(?:app)?\.com/api/webhooks/|[?&]key=)[A-Za-z0-9_/\-]{20,}",
+    r"|(?<![\w.])discord(?:app)?\.com/api/webhooks/|[?&]key="
+    # a signed URL's signature (S3, GCS, Azure SAS `sig`) or an `auth` query parameter
+    r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)=)[A-Za-z0-9_/\-%+.]{16,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
@@ -213,20 +236,23 @@ _PATTERNS: dict[str, str] = {
     + _KEY_NAMES
     + r"(?:"
     + _Q
-    + r"[ \t\n]*[:=]"
+    + r"[ \t\n]*(?:(:)|=)"
     + _GAP
     + r"(?:"
     + _BLOCK
     + r"|"
     + _OPENER
-    + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>))"
-    + r"))(?!\[REDACTED)(?(3)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>)"
+    + _NAME_THEN_VALUE
+    + r")))(?!\[REDACTED)(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
     + _KEY_NAMES
-    + r">)|(?(2)"
+    + r">)|(?(3)"
     + _BLOCK_VALUE
+    + r"|(?(2)"
+    + _LINE_VALUE
     + r"|"
     + _VALUE
-    + "))",
+    + ")))",
     # A sensitive header's value in a `[name, value]` pair of a list of headers: the pair
     # opens with the name and closes after the value, so a list of header names stays.
     "header": r"(?i)([\[(]"
@@ -244,7 +270,12 @@ _PATTERNS: dict[str, str] = {
     + _ITEM_GAP
     + r"[\])])",
     # "my password is X", "the passcode was: X" (natural language).
-    "password_phrase": r"(?i)(\b(?:password|passphrase|passcode|pwd)\s+(?:is|was)\s*:?\s*"
+    # "the password for the admin account is X", "my pw is X", "Password - X"; a `.netrc`
+    # line (`login bob password X`) and PowerShell's `ConvertTo-SecureString 'X'`.
+    "password_phrase": r"(?i)((?:\b(?:password|passphrase|passcode|pwd|pw)"
+    + r"(?:\s+(?:for|of|to)\s+[^\n.:;\"'\\]{1,60}?)?\s+(?:is|was|-)\s*:?\s*"
+    + r"|\blogin[ \t]+[^\s\"'\\]+[ \t]+password[ \t]+"
+    + r"|\bconvertto-securestring[ \t]+(?:-string[ \t]+)?)"
     + _OPENER
     + r")(?!\[REDACTED)"
     + _VALUE,
@@ -262,7 +293,19 @@ _PATTERNS: dict[str, str] = {
     "basic_auth": r"(?i)((?:(?<![\w\-])(?:-u|--user|--proxy-user|--auth)"
     + r"|(?<![\w\-/.])(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
     + _OPENER
-    + r"(?!\[REDACTED)[^\s:\"'\\]+:"
+    + r"(?!\[REDACTED)[^\s:\"'\\]*:"
+    # a secret given to a long option after a space (`--password X`, `--token X`), or to a
+    # client's short option: `docker login -p X`, `redis-cli -a X`, `ldapsearch -w X`,
+    # `sqlcmd -P X`; requests' `auth=('user', 'X')`
+    + r"|(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
+    + r"|auth-token)[ \t]+"
+    + _OPENER
+    + r"|(?<![\w\-])(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
+    + r"|add|delete|whoami|passwd)|sqlcmd)\b[^\n\"'\\|;&]{0,256}?[ \t]"
+    + r"(?:(?<=login[ \t])|(?<=[ \t]))(?-i:-p|-a|-w|-P)[ \t]+"
+    + _OPENER
+    + r"|\bauth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
+    + _OPENER
     + r"|(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
     + r"(?-i:-p)(?=[^\s\-])"
     + r"|(?<![\w\-])sshpass[ \t]+(?-i:-p)[ \t]*"
@@ -291,7 +334,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
         "asia", "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
-        "/api/webhooks/", "?key=", "&key=",
+        "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
@@ -305,6 +348,13 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "passw", "passphrase", "passcode", "pwd", "secret", "api_key", "apikey", "api-key",
         "access_key", "accesskey", "access-key", "subscription_key", "subscriptionkey",
         "subscription-key", "x-auth", "private_key", "privatekey", "private-key", "credential",
+        # `<word>_key` names, `<word>token` joined, a JSON `"auth"` key, `GITHUB_PAT=`
+        "sshpass", "encryption", "master_key", "master-key", "masterkey", "signing_key",
+        "signing-key", "signingkey", "accountkey", "account_key", "account-key", "auth_key",
+        "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
+        "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
+        "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
+        "apitoken",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
         'pass"', "pass'", "pass\\", "pass:", "pass=", "pass ", "pass\t", "pass\n", "pass>",
         "token>",
@@ -312,12 +362,18 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         # own `prompt_tokens`, `token_estimate` must not wake the scan on every event)
         'token"', "token'", "token\\", "token:", "token=", "token ", "token\t", "token\n",
     ),
-    "password_phrase": ("passw", "passphrase", "passcode", "pwd"),
+    "password_phrase": (
+        "passw", "passphrase", "passcode", "pwd", "pw is", "pw was", "pw -", "securestring",
+    ),
     "private_key": ("private key",),
     "url_credentials": ("://",),
     # `-u` (also in `--user`, `--proxy-user`) and `--auth`
     # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`; httpie's command (its `-a`)
-    "basic_auth": ("-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie"),
+    "basic_auth": (
+        "-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie", "--token",
+        "--api-key", "--apikey", "--secret", "--access-token", "redis-cli", "ldap", "sqlcmd",
+        "auth=(", "auth =", "auth=[",
+    ),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
@@ -881,9 +937,13 @@ def _after_tree(pairs: list[tuple[str, str]], seen: str) -> str:
         if any(whole == seen for whole in ends):  # this trigger is the text matched so far
             return ""
         behind = "|".join(f"(?<={re.escape(w)})" for w in sorted(set(ends)))
-        if len(set(ends)) > 1:  # one test of the character before the matched text first
-            before = "".join(sorted({re.escape(w[-len(seen) - 1]) for w in ends}))
-            behind = f"(?<=[{before}]{re.escape(seen)})(?:{behind})"
+        if len(set(ends)) > 1:  # one test of the character before their common ending first
+            # (`token` for `accesstoken`, `--token`, ...: `prompt_tokens` fails at its `_`)
+            common = os.path.commonprefix([w[::-1] for w in ends])[::-1]
+            if any(len(w) == len(common) for w in ends):  # one is the ending itself
+                common = seen
+            before = "".join(sorted({re.escape(w[-len(common) - 1]) for w in ends}))
+            behind = f"(?<=[{before}]{re.escape(common)})(?:{behind})"
         alternatives.append(behind)
     by_next: dict[str, list[tuple[str, str]]] = {}
     for after, whole in pairs:
@@ -902,7 +962,9 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "password": (
         "password", "passwd", "passphrase", "pwd", "secret", "apikey", "api_key", "api-key",
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
-        "pass", "accesskey", "access-key", "subscription", "x-auth",
+        "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
+        "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
+        "identity", "refresh", "access", "apitoken", "sshpass",
     ),
 }  # fmt: skip
 

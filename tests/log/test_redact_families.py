@@ -66,6 +66,10 @@ STAY = [
     "password: |\nnot indented, so no block\n",
     '{"cookies_enabled": true, "cookie_policy": "strict", "cookies": [], "value": "kept"}',
     '{"cookies": [{"name": "sid", "domain": ".example.com"}], "value": "kept after the jar"}',
+    '{"file_path": "/srv/x", "oauth": "enabled", "primary_key": "id", "idempotency_key": "k1"}',
+    "docker login registry.example.com; redis-cli -h cache ping; git log -p --all",
+    "please login to the portal; --token-file /etc/x; sig=short",
+    '{"prompt_tokens": 12, "cached_tokens": 3, "token_estimate": 4}',
 ]
 
 
