@@ -523,7 +523,67 @@ RUNTIME_FIELDS: dict[str, str] = {
     "n": "only the first choice of an answer is read; send one request per answer",
 }
 
-_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS) | frozenset(RUNTIME_FIELDS)
+#: Options of the model client itself, given to its constructor (`get_model(...)`,
+#: `OpenAICompatModel(...)`): in `settings` they were sent to the provider as body fields and
+#: never took effect. (`seed` and `provider` are not here: they are also request fields,
+#: a sampling seed and OpenRouter's routing preferences.)
+CLIENT_OPTIONS = frozenset(
+    {
+        "timeout_seconds",
+        "api_key",
+        "api_key_env",
+        "base_url",
+        "headers",
+        "extra_body",
+        "http_client",
+        "retry",
+        "stream_usage",
+        "max_response_bytes",
+        "context_window",
+        "max_output_tokens",
+        "max_data_class",
+        "id_factory",
+        "sleep",
+    }
+)
+
+_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS) | frozenset(RUNTIME_FIELDS) | CLIENT_OPTIONS
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Refuse request settings that are not sampling settings.
+
+    Args:
+        settings: the request's settings (`ModelRequest.settings`, `Harness(settings=...)`).
+
+    Raises:
+        UsageError: a key names a field the runtime sets (`messages`, `tools`, `model`, `n`),
+            a `ModelRequest` field (`deadline_monotonic`, `on_delta`, ...) or an option of
+            the model client (`timeout_seconds`, `api_key`, `headers`, ...). The message names
+            the key and where it belongs.
+    """
+    if _NOT_SETTINGS_SET.isdisjoint(settings):
+        return  # the common case (every request of a run): no sets built, nothing sorted
+    owned = sorted(set(settings) & set(RUNTIME_FIELDS))
+    if owned:
+        raise UsageError(
+            f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
+            f"setting: {RUNTIME_FIELDS[owned[0]]}"
+        )
+    smuggled = sorted(set(settings) & set(_NOT_SETTINGS))
+    if smuggled:
+        raise UsageError(
+            f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
+            f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
+        )
+    options = sorted(CLIENT_OPTIONS.intersection(settings))
+    if options:
+        raise UsageError(
+            f"settings[{options[0]!r}] is an option of the model client, not a request field "
+            f"(in settings it would be sent to the provider and never take effect); pass it to "
+            f"the model's constructor, e.g. get_model('openai-compat:<model>', "
+            f"{options[0]}=...)"
+        )
 
 
 @frozen_dataclass(kw_only=True)
@@ -558,8 +618,9 @@ class ModelRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     """Sampling settings sent as request fields (`temperature`, `max_tokens`, `tool_choice`,
     `seed`), plus the HTTP client's per-request switches `stream` and `max_wait_seconds`. The
-    fields the runtime sets (`RUNTIME_FIELDS`: `messages`, `tools`, `model`, ...) are refused
-    with a `UsageError` saying where each belongs."""
+    fields the runtime sets (`RUNTIME_FIELDS`: `messages`, `tools`, `model`, ...) and the client's
+    own options (`CLIENT_OPTIONS`: `timeout_seconds`, `api_key`, ...) are refused with a
+    `UsageError` saying where each belongs (`check_settings`)."""
     run_id: str = ""
     """The run this request belongs to (for fakes that keep per-run state, and call ids)."""
     step: int = 0
@@ -585,20 +646,7 @@ class ModelRequest:
     the returned `ModelResponse` is the same as without it."""
 
     def __post_init__(self) -> None:
-        if _NOT_SETTINGS_SET.isdisjoint(self.settings):
-            return  # the common case (every request of a run): no sets built, nothing sorted
-        owned = sorted(set(self.settings) & set(RUNTIME_FIELDS))
-        if owned:
-            raise UsageError(
-                f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
-                f"setting: {RUNTIME_FIELDS[owned[0]]}"
-            )
-        smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
-        if smuggled:
-            raise UsageError(
-                f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
-                f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
-            )
+        check_settings(self.settings)
 
     @property
     def tool_names(self) -> list[str]:
