@@ -10,6 +10,7 @@ This module imports nothing else from harnesskit except `errors`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import field
 from typing import Any, Literal
@@ -547,11 +548,40 @@ CLIENT_OPTIONS = frozenset(
     }
 )
 
-_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS) | frozenset(RUNTIME_FIELDS) | CLIENT_OPTIONS
+#: Sampling settings whose type and range are checked: name -> (check, what it takes).
+_SAMPLING_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "max_tokens": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an int of tokens >= 1, e.g. {'max_tokens': 1024}",
+    ),
+    "max_completion_tokens": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an int of tokens >= 1, e.g. {'max_completion_tokens': 1024}",
+    ),
+    "temperature": (
+        lambda v: _finite(v) and v >= 0,
+        "a finite number >= 0, e.g. {'temperature': 0.2}",
+    ),
+    "top_p": (
+        lambda v: _finite(v) and 0 <= v <= 1,
+        "a finite number from 0 to 1, e.g. {'top_p': 0.9}",
+    ),
+}
+
+_NOT_SETTINGS_SET = (
+    frozenset(_NOT_SETTINGS)
+    | frozenset(RUNTIME_FIELDS)
+    | CLIENT_OPTIONS
+    | frozenset(_SAMPLING_CHECKS)
+)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_settings(settings: dict[str, Any]) -> None:
-    """Refuse request settings that are not sampling settings.
+    """Refuse request settings that are not sampling settings, or of the wrong type or range.
 
     Args:
         settings: the request's settings (`ModelRequest.settings`, `Harness(settings=...)`).
@@ -559,8 +589,10 @@ def check_settings(settings: dict[str, Any]) -> None:
     Raises:
         UsageError: a key names a field the runtime sets (`messages`, `tools`, `model`, `n`),
             a `ModelRequest` field (`deadline_monotonic`, `on_delta`, ...) or an option of
-            the model client (`timeout_seconds`, `api_key`, `headers`, ...). The message names
-            the key and where it belongs.
+            the model client (`timeout_seconds`, `api_key`, `headers`, ...); or `max_tokens` /
+            `max_completion_tokens` is not an int >= 1, `temperature` not a finite number >= 0,
+            `top_p` not a finite number from 0 to 1 (`None` is accepted: the provider's
+            default). The message names the key, what it takes or where it belongs.
     """
     if _NOT_SETTINGS_SET.isdisjoint(settings):
         return  # the common case (every request of a run): no sets built, nothing sorted
@@ -584,6 +616,10 @@ def check_settings(settings: dict[str, Any]) -> None:
             f"the model's constructor, e.g. get_model('openai-compat:<model>', "
             f"{options[0]}=...)"
         )
+    for key, (ok, takes) in _SAMPLING_CHECKS.items():
+        value = settings.get(key)
+        if value is not None and not ok(value):
+            raise UsageError(f"settings[{key!r}] takes {takes}; got {value!r:.80}")
 
 
 @frozen_dataclass(kw_only=True)
