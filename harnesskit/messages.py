@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import Any, Literal
 
@@ -580,6 +581,40 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+#: The HTTP client's per-request switches in `settings` (never sent to the provider).
+_CONTROL_FIELDS = frozenset({"stream", "max_wait_seconds"})
+
+
+#: Every key `check_settings` refuses or checks (lower case), and those it only checks.
+_CHECKED = _NOT_SETTINGS_SET | _CONTROL_FIELDS
+_SAMPLING_OR_CONTROL = frozenset(_SAMPLING_CHECKS) | _CONTROL_FIELDS
+
+
+def reserved_field(key: Any) -> str | None:
+    """The request field the runtime sets that `key` names, matched without regard to case.
+
+    Servers that read JSON field names without regard to case (Go's `encoding/json`, behind
+    Ollama and others) take `"Messages"` for `messages`, so a case variant is refused as the
+    field itself is.
+
+    Args:
+        key: a settings or `extra_body` key.
+
+    Returns:
+        The field's name in `RUNTIME_FIELDS` (lower case), or `None`.
+    """
+    if not isinstance(key, str):
+        return None
+    low = key.lower()
+    return low if low in RUNTIME_FIELDS else None
+
+
+def _case_note(key: str) -> str:
+    if key == key.lower():
+        return ""
+    return f" (names are matched without regard to case: servers read {key!r} as {key.lower()!r})"
+
+
 def check_settings(settings: dict[str, Any]) -> None:
     """Refuse request settings that are not sampling settings, or of the wrong type or range.
 
@@ -594,13 +629,19 @@ def check_settings(settings: dict[str, Any]) -> None:
             `top_p` not a finite number from 0 to 1 (`None` is accepted: the provider's
             default). The message names the key, what it takes or where it belongs.
     """
-    if _NOT_SETTINGS_SET.isdisjoint(settings):
-        return  # the common case (every request of a run): no sets built, nothing sorted
-    owned = sorted(set(settings) & set(RUNTIME_FIELDS))
+    folded = {k.lower() if isinstance(k, str) else k for k in settings}
+    hits = _CHECKED.intersection(folded)
+    if not hits:
+        return  # no key to refuse or check
+    if hits <= _SAMPLING_OR_CONTROL and all(k in settings for k in hits):
+        _check_sampling(settings, hits)  # the common case: max_tokens, stream; nothing sorted
+        return
+    keys = sorted((k for k in settings if isinstance(k, str)), key=str.lower)
+    owned = [k for k in keys if k.lower() in RUNTIME_FIELDS]
     if owned:
         raise UsageError(
             f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
-            f"setting: {RUNTIME_FIELDS[owned[0]]}"
+            f"setting{_case_note(owned[0])}: {RUNTIME_FIELDS[owned[0].lower()]}"
         )
     smuggled = sorted(set(settings) & set(_NOT_SETTINGS))
     if smuggled:
@@ -608,15 +649,27 @@ def check_settings(settings: dict[str, Any]) -> None:
             f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
             f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
         )
-    options = sorted(CLIENT_OPTIONS.intersection(settings))
+    options = [k for k in keys if k.lower() in CLIENT_OPTIONS]
     if options:
         raise UsageError(
             f"settings[{options[0]!r}] is an option of the model client, not a request field "
             f"(in settings it would be sent to the provider and never take effect); pass it to "
             f"the model's constructor, e.g. get_model('openai-compat:<model>', "
-            f"{options[0]}=...)"
+            f"{options[0].lower()}=...)"
         )
-    for key, (ok, takes) in _SAMPLING_CHECKS.items():
+    variants = [k for k in keys if k.lower() in _CONTROL_FIELDS and k not in _CONTROL_FIELDS]
+    if variants:
+        raise UsageError(
+            f"settings[{variants[0]!r}] is not a setting: the client's switch is spelt "
+            f"{variants[0].lower()!r} (lower case); sent as given, a server that reads field "
+            "names without regard to case would take it for the switch the client did not set"
+        )
+    _check_sampling(settings, hits)
+
+
+def _check_sampling(settings: dict[str, Any], hits: AbstractSet[str]) -> None:
+    for key in _SAMPLING_CHECKS.keys() & hits:
+        ok, takes = _SAMPLING_CHECKS[key]
         value = settings.get(key)
         if value is not None and not ok(value):
             raise UsageError(f"settings[{key!r}] takes {takes}; got {value!r:.80}")

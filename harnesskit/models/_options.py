@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import RUNTIME_FIELDS
+from harnesskit.messages import CLIENT_OPTIONS, RUNTIME_FIELDS, reserved_field
 
 __all__ = ["MAX_SECONDS", "check_callback", "check_client_options"]
 
@@ -175,16 +175,30 @@ def _mapping(name: str, value: Any) -> None:
         return
     if not all(isinstance(k, str) for k in value):
         raise _bad(name, "a dict with str keys, e.g. {'top_k': 20}", value)
-    for key in value:
-        if key in RUNTIME_FIELDS:
+    for key in value:  # case variants too: some servers read "Messages" as "messages"
+        low = key.lower()
+        case = "" if key == low else f" (read as {low!r} by servers that ignore case)"
+        if (field := reserved_field(key)) is not None:
             raise UsageError(
-                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets; "
-                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[key]}"
+                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets{case}; "
+                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[field]}"
             )
-        if key == "stream":
+        if low == "stream":
             raise UsageError(
-                f"{_WHO}(extra_body=...) holds 'stream', which the client sets itself; pass "
-                f"{_WHO}(stream=True) or settings={{'stream': True}} instead"
+                f"{_WHO}(extra_body=...) holds {key!r}, which the client sets itself{case}; "
+                f"pass {_WHO}(stream=True) or settings={{'stream': True}} instead"
+            )
+        if low == "extra_body":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}: extra_body's own fields are already "
+                "sent at the top level of the request body (a proxy that merges a nested "
+                "extra_body would let it replace the fields the runtime sets); put its fields "
+                "directly in extra_body, e.g. extra_body={'top_k': 20}"
+            )
+        if low in CLIENT_OPTIONS or low == "max_wait_seconds":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}, an option of the client, not a "
+                f"provider field (sent, it would never take effect); pass {_WHO}({low}=...)"
             )
     try:
         json.dumps(dict(value), allow_nan=False)

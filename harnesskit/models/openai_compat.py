@@ -396,8 +396,15 @@ class OpenAICompatModel:
     def _body(self, messages: tuple[Message, ...], request: ModelRequest, stream: bool) -> bytes:
         # the runtime's own fields go in last, so that what the model.request event logged
         # (messages, tools, settings) is what is sent, whatever extra_body was edited to hold
-        body: dict[str, Any] = {k: v for k, v in self.extra_body.items() if k not in _OWNED}
-        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        # names are compared without regard to case: some servers read "Messages" as "messages"
+        body: dict[str, Any] = {
+            k: v for k, v in self.extra_body.items() if str(k).lower() not in _OWNED
+        }
+        body.update(
+            (k, v)
+            for k, v in request.settings.items()
+            if k not in CONTROL_KEYS and str(k).lower() not in _OWNED
+        )
         body["model"] = self.model
         body["messages"] = [m.to_openai() for m in messages]
         if request.tools:
