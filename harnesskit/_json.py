@@ -49,9 +49,16 @@ _CONTROL_TOKEN = lazy_pattern(
     re.I,
 )
 _CONTROL_CHARS = lazy_pattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-#: A markdown fence opening a line (CommonMark: 3+ backticks or tildes), its language word,
-#: and the line end after it (a body may also start on the fence's own line).
-_FENCE = lazy_pattern(r"(?:\A|(?<=\n))[ \t]*(`{3,}|~{3,})[ \t]*([\w.+-]*)[ \t]*(?:\r?\n)?")
+#: Characters that show nothing and are no text before a fence or a JSON value: a byte-order
+#: mark (U+FEFF), zero-width space, non-joiner and joiner (U+200B-U+200D), word joiner (U+2060).
+INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060"
+#: A markdown fence opening a line (CommonMark: 3+ backticks or tildes, indented by up to 3
+#: spaces; a deeper indent is read too, as models write it in lists; invisible characters
+#: before it are allowed), its language word, and the line end after it (a body may also start
+#: on the fence's own line).
+_FENCE = lazy_pattern(
+    rf"(?:\A|(?<=\n))[{INVISIBLE}]*[ \t]*(`{{3,}}|~{{3,}})[ \t]*([\w.+-]*)[ \t]*(?:\r?\n)?"
+)
 #: A run of fence characters; a closing fence is one of the opening's character, as long or
 #: longer.
 _RUN = {"`": lazy_pattern("`{3,}"), "~": lazy_pattern("~{3,}")}
@@ -419,6 +426,14 @@ def read_arguments(
     plain = plain_arguments(text)
     if plain is not None:  # the common case: one well-formed object, exactly as below
         return ArgumentsRead(arguments=plain)
+    if text[:1] in INVISIBLE:  # a BOM or zero-width characters before the value or fence
+        read = read_arguments(text.lstrip(INVISIBLE), cut_off=cut_off, max_tokens=max_tokens)
+        if read.arguments is None or not text.strip(INVISIBLE):
+            return read
+        note = "leading byte-order mark or zero-width characters removed"
+        return ArgumentsRead(
+            arguments=read.arguments, repair=f"{read.repair}; {note}" if read.repair else note
+        )
     value, err = loads(text, strict=True)
     if err is not None and _TWICE in err:  # never guess which of the two values was meant
         return ArgumentsRead(
@@ -447,12 +462,9 @@ def read_arguments(
 def _read_text(text: str, err: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
     """Read argument text that is not one JSON value (`err`: why): a fence, or a diagnosis."""
     head = text.lstrip()[:1]
-    if head in ("`", "~"):
-        fence = _FENCE.match(text, len(text) - len(text.lstrip()))
-    elif head not in ("{", "[", '"'):  # prose before a fence; text opening as JSON is not
-        fence = _FENCE.search(text)
-    else:
-        fence = None
+    fence = None if head in ("{", "[", '"') else _FENCE.search(text)  # JSON-looking: no fence
+    if fence is not None and head in ("`", "~") and text[: fence.start()].strip():
+        fence = None  # the text opens with a run that opens no fence: not a later one
     if fence is not None:
         return _fenced(text, fence, cut_off=cut_off, max_tokens=max_tokens)
     return _diagnose(text, err, cut_off=cut_off, max_tokens=max_tokens)
@@ -496,8 +508,12 @@ def _value_end(text: str, start: int) -> int | None:
         return None
 
 
+#: What may stand between a fence, its JSON value and its closing run.
+_BLANK = frozenset(" \t\r\n" + INVISIBLE)
+
+
 def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
+    while pos < len(text) and text[pos] in _BLANK:
         pos += 1
     return pos
 

@@ -10,7 +10,9 @@ This module imports nothing else from harnesskit except `errors`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import Any, Literal
 
@@ -523,7 +525,154 @@ RUNTIME_FIELDS: dict[str, str] = {
     "n": "only the first choice of an answer is read; send one request per answer",
 }
 
-_NOT_SETTINGS_SET = frozenset(_NOT_SETTINGS) | frozenset(RUNTIME_FIELDS)
+#: Options of the model client itself, given to its constructor (`get_model(...)`,
+#: `OpenAICompatModel(...)`): in `settings` they were sent to the provider as body fields and
+#: never took effect. (`seed` and `provider` are not here: they are also request fields,
+#: a sampling seed and OpenRouter's routing preferences.)
+CLIENT_OPTIONS = frozenset(
+    {
+        "timeout_seconds",
+        "api_key",
+        "api_key_env",
+        "base_url",
+        "headers",
+        "extra_body",
+        "http_client",
+        "retry",
+        "stream_usage",
+        "max_response_bytes",
+        "context_window",
+        "max_output_tokens",
+        "max_data_class",
+        "id_factory",
+        "sleep",
+    }
+)
+
+#: Sampling settings whose type and range are checked: name -> (check, what it takes).
+_SAMPLING_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "max_tokens": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an int of tokens >= 1, e.g. {'max_tokens': 1024}",
+    ),
+    "max_completion_tokens": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an int of tokens >= 1, e.g. {'max_completion_tokens': 1024}",
+    ),
+    "temperature": (
+        lambda v: _finite(v) and v >= 0,
+        "a finite number >= 0, e.g. {'temperature': 0.2}",
+    ),
+    "top_p": (
+        lambda v: _finite(v) and 0 <= v <= 1,
+        "a finite number from 0 to 1, e.g. {'top_p': 0.9}",
+    ),
+}
+
+_NOT_SETTINGS_SET = (
+    frozenset(_NOT_SETTINGS)
+    | frozenset(RUNTIME_FIELDS)
+    | CLIENT_OPTIONS
+    | frozenset(_SAMPLING_CHECKS)
+)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: The HTTP client's per-request switches in `settings` (never sent to the provider).
+_CONTROL_FIELDS = frozenset({"stream", "max_wait_seconds"})
+
+
+#: Every key `check_settings` refuses or checks (lower case), and those it only checks.
+_CHECKED = _NOT_SETTINGS_SET | _CONTROL_FIELDS
+_SAMPLING_OR_CONTROL = frozenset(_SAMPLING_CHECKS) | _CONTROL_FIELDS
+
+
+def reserved_field(key: Any) -> str | None:
+    """The request field the runtime sets that `key` names, matched without regard to case.
+
+    Servers that read JSON field names without regard to case (Go's `encoding/json`, behind
+    Ollama and others) take `"Messages"` for `messages`, so a case variant is refused as the
+    field itself is.
+
+    Args:
+        key: a settings or `extra_body` key.
+
+    Returns:
+        The field's name in `RUNTIME_FIELDS` (lower case), or `None`.
+    """
+    if not isinstance(key, str):
+        return None
+    low = key.lower()
+    return low if low in RUNTIME_FIELDS else None
+
+
+def _case_note(key: str) -> str:
+    if key == key.lower():
+        return ""
+    return f" (names are matched without regard to case: servers read {key!r} as {key.lower()!r})"
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Refuse request settings that are not sampling settings, or of the wrong type or range.
+
+    Args:
+        settings: the request's settings (`ModelRequest.settings`, `Harness(settings=...)`).
+
+    Raises:
+        UsageError: a key names a field the runtime sets (`messages`, `tools`, `model`, `n`),
+            a `ModelRequest` field (`deadline_monotonic`, `on_delta`, ...) or an option of
+            the model client (`timeout_seconds`, `api_key`, `headers`, ...); or `max_tokens` /
+            `max_completion_tokens` is not an int >= 1, `temperature` not a finite number >= 0,
+            `top_p` not a finite number from 0 to 1 (`None` is accepted: the provider's
+            default). The message names the key, what it takes or where it belongs.
+    """
+    folded = {k.lower() if isinstance(k, str) else k for k in settings}
+    hits = _CHECKED.intersection(folded)
+    if not hits:
+        return  # no key to refuse or check
+    if hits <= _SAMPLING_OR_CONTROL and all(k in settings for k in hits):
+        _check_sampling(settings, hits)  # the common case: max_tokens, stream; nothing sorted
+        return
+    keys = sorted((k for k in settings if isinstance(k, str)), key=str.lower)
+    owned = [k for k in keys if k.lower() in RUNTIME_FIELDS]
+    if owned:
+        raise UsageError(
+            f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
+            f"setting{_case_note(owned[0])}: {RUNTIME_FIELDS[owned[0].lower()]}"
+        )
+    smuggled = sorted(set(settings) & set(_NOT_SETTINGS))
+    if smuggled:
+        raise UsageError(
+            f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
+            f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
+        )
+    options = [k for k in keys if k.lower() in CLIENT_OPTIONS]
+    if options:
+        raise UsageError(
+            f"settings[{options[0]!r}] is an option of the model client, not a request field "
+            f"(in settings it would be sent to the provider and never take effect); pass it to "
+            f"the model's constructor, e.g. get_model('openai-compat:<model>', "
+            f"{options[0].lower()}=...)"
+        )
+    variants = [k for k in keys if k.lower() in _CONTROL_FIELDS and k not in _CONTROL_FIELDS]
+    if variants:
+        raise UsageError(
+            f"settings[{variants[0]!r}] is not a setting: the client's switch is spelt "
+            f"{variants[0].lower()!r} (lower case); sent as given, a server that reads field "
+            "names without regard to case would take it for the switch the client did not set"
+        )
+    _check_sampling(settings, hits)
+
+
+def _check_sampling(settings: dict[str, Any], hits: AbstractSet[str]) -> None:
+    for key in _SAMPLING_CHECKS.keys() & hits:
+        ok, takes = _SAMPLING_CHECKS[key]
+        value = settings.get(key)
+        if value is not None and not ok(value):
+            raise UsageError(f"settings[{key!r}] takes {takes}; got {value!r:.80}")
 
 
 @frozen_dataclass(kw_only=True)
@@ -558,8 +707,9 @@ class ModelRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     """Sampling settings sent as request fields (`temperature`, `max_tokens`, `tool_choice`,
     `seed`), plus the HTTP client's per-request switches `stream` and `max_wait_seconds`. The
-    fields the runtime sets (`RUNTIME_FIELDS`: `messages`, `tools`, `model`, ...) are refused
-    with a `UsageError` saying where each belongs."""
+    fields the runtime sets (`RUNTIME_FIELDS`: `messages`, `tools`, `model`, ...) and the client's
+    own options (`CLIENT_OPTIONS`: `timeout_seconds`, `api_key`, ...) are refused with a
+    `UsageError` saying where each belongs (`check_settings`)."""
     run_id: str = ""
     """The run this request belongs to (for fakes that keep per-run state, and call ids)."""
     step: int = 0
@@ -585,20 +735,7 @@ class ModelRequest:
     the returned `ModelResponse` is the same as without it."""
 
     def __post_init__(self) -> None:
-        if _NOT_SETTINGS_SET.isdisjoint(self.settings):
-            return  # the common case (every request of a run): no sets built, nothing sorted
-        owned = sorted(set(self.settings) & set(RUNTIME_FIELDS))
-        if owned:
-            raise UsageError(
-                f"settings[{owned[0]!r}] is a request field the runtime sets, not a sampling "
-                f"setting: {RUNTIME_FIELDS[owned[0]]}"
-            )
-        smuggled = sorted(set(self.settings) & set(_NOT_SETTINGS))
-        if smuggled:
-            raise UsageError(
-                f"ModelRequest.settings is for sampling settings; pass {smuggled} as "
-                f"ModelRequest fields instead (e.g. ModelRequest(..., {smuggled[0]}=...))"
-            )
+        check_settings(self.settings)
 
     @property
     def tool_names(self) -> list[str]:

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import RUNTIME_FIELDS
+from harnesskit.messages import CLIENT_OPTIONS, RUNTIME_FIELDS, reserved_field
 
-__all__ = ["MAX_SECONDS", "check_callback", "check_client_options"]
+__all__ = ["MAX_SECONDS", "check_callback", "check_client_options", "shown_url", "url_secrets"]
 
 _WHO = "OpenAICompatModel"
 
@@ -103,7 +103,7 @@ def check_client_options(given: Mapping[str, Any]) -> None:
             raise _bad(
                 "base_url",
                 "an http:// or https:// URL with a host, e.g. 'http://localhost:8080/v1'",
-                _shown_url(url),
+                shown_url(url),
             )
     for name in ("api_key", "api_key_env"):
         value = given.get(name)
@@ -175,16 +175,30 @@ def _mapping(name: str, value: Any) -> None:
         return
     if not all(isinstance(k, str) for k in value):
         raise _bad(name, "a dict with str keys, e.g. {'top_k': 20}", value)
-    for key in value:
-        if key in RUNTIME_FIELDS:
+    for key in value:  # case variants too: some servers read "Messages" as "messages"
+        low = key.lower()
+        case = "" if key == low else f" (read as {low!r} by servers that ignore case)"
+        if (field := reserved_field(key)) is not None:
             raise UsageError(
-                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets; "
-                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[key]}"
+                f"{_WHO}(extra_body=...) holds {key!r}, a request field the runtime sets{case}; "
+                f"extra_body is for provider fields such as top_k: {RUNTIME_FIELDS[field]}"
             )
-        if key == "stream":
+        if low == "stream":
             raise UsageError(
-                f"{_WHO}(extra_body=...) holds 'stream', which the client sets itself; pass "
-                f"{_WHO}(stream=True) or settings={{'stream': True}} instead"
+                f"{_WHO}(extra_body=...) holds {key!r}, which the client sets itself{case}; "
+                f"pass {_WHO}(stream=True) or settings={{'stream': True}} instead"
+            )
+        if low == "extra_body":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}: extra_body's own fields are already "
+                "sent at the top level of the request body (a proxy that merges a nested "
+                "extra_body would let it replace the fields the runtime sets); put its fields "
+                "directly in extra_body, e.g. extra_body={'top_k': 20}"
+            )
+        if low in CLIENT_OPTIONS or low == "max_wait_seconds":
+            raise UsageError(
+                f"{_WHO}(extra_body=...) holds {key!r}, an option of the client, not a "
+                f"provider field (sent, it would never take effect); pass {_WHO}({low}=...)"
             )
     try:
         json.dumps(dict(value), allow_nan=False)
@@ -243,9 +257,69 @@ def _char_kind(char: str) -> str:
     return f"a non-ASCII character (U+{ord(char):04X})"
 
 
-def _shown_url(url: str) -> str:
-    """`url` without any `user:password@`, for an error message."""
+#: Query parameter names that carry a credential (`api_key`, `token`, `sig`, `code`, ...).
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|pwd|auth|sig|cred|session|code|jwt", re.I)
+#: How a masked query value is shown.
+MASK = "***"
+
+
+def _query_pairs(url: str) -> list[tuple[str, str, str]]:
+    """`(name, raw value, decoded value)` of each query parameter of `url` (no fragment)."""
+    from urllib.parse import unquote_plus
+
+    query = url.split("#", 1)[0].partition("?")[2]
+    out = []
+    for piece in query.split("&") if query else []:
+        name, _, value = piece.partition("=")
+        out.append((unquote_plus(name), value, unquote_plus(value)))
+    return out
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be shown (repr, hints, error messages), never with a credential in it.
+
+    Any `user:password@` is removed, and the value of each query parameter whose name says
+    it carries a credential (`api_key`, `key`, `token`, `sig`, `code`, `password`, ...) is
+    replaced by `***`; other parameters (`api-version`) are kept.
+
+    Args:
+        url: the URL as given.
+
+    Returns:
+        The URL to show.
+    """
     head, sep, rest = url.partition("://")
-    if sep and "@" in rest.split("/", 1)[0]:
-        return f"{head}://{rest.split('@', 1)[1]}"
-    return url
+    if sep and "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
+        url = f"{head}://{rest.split('@', 1)[1]}"
+    base, qmark, query = url.partition("?")
+    if not qmark:
+        return url
+    query, hash_, fragment = query.partition("#")
+    pieces = []
+    for piece in query.split("&"):
+        name, eq, _ = piece.partition("=")
+        pieces.append(f"{name}={MASK}" if eq and _SECRET_PARAM.search(name) else piece)
+    return f"{base}?{'&'.join(pieces)}{hash_}{fragment and MASK}"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials in `url`, raw and percent-decoded, for scrubbing them from any text.
+
+    Args:
+        url: the URL as given.
+
+    Returns:
+        The `user:password` and the password of its userinfo, and the values of its
+        credential query parameters (see `shown_url`); `[]` when it holds none.
+    """
+    from urllib.parse import unquote
+
+    out: list[str] = []
+    head, sep, rest = url.partition("://")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0] if sep else ""
+    if "@" in authority:
+        userinfo = authority.rsplit("@", 1)[0]
+        out += [userinfo, *userinfo.split(":", 1)[1:]]
+    out += [v for name, raw, decoded in _query_pairs(url) if _SECRET_PARAM.search(name)
+            for v in (raw, decoded)]  # fmt: skip
+    return [*dict.fromkeys([*out, *(unquote(x) for x in out)])]

@@ -295,7 +295,7 @@ def recover_calls(
     rest = text
     for start, end in sorted(spans, reverse=True):
         rest = rest[:start] + rest[end:]
-    rest = rest.strip()
+    rest = rest.strip().strip(_json.INVISIBLE).strip()  # a BOM left alone is no text
     return calls, rest or None
 
 

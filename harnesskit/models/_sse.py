@@ -69,7 +69,12 @@ class StreamAccumulator:
             on_delta(StreamDelta(kind="start"))
         self.content: list[str] = []
         self.reasoning: list[str] = []
-        self.calls: list[dict[str, Any]] = []
+        self.other_reasoning: dict[str, list[Any]] = {}
+        """Reasoning fragments that are not text, by key, kept as sent (as a plain body keeps
+        them): the folded body holds them, the answer's text does not."""
+        self.calls: list[Any] = []
+        """The turn's `tool_calls` entries in arrival order: calls being folded (objects), and
+        entries that are not objects, kept as sent for the parser to answer."""
         self._by_index: dict[Any, int] = {}
         self._by_id: dict[str, int] = {}
         self.finish_reason: str | None = None
@@ -81,8 +86,6 @@ class StreamAccumulator:
         self.chunks = 0
         self.choices_seen = False
         """True once a chunk held a choice (a stream of `[DONE]` alone holds no answer)."""
-        self.bad_calls: list[Any] = []
-        """`tool_calls` entries that are not objects, passed on for the parser to answer."""
 
     def feed(self, payload: str) -> None:
         """Add one event payload (a JSON chunk, or `[DONE]`).
@@ -182,10 +185,13 @@ class StreamAccumulator:
             if emit is not None:
                 emit(StreamDelta(kind="text", text=text))
         for key in ("reasoning_content", "reasoning"):
-            if isinstance(delta.get(key), str):
-                self.reasoning.append(delta[key])
+            value = delta.get(key)
+            if isinstance(value, str):
+                self.reasoning.append(value)
                 if emit is not None:
-                    emit(StreamDelta(kind="reasoning", text=delta[key]))
+                    emit(StreamDelta(kind="reasoning", text=value))
+            elif value is not None:  # kept as sent, as a plain body keeps it (never text)
+                self.other_reasoning.setdefault(key, []).append(value)
         calls = delta.get("tool_calls")
         if calls is None:
             return
@@ -194,8 +200,8 @@ class StreamAccumulator:
         for part in calls:
             if isinstance(part, dict):
                 self._feed_call(part, payload)
-            else:  # a bare name or a number: the parser makes it a call answered with an error
-                self.bad_calls.append(part)
+            else:  # a bare name or a number: the parser makes it a call answered with an error,
+                self.calls.append(part)  # in its place among the turn's calls, as unstreamed
 
     def _feed_call(self, part: dict[str, Any], payload: str) -> None:
         call_id = part.get("id") if isinstance(part.get("id"), str) and part.get("id") else None
@@ -209,8 +215,11 @@ class StreamAccumulator:
             known = self.calls[self._by_index[index]].get("id")
             if call_id is None or not known or known == call_id:
                 slot = self._by_index[index]
-        elif index is None and call_id is None and self.calls:
-            slot = len(self.calls) - 1  # a bare continuation fragment
+        elif index is None and call_id is None:  # a bare continuation fragment: the last call
+            slot = next(
+                (i for i in reversed(range(len(self.calls))) if isinstance(self.calls[i], dict)),
+                None,
+            )
         if slot is None:
             self.calls.append({"type": "function", "function": {"name": "", "arguments": ""}})
             slot = len(self.calls) - 1
@@ -221,6 +230,8 @@ class StreamAccumulator:
             call["id"] = call_id
             self._by_id[call_id] = slot
         fn = part.get("function")
+        if fn is None and any(k in part for k in ("name", "arguments", "parameters")):
+            fn = part  # name and arguments at the call's top level, read as unstreamed
         target = call["function"]
         if fn is None or not isinstance(target, dict):
             return  # nothing to add, or the call is already known to be malformed
@@ -232,7 +243,7 @@ class StreamAccumulator:
             target["name"] = name  # kept: the parser answers the call with the wrong type
         elif name and isinstance(target["name"], str) and name != target["name"]:
             target["name"] += name
-        args = fn.get("arguments")
+        args = fn.get("arguments", fn.get("parameters"))
         if isinstance(args, str):
             if isinstance(target["arguments"], str):
                 target["arguments"] += args
@@ -258,10 +269,13 @@ class StreamAccumulator:
         as it refuses such a non-streamed body (`ModelOutputError`).
         """
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
-        if self.calls or self.bad_calls:
-            message["tool_calls"] = [*self.calls, *self.bad_calls]
+        if self.calls:
+            message["tool_calls"] = list(self.calls)
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning)
+        for key, values in self.other_reasoning.items():
+            kept = values[0] if len(values) == 1 else values
+            message[key] = [message[key], kept] if key in message else kept
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
         out: dict[str, Any] = {
             "object": "chat.completion",

@@ -57,7 +57,7 @@ from harnesskit.messages import (
     ModelResponse,
     StreamDelta,
 )
-from harnesskit.models._options import MAX_SECONDS, check_client_options
+from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_url, url_secrets
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
@@ -245,9 +245,12 @@ class OpenAICompatModel:
         self.name = f"{provider}:{model}"
         self.model = model
         self.provider = provider
-        self._url = url.rstrip("/")  # exact, credentials included: only ever sent
-        self.base_url = _without_credentials(self._url)
-        """The server URL as shown (hints, repr): any `user:password@` is removed."""
+        base, qmark, query = url.partition("?")
+        self._url = f"{base.rstrip('/')}{qmark}{query}"  # exact, credentials included: only sent
+        self._endpoint = _endpoint(self._url)
+        self.base_url = shown_url(self._url)
+        """The server URL as shown (hints, repr, errors): any `user:password@` is removed and
+        credential query values (`?api_key=...`) are masked as `***`."""
         self.key_env = api_key_env or preset.key_env
         if api_key is None and api_key_env is not None and not os.environ.get(api_key_env):
             raise UsageError(
@@ -396,8 +399,15 @@ class OpenAICompatModel:
     def _body(self, messages: tuple[Message, ...], request: ModelRequest, stream: bool) -> bytes:
         # the runtime's own fields go in last, so that what the model.request event logged
         # (messages, tools, settings) is what is sent, whatever extra_body was edited to hold
-        body: dict[str, Any] = {k: v for k, v in self.extra_body.items() if k not in _OWNED}
-        body.update({k: v for k, v in request.settings.items() if k not in CONTROL_KEYS})
+        # names are compared without regard to case: some servers read "Messages" as "messages"
+        body: dict[str, Any] = {
+            k: v for k, v in self.extra_body.items() if str(k).lower() not in _OWNED
+        }
+        body.update(
+            (k, v)
+            for k, v in request.settings.items()
+            if k not in CONTROL_KEYS and str(k).lower() not in _OWNED
+        )
         body["model"] = self.model
         body["messages"] = [m.to_openai() for m in messages]
         if request.tools:
@@ -520,7 +530,7 @@ class OpenAICompatModel:
 
     def _scrubbed(self, failure: _Failure) -> _Failure:
         """`failure` without this client's own API key or URL credentials in any text."""
-        secrets = [self._api_key, *_credentials(self._url)]
+        secrets = [self._api_key, *url_secrets(self._url)]
 
         def clean(text: str | None) -> str | None:
             if text is None:
@@ -580,7 +590,7 @@ class OpenAICompatModel:
             headers["authorization"] = f"Bearer {self._api_key}"
         if stream:
             headers["accept"] = "text/event-stream"
-        url = f"{self._url}/chat/completions"
+        url = self._endpoint
         try:
             cap = self.max_response_bytes
             with self._http().stream(
@@ -732,27 +742,13 @@ class OpenAICompatModel:
             )
 
 
-def _without_credentials(url: str) -> str:
-    """`url` with any `user:password@` removed (for hints, errors and reprs)."""
-    from urllib.parse import urlsplit, urlunsplit
+def _endpoint(url: str) -> str:
+    """The chat-completions URL of base URL `url`: `/chat/completions` after its path.
 
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=host))
-
-
-def _credentials(url: str) -> list[str]:
-    """The `user:password` and the password in `url`, raw and percent-decoded (or `[]`)."""
-    from urllib.parse import unquote, urlsplit
-
-    netloc = urlsplit(url).netloc
-    if "@" not in netloc:
-        return []
-    userinfo = netloc.rsplit("@", 1)[0]
-    out = [userinfo, *userinfo.split(":", 1)[1:]]
-    return [*out, *(unquote(x) for x in out)]
+    A query stays at the end: `http://h/v1?key=k` -> `http://h/v1/chat/completions?key=k`.
+    """
+    base, qmark, query = url.partition("?")
+    return f"{base.rstrip('/')}/chat/completions{qmark}{query}"
 
 
 def _both(

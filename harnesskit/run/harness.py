@@ -194,8 +194,8 @@ class Harness:
         self.settings = dict(settings or {})
         # the run's least data class (R-S2): not sent, it sets each request's `data_class`
         self.data_class = run_data_class(self.settings.pop("data_class", None))
+        _refuse_non_finite("Harness(settings=...)", self.settings)  # names the nested key
         ModelRequest(messages=(), settings=self.settings)  # UsageError for a non-sampling key
-        _refuse_non_finite("Harness(settings=...)", self.settings)
         self.progress = progress
         self.estimator = estimator or TokenEstimator()
         self.clock = clock

@@ -145,3 +145,37 @@ def test_a_fence_inside_a_recovered_call_string_is_not_its_end(server, tmp_path)
 
     (result,) = run.log.of_type("tool.result")
     assert json.loads(result.content)["order_id"] == "a ``` b"  # was "a", the rest as text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        '\ufeff```json\n{"order_id": "A"}\n```',
+        '\u200b```json\n{"order_id": "A"}\n```',
+        '\u200b\u2060{"order_id": "A"}',
+        ' ```json\n{"order_id": "A"}\n```',
+        '   ```json\n{"order_id": "A"}\n   ```',
+        '\n  ~~~\n{"order_id": "A"}\n~~~\n',
+        'Here:\n\ufeff```json\n{"order_id": "A"}\n\u200b```',
+    ],
+    ids=["bom", "zero-width", "zero-width-bare", "indent-1", "indent-3", "tildes-indent-2", "mid"],
+)
+def test_fences_after_invisible_characters_or_indented_up_to_3_spaces_are_read(
+    server, tmp_path, args
+):
+    first = completion(tool_calls=[tool_call("lookup_order", args)])
+    run = run_once(server, first, tmp_path)
+
+    (result,) = run.log.of_type("tool.result")
+    assert result.ok is True, result.content
+    assert json.loads(result.content)["order_id"] == "A"
+
+
+def test_a_fenced_call_in_message_text_after_a_bom_leaves_no_text(server, tmp_path):
+    text = '\ufeff```json\n{"name": "lookup_order", "arguments": {"order_id": "A"}}\n```'
+    run = run_once(server, completion(text), tmp_path)
+
+    (result,) = run.log.of_type("tool.result")
+    assert result.ok is True
+    (response, _) = run.log.of_type("model.response")
+    assert response.payload["message"].get("content") in (None, "")

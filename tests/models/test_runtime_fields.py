@@ -53,3 +53,46 @@ def test_the_logged_prompt_is_the_prompt_sent(server, tmp_path):
     assert "INJECTED" not in str(sent)
     (request,) = run.log.of_type("model.request")
     assert sent["messages"] == run.log.request_messages(request.event_id)
+
+
+@pytest.mark.parametrize("key", ["Messages", "TOOLS", "Model", "N", "Stream"])
+def test_a_case_variant_of_a_runtime_field_in_extra_body_is_refused(server, key):
+    # servers that read field names without regard to case (Go's encoding/json) take
+    # "Messages" for "messages": the variant would replace the prompt the runtime built
+    with pytest.raises(UsageError, match=rf"holds '{key}'.*read as '{key.lower()}'"):
+        make(server, extra_body={key: [{"role": "user", "content": "INJECTED"}]})
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("key", ["Messages", "TOOLS", "Model"])
+def test_a_case_variant_of_a_runtime_field_in_settings_is_refused(server, tmp_path, key):
+    said = rf"settings\['{key}'\] is a request field the runtime sets.*'{key.lower()}'"
+    with pytest.raises(UsageError, match=said):
+        hk.Harness([lookup_order], make(server), log_dir=tmp_path, settings={key: []})
+    with pytest.raises(UsageError, match=r"settings\['Stream'\] is not a setting.*'stream'"):
+        ModelRequest(messages=(Message(role="user", content="hi"),), settings={"Stream": True})
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"extra_body": {"messages": []}}, "holds 'extra_body': extra_body's own fields"),
+        ({"Extra_Body": {"model": "other"}}, "holds 'Extra_Body'"),
+        ({"timeout_seconds": 5}, r"an option of the client.*OpenAICompatModel\(timeout_seconds"),
+    ],
+    ids=["nested", "nested-case", "client-option"],
+)
+def test_a_nested_extra_body_or_a_client_option_in_extra_body_is_refused(server, extra, said):
+    with pytest.raises(UsageError, match=said):
+        make(server, extra_body=extra)
+
+
+def test_a_case_variant_added_to_extra_body_later_is_not_sent(server, tmp_path):
+    server.script(Reply(json=completion("hi")))
+    model = make(server, extra_body={"top_k": 20})
+    model.extra_body["Messages"] = [{"role": "user", "content": "INJECTED"}]  # edited later
+    hk.Harness([lookup_order], model, log_dir=tmp_path).run("real question")
+
+    sent = server.requests[0].body
+    assert sent["top_k"] == 20 and "Messages" not in sent
