@@ -244,7 +244,8 @@ _PATTERNS: dict[str, str] = {
     + _OPENER
     + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>)"
     + _NAME_THEN_VALUE
-    + r")))(?!\[REDACTED)(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    # a link is not a password ("reset your password: https://...")
+    + r")))(?!\[REDACTED)(?!https?://)(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
     + _KEY_NAMES
     + r">)|(?(3)"
     + _BLOCK_VALUE

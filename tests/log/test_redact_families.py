@@ -70,6 +70,7 @@ STAY = [
     "docker login registry.example.com; redis-cli -h cache ping; git log -p --all",
     "please login to the portal; --token-file /etc/x; sig=short",
     '{"prompt_tokens": 12, "cached_tokens": 3, "token_estimate": 4}',
+    "Click on this link to reset your password: https://www.example.com/reset-password",
 ]
 
 

@@ -58,3 +58,26 @@ def test_no_airline_record_or_task_looks_like_a_phone_number(shared_datasets):
     assert wake is not None and sum(redact._woken(wake, t.lower()) for t in texts) > 10
     assert not [t[:80] for t in texts if "phone" in r.personal(t)]
     assert not [t[:80] for t in texts if "[REDACTED:" in r.redact(t)[0]]
+
+
+def test_agentdojo_suites_lose_their_passwords_and_keep_their_links():
+    # the AgentDojo suites hold a few real-looking passwords (and reset tokens) among
+    # thousands of lines of mail, calendar and banking text: those go, the links stay
+    from tests.conftest import SHARED
+
+    suites = SHARED / "datasets/ethz-spylab__agentdojo/src/agentdojo/data/suites"
+    if not suites.is_dir():
+        pytest.skip(f"AgentDojo suites not at {suites} (../shared exists only in the dev setup)")
+    r = redact.Redactor()
+    texts = {f.relative_to(suites).as_posix(): f.read_text("utf-8") for f in suites.rglob("*.yaml")}
+    out = {name: r.redact(text)[0] for name, text in texts.items()}
+    assert len(out) >= 8
+    banking = out["banking/environment.yaml"]
+    assert "password123" in texts["banking/environment.yaml"] and "password123" not in banking
+    vectors = out["workspace/injection_vectors.yaml"]
+    assert "reset your password: https://www.facebook.com/reset-password" in vectors
+    changed = [n for n in out if out[n] != texts[n]]
+    assert set(changed) <= {
+        "banking/environment.yaml",
+        "workspace/include/inbox.yaml",  # a password-reset link's token
+    }
