@@ -180,11 +180,11 @@ def get_records(rid: str) -> dict:
     return {"rows": ROWS}
 
 
-def _transport_run(tmp_path, limit, turns, policy="full-history"):
+def _transport_run(tmp_path, limit, turns, policy="full-history", tools=None):
     model = hk.ScriptedModel(turns)
     model.max_data_class = limit
     h = hk.Harness(
-        [get_records],
+        tools or [get_records],
         model,
         policy=policy,
         log_dir=tmp_path,
@@ -287,16 +287,7 @@ def echo(value: str) -> dict:
 
 
 def _bind_run(tmp_path, turns, limit="secret", policy="full-history"):
-    model = hk.ScriptedModel(turns)
-    model.max_data_class = limit
-    h = hk.Harness(
-        [get_records, echo],
-        model,
-        policy=policy,
-        log_dir=tmp_path,
-        transport=TransportPolicy(data_class="restricted"),
-    )
-    return h.start("fetch r1", run_id="t").run(), model
+    return _transport_run(tmp_path, limit, turns, policy, tools=[get_records, echo])
 
 
 def test_a_value_bound_from_a_restricted_artifact_makes_the_result_restricted(tmp_path):
