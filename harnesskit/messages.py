@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import Any, Literal
@@ -843,3 +843,53 @@ class ToolResult:
             hint=hint,
             meta=dict(meta),
         )
+
+
+# -- prompts that grow: proving in O(1) that one starts with another ----------------------------
+
+
+class _Grown(tuple):  # type: ignore[type-arg]
+    """A tuple whose first `_line[1]` items are those of the append-only list `_line[0]`."""
+
+    _line: tuple[list[Any], int]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))  # a copy is a plain tuple: it proves nothing
+
+
+def grown_tuple(spine: list[Any], extra: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+    """`tuple(spine) + extra`, marked so that `known_prefix` compares it with others in O(1).
+
+    Made by a producer of growing sequences (the context builder's verbatim prompt): all tuples
+    made from the same `spine` share their first items, as long as the producer only ever
+    appends to `spine` (to start over, it makes a new list).
+
+    Args:
+        spine: the producer's list; never changed in place nor shortened from now on.
+        extra: items after the spine's (shared with no later tuple).
+
+    Returns:
+        A tuple (of a private subclass) equal to `tuple(spine) + extra`; it keeps `spine`
+        alive. Its copies and slices are plain tuples.
+    """
+    out = _Grown(spine + list(extra) if extra else spine)
+    out._line = (spine, len(spine))
+    return out
+
+
+def known_prefix(previous: Sequence[Any], items: Sequence[Any]) -> bool:
+    """Whether `grown_tuple` marks prove that `previous` is the start of `items`, in O(1).
+
+    Args:
+        previous: an earlier sequence.
+        items: a later one.
+
+    Returns:
+        True when both were made by `grown_tuple` from the same spine and `previous` holds
+        spine items only (then its items are the first items of `items`, the same objects);
+        False when that cannot be told this way (compare the items then).
+    """
+    if type(previous) is not _Grown or type(items) is not _Grown:
+        return False
+    (spine, n), (other, m) = previous._line, items._line
+    return spine is other and n == len(previous) and n <= m

@@ -1,5 +1,7 @@
+import copy as copy_module
 import dataclasses
 import json
+import pickle
 import re
 
 import pytest
@@ -146,3 +148,24 @@ def test_request_fields_given_as_settings_are_refused_by_name(settings, named):
     with pytest.raises(hk.UsageError, match=re.escape(named)):
         hk.ModelRequest(messages=(), settings=settings)
     assert hk.ModelRequest(messages=(), settings={"temperature": 0}).settings == {"temperature": 0}
+
+
+def test_grown_tuples_prove_only_real_extensions():
+    from harnesskit.messages import grown_tuple, known_prefix
+
+    spine = [hk.Message(role="user", content=str(i)) for i in range(3)]
+    note = hk.Message(role="system", content="closing")
+    a = grown_tuple(spine)
+    with_note = grown_tuple(spine, (note,))
+    spine.append(hk.Message(role="assistant", content="3"))
+    b = grown_tuple(spine)
+    assert a == tuple(spine[:3]) and b == tuple(spine) and with_note == (*spine[:3], note)
+    assert known_prefix(a, b) and known_prefix(a, a) and known_prefix(a, with_note)
+    assert not known_prefix(b, a)  # shorter: no extension
+    assert not known_prefix(with_note, b)  # ends with a message the spine never held
+    assert not known_prefix(a, grown_tuple(list(spine)))  # equal items, another list
+    assert not known_prefix(tuple(a), b) and not known_prefix(a, tuple(b))  # plain: compare
+    # copies and slices are plain tuples: they prove nothing, and pickle as tuples
+    for copy in (b[:], b[:2], pickle.loads(pickle.dumps(b)), copy_module.deepcopy(b)):
+        assert type(copy) is tuple and not known_prefix(a, copy)
+    assert pickle.loads(pickle.dumps(b)) == b

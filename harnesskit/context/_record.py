@@ -15,6 +15,7 @@ from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import UsageError
 from harnesskit.log._types import ContextInjectedEvent, ModelRequestEvent
 from harnesskit.log.events import EventLog
+from harnesskit.messages import known_prefix
 
 
 @frozen_dataclass(kw_only=True)
@@ -133,7 +134,8 @@ def selected_fields(
         base = log.events[prev_id - 1]
         n = len(prev)
         if isinstance(base, ContextInjectedEvent) and base.n_selected == n:
-            cut = 0 if selected[:n] == prev else -1
+            # O(1) when the builder's marks prove `prev` starts `selected` (a growing history)
+            cut = 0 if known_prefix(prev, selected) or selected[:n] == prev else -1
             if cut < 0 and selected[0] in prev:
                 cut = prev.index(selected[0])
                 if selected[: n - cut] != prev[cut:]:

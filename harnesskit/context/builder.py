@@ -89,7 +89,7 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog
-from harnesskit.messages import Message
+from harnesskit.messages import Message, grown_tuple
 
 __all__ = [
     "BUILTIN_POLICIES",
@@ -1202,8 +1202,10 @@ class ContextBuilder:
                 f"max_prompt_tokens={max_tokens}; use a policy with recent_turns"
             )
         return Prompt(
-            messages=tuple(view.messages) + extra,
-            selected=tuple(view.selected),
+            # marked (the lists are append-only until replaced above), so that consumers see in
+            # O(1) that this prompt extends the previous one (`known_prefix`)
+            messages=grown_tuple(view.messages, extra),
+            selected=grown_tuple(view.selected),
             excluded={**view.hidden, **view.lin_excluded},
             token_estimate=tokens,
             policy=self.policy.name,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from harnesskit._lazy import frozen_dataclass, lazy_pattern
-from harnesskit.messages import Message
+from harnesskit.messages import Message, known_prefix
 
 if TYPE_CHECKING:
     from harnesskit.data.artifacts import ArtifactStore
@@ -357,12 +357,13 @@ class RepresentationChecker:
         Returns:
             Violations in order of the source's first appearance; `[]` when the prompt is clean.
         """
-        msgs = tuple(messages)
+        msgs = messages if isinstance(messages, tuple) else tuple(messages)  # kept as given
         n = len(self._last)
         refs: dict[str, tuple[int, Piece, Piece | None]] = {}
         bad: list[str] = []
         new: list[list[Piece]] | None = None
-        if n and len(msgs) >= n and msgs[:n] == self._last:
+        last = self._last  # the builder's growing prompts prove an extension in O(1)
+        if n and (known_prefix(last, msgs) or (len(msgs) >= n and msgs[:n] == last)):
             new = self._pieces_of([_as_parts(m) for m in msgs[n:]], n)
             # a source the earlier messages may hold (an artifact, born 0) arrived since: those
             # messages are scanned again for it, below (their results for the others are kept)

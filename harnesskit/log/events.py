@@ -59,7 +59,7 @@ from harnesskit.log._types import (
     event_class,
 )
 from harnesskit.log.redact import Redactor
-from harnesskit.messages import Message
+from harnesskit.messages import Message, known_prefix
 
 __all__ = [
     "EVENT_TYPES",
@@ -477,10 +477,9 @@ class EventLog:
         summary = fields.pop("summary", "")
         prev = self._last_request.get(branch_id)
         payload: dict[str, Any] = fields  # this call's own keyword dict: no copy
-        if (
-            prev is not None
-            and len(prev[1]) <= len(messages)
-            and all(map(operator.is_, prev[1], messages))
+        if prev is not None and (
+            known_prefix(prev[1], messages)  # O(1) for the builder's growing prompts
+            or (len(prev[1]) <= len(messages) and all(map(operator.is_, prev[1], messages)))
         ):
             payload["prefix_of"] = prev[0]
             payload["prefix_len"] = len(prev[1])

@@ -7,17 +7,25 @@ network and no keys.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, overload
 
 from harnesskit.errors import UsageError
-from harnesskit.messages import Message, ModelRequest, ModelResponse, StreamDelta, ToolCall
+from harnesskit.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+    ToolCall,
+    known_prefix,
+)
 from harnesskit.models._options import check_callback
 from harnesskit.models.base import register_provider
 
-__all__ = ["FunctionModel", "ReplayModel", "ScriptedModel", "as_response"]
+__all__ = ["FunctionModel", "ReplayModel", "Requests", "ScriptedModel", "as_response"]
 
 Turn = str | Message | ModelResponse | ToolCall | Sequence[ToolCall] | dict[str, Any]
 
@@ -95,6 +103,95 @@ def emit_deltas(response: ModelResponse, on_delta: Callable[[StreamDelta], None]
         )
 
 
+_MESSAGES: Any = ModelRequest.__dict__["messages"]
+
+
+@functools.cache
+def _request_slots() -> tuple[tuple[Any, Any], ...]:
+    """`(get, set)` of each `ModelRequest` slot (the descriptors; set bypasses frozen)."""
+    names = [f.name for f in dataclasses.fields(ModelRequest)]
+    return tuple(
+        (ModelRequest.__dict__[n].__get__, ModelRequest.__dict__[n].__set__) for n in names
+    )
+
+
+def _without_messages(request: ModelRequest) -> ModelRequest:
+    """A copy of `request` with `messages=()`, slot by slot.
+
+    A third of the cost of `dataclasses.replace`: the request was checked when it was made.
+    """
+    bare = object.__new__(ModelRequest)
+    for get, put in _request_slots():
+        put(bare, get(request))
+    _MESSAGES.__set__(bare, ())
+    return bare
+
+
+class Requests(Sequence[ModelRequest]):
+    """The requests a fake model received, in order: a read-only list whose memory stays flat.
+
+    A run's prompts grow by a few messages a step; keeping each request's whole message tuple
+    would hold a quadratic number of references (which every full garbage collection walks).
+    A request whose messages provably extend the previous one's (`known_prefix`: the context
+    builder's verbatim prompts) shares one list of messages with it; any other is kept as sent.
+    Reading an item gives a `ModelRequest` equal to the one received (fields the same objects,
+    `messages` a tuple of the same messages); the newest item is the very object received.
+    """
+
+    def __init__(self) -> None:
+        """An empty list."""
+        # per request: itself without its messages, and the messages it was sent, `kept[:n]`
+        # (three parallel lists: no tuple per request for the garbage collector to walk)
+        self._bare: list[ModelRequest] = []
+        self._kept: list[Sequence[Message]] = []
+        self._n: list[int] = []
+        self._newest: ModelRequest | None = None  # the newest request itself, as received
+        self._last: tuple[Message, ...] = ()  # its messages
+        self._spine: list[Message] | None = None  # the newest request's shared list, if any
+
+    def append(self, request: ModelRequest) -> None:
+        """Keep `request` (the models call this; O(new messages) when the prompt grew)."""
+        messages, last, spine = request.messages, self._last, self._spine
+        if self._bare and known_prefix(last, messages):
+            if spine is None:  # else `spine` holds `last` exactly: it grew with each request
+                spine = self._spine = list(last)  # a shared list from here on
+            spine.extend(messages[len(spine) :])
+            kept: Sequence[Message] = spine
+        else:
+            kept, self._spine = messages, None
+        self._bare.append(_without_messages(request))
+        self._kept.append(kept)
+        self._n.append(len(messages))
+        self._newest, self._last = request, messages
+
+    def __len__(self) -> int:
+        return len(self._bare)
+
+    @overload
+    def __getitem__(self, index: int) -> ModelRequest: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ModelRequest]: ...
+
+    def __getitem__(self, index: int | slice) -> ModelRequest | list[ModelRequest]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if self._newest is not None and index in (-1, len(self._bare) - 1):
+            return self._newest  # the very object received (`requests[-1] is ...`)
+        kept, n = self._kept[index], self._n[index]
+        return dataclasses.replace(self._bare[index], messages=tuple(kept[:n]))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Requests | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))  # as the plain list it replaces
+
+
 def _check_encodable(call: ToolCall) -> None:
     try:
         json.dumps(call.arguments)
@@ -114,7 +211,8 @@ class ScriptedModel:
     """Answers with a fixed list of turns, in order, whatever it is sent.
 
     Running out of turns raises `UsageError` (not `IndexError`) naming how many were scripted.
-    `requests` keeps every `ModelRequest` received, for tests that inspect what was sent.
+    `requests` keeps every `ModelRequest` received, for tests that inspect what was sent
+    (`Requests`: a read-only list whose memory grows with the new messages only).
     """
 
     def __init__(self, turns: Sequence[Turn], *, name: str = "scripted") -> None:
@@ -138,7 +236,7 @@ class ScriptedModel:
             except UsageError as exc:
                 raise UsageError(f"ScriptedModel turn {i}: {exc}") from None
         self._next = 0
-        self.requests: list[ModelRequest] = []
+        self.requests = Requests()
 
     @property
     def remaining(self) -> int:
@@ -171,7 +269,8 @@ class FunctionModel:
     """A model whose answers come from a Python policy `fn(messages, info) -> turn`.
 
     `info` is the `ModelRequest` (tools, step, final flag, run id). The returned turn may be
-    any shape `as_response` accepts.
+    any shape `as_response` accepts. `requests` keeps every `ModelRequest` received
+    (`Requests`: a read-only list whose memory grows with the new messages only).
     """
 
     def __init__(
@@ -190,7 +289,7 @@ class FunctionModel:
         self.name = name
         self.fn = fn
         self._ids = itertools.count(1)
-        self.requests: list[ModelRequest] = []
+        self.requests = Requests()
 
     def request(self, request: ModelRequest) -> ModelResponse:
         """Call the policy and coerce its answer.

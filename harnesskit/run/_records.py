@@ -146,6 +146,34 @@ def response(
     )
 
 
+class _Hooks:
+    """One request's retry and switch hooks, as three fields and no closures.
+
+    A fake model keeps every request it received, hooks included, for the whole run.
+    """
+
+    __slots__ = ("context_event_id", "log", "st")
+
+    def __init__(self, log: EventLog, st: RunState, context_event_id: int) -> None:
+        self.log, self.st, self.context_event_id = log, st, context_event_id
+
+    def attempt(self, item: Any) -> None:
+        self._note("model.retry", item)
+
+    def switch(self, item: Any) -> None:
+        self._note("model.switch", item)
+
+    def _note(self, kind: str, item: Any) -> None:
+        data = item.to_dict()
+        st = self.st
+        self.log.append(
+            kind,
+            {"step": st.step, "context_event_id": self.context_event_id, **data},
+            branch_id=st.branch_id,
+            summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
+        )
+
+
 def model_hooks(
     log: EventLog, st: RunState, context_event_id: int
 ) -> tuple[Callable[[Any], None], Callable[[Any], None]]:
@@ -155,17 +183,8 @@ def model_hooks(
         `(on_attempt, on_switch)`: each appends `model.retry` / `model.switch` with the
         models' `Attempt` / `Switch` and the context.injected event (re-)sent.
     """
-
-    def note(kind: str, item: Any) -> None:
-        data = item.to_dict()
-        log.append(
-            kind,
-            {"step": st.step, "context_event_id": context_event_id, **data},
-            branch_id=st.branch_id,
-            summary=str(data.get("error") or f"{data.get('old')} -> {data.get('new')}")[:80],
-        )
-
-    return (lambda a: note("model.retry", a)), (lambda s: note("model.switch", s))
+    hooks = _Hooks(log, st, context_event_id)
+    return hooks.attempt, hooks.switch
 
 
 def tool_calls(

@@ -9,6 +9,7 @@ every built-in policy, and its `context.injected` records must read back to the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -324,3 +325,46 @@ def test_the_values_index_equals_the_plain_scan(seed, monkeypatch):
             for builder in live.values():
                 _build(builder, script.log, branch)
     assert sum(calls) > 100  # blocks with lines were compared
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_marked_prompts_log_and_record_as_plain_ones_do(seed):
+    """The verbatim builder marks its growing prompts (`known_prefix` then proves an extension
+    in O(1)); a request log and a record log fed the marked prompts equal ones fed plain
+    copies (every extension found by comparing the messages), prompts that do not extend the
+    last one (a status change, a tombstone, a closing note) included."""
+    script = _Script(seed)
+    builder = ContextBuilder("full-history")
+    plain_builder = ContextBuilder("full-history")
+    logs = {k: hk.EventLog(None, run_id=k, clock=lambda: 0.0, redactor=None) for k in "mp"}
+    records = {k: hk.EventLog(None, run_id=k, clock=lambda: 0.0, redactor=None) for k in "mp"}
+    shapes = set()
+    last = None
+    for i in range(160):
+        script.step()
+        note = (hk.Message(role="system", content=f"close {i}"),) if i % 7 == 0 else ()
+        got = _build(builder, script.log, "main")
+        again = _build(plain_builder, script.log, "main")
+        if isinstance(got, ContextError):
+            continue
+        if note:  # a closing note: this prompt ends with a message no later one holds
+            got = builder.build(script.log, extra=note)
+            again = plain_builder.build(script.log, extra=note)
+        plain = tuple(again.messages)  # a plain tuple: extensions found by comparing
+        assert type(plain) is tuple and plain == got.messages
+        if last is not None:
+            shapes.add(hk.messages.known_prefix(last, got.messages))
+        last = got.messages
+        for k, messages in (("m", got.messages), ("p", plain)):
+            event = logs[k].append_request(messages, (), step=i)
+            assert logs[k].request_messages(event.event_id) == [m.to_openai() for m in plain]
+        a, b = logs["m"].events[-1].payload, logs["p"].events[-1].payload
+        assert a == b
+        shapes.add("prefix_of" in a)
+        # the record's selected ids: a delta found the same way, read back to the same ids
+        rec = builder.record(records["m"], got)
+        plain_prompt = dataclasses.replace(again, selected=tuple(again.selected))
+        plain_rec = plain_builder.record(records["p"], plain_prompt)
+        assert rec.payload == plain_rec.payload
+        assert _resolve_ids(records["m"], rec)[0] == got.selected
+    assert shapes == {True, False}  # extensions proved and prompts that were not extensions

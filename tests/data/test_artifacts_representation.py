@@ -12,6 +12,7 @@ import harnesskit as hk
 from harnesskit.data import representation as rep
 from harnesskit.data.artifacts import summarize
 from harnesskit.log.events import EventLog
+from harnesskit.messages import grown_tuple
 from harnesskit.testing import reply
 
 FLIGHTS = [
@@ -319,6 +320,28 @@ def test_step_checks_agree_with_whole_prompt_checks_when_prompts_change(art):
     assert _verdict(checker.check(tuple(prompts[3]))) == [
         ("call:call_0", "full (message 3, tool)", "truncation chars 0–218 (message 82, system)")
     ]
+
+
+def test_marked_prompts_get_the_verdicts_of_whole_prompt_checks():
+    # the builder's growing prompts (`grown_tuple`) skip the prefix comparison; a prompt that
+    # ended with an extra message, or one made from a new list, is no extension all the same
+    checker = hk.data.RepresentationChecker()
+    base = _turns(40)
+    cut = M("system", base[3].content[:220] + "…")  # a second form of call_0's result
+    spine = list(base[:20])
+    prompts = [grown_tuple(spine)]
+    spine += base[20:]
+    prompts += [grown_tuple(spine), grown_tuple(spine, (cut,)), grown_tuple(spine)]
+    spine.append(M("user", "And the return flight?"))
+    prompts.append(grown_tuple(spine))
+    prompts.append(grown_tuple([*base[:3], *base[4:], cut]))  # a new list: the source gone
+    prompts.append(grown_tuple([*base, cut]))
+    for prompt in prompts:
+        assert _verdict(checker.check(prompt)) == _verdict(
+            hk.data.check_representation(list(prompt))
+        )
+    assert _verdict(checker.check(prompts[2])) != []  # the cut is caught...
+    assert _verdict(checker.check(prompts[3])) == []  # ...and gone with the closing message
 
 
 class _EveryTextAgain(hk.data.RepresentationChecker):
