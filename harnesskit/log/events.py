@@ -81,24 +81,43 @@ DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
 
 
+#: Envelope fields a line holds as text, and those it holds as text or null: resume, the
+#: trajectory and `frame()` read them back (`read` refuses another type, `append` too).
+_TEXT_FIELDS = ("branch_id", "source", "created_at", "status", "summary")
+_OPTIONAL_TEXT_FIELDS = ("workspace_revision", "input_hash")
+
+
+def _shown(value: Any) -> str:
+    """`value` as it would stand in a JSON line, cut to 40 characters."""
+    return f"{json.dumps(value, default=str):.40}"
+
+
 def _bad_envelope(event: Event) -> str:
-    """What is wrong with a read event's `event_id`, `parent_id` (not integers) or `data_class`."""
+    """What is wrong with a read event's envelope: a field of the wrong type or `data_class`."""
     eid = event.event_id
     if eid.__class__ is not int:
         kind = {str: "a string", bool: "a boolean", float: "a number", type(None): "null"}
-        shown = json.dumps(eid, default=str)
         return (
-            f"field 'event_id': event id {shown:.40} is "
+            f"field 'event_id': event id {_shown(eid)} is "
             f"{kind.get(type(eid), 'a ' + type(eid).__name__)}, not an integer"
         )
-    parent = event.parent_id
-    if parent is not None and parent.__class__ is not int:
-        return (
-            f"event {eid}: field 'parent_id' is {json.dumps(parent, default=str):.40}, not an "
-            "integer (an earlier event's id) or null"
-        )
+    for name in ("parent_id", "supersedes"):
+        value = getattr(event, name)
+        if value is not None and value.__class__ is not int:
+            return (
+                f"event {eid}: field {name!r} is {_shown(value)}, not an integer (an earlier "
+                "event's id) or null"
+            )
+    for name in _TEXT_FIELDS:
+        value = getattr(event, name)
+        if value.__class__ is not str:
+            return f"event {eid}: field {name!r} is {_shown(value)}, not a string"
+    for name in _OPTIONAL_TEXT_FIELDS:
+        value = getattr(event, name)
+        if value is not None and value.__class__ is not str:
+            return f"event {eid}: field {name!r} is {_shown(value)}, not a string or null"
     return (
-        f"event {eid}: field 'data_class' is {json.dumps(event.data_class, default=str):.40}, "
+        f"event {eid}: field 'data_class' is {_shown(event.data_class)}, "
         f"not one of {', '.join(DATA_CLASSES)} (exactly, in lower case)"
     )
 
@@ -571,7 +590,11 @@ class EventLog:
 
         Raises:
             UsageError: `path` is not a path (str or PathLike), or the file does not exist.
-            CorruptLogError: a line other than the last is not valid JSON or lacks fields.
+            CorruptLogError: a line other than the last is not valid JSON, lacks fields, or
+                holds an envelope field of another type (`created_at`, `status`, `source`,
+                `summary`, `branch_id` not text; `parent_id`, `supersedes` not an id or null;
+                ...), or a payload field the run reads back (`check_shape`); the message names
+                the file, line and field.
             SchemaVersionError: a line has an unknown schema version.
         """
         if not isinstance(path, str | os.PathLike):
@@ -629,11 +652,25 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
+            # one class test per envelope field (a hand edit fails here, not in resume/frame)
             parent = event.parent_id
+            supersedes = event.supersedes
+            revision = event.workspace_revision
+            input_hash = event.input_hash
+            data_class = event.data_class
             if (
                 event.event_id.__class__ is not int
-                or event.data_class not in _CLASS_SET
+                or data_class.__class__ is not str
+                or data_class not in _CLASS_SET
                 or (parent is not None and parent.__class__ is not int)
+                or (supersedes is not None and supersedes.__class__ is not int)
+                or event.branch_id.__class__ is not str
+                or event.source.__class__ is not str
+                or event.created_at.__class__ is not str
+                or event.status.__class__ is not str
+                or event.summary.__class__ is not str
+                or (revision is not None and revision.__class__ is not str)
+                or (input_hash is not None and input_hash.__class__ is not str)
             ):
                 raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
