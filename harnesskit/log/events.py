@@ -122,6 +122,46 @@ def _bad_envelope(event: Event) -> str:
     )
 
 
+def _an_id(value: Any, last: int) -> bool:
+    """True for the id of an event already in a log of `last` events (1..last, not a bool)."""
+    return value.__class__ is int and 0 < value <= last
+
+
+def _check_append_envelope(last: int, type: str, **fields: Any) -> None:
+    """Refuse an `append` envelope argument of the wrong type, or an id not yet in the log.
+
+    Reached only when the cheap class tests in `append` failed: text given as a `str`
+    subclass passes here; anything `read` would refuse raises.
+
+    Raises:
+        UsageError: naming the argument, what it was and what it takes.
+    """
+    ids = f"1..{last}" if last else "none yet: pass None"
+    for name in ("parent_id", "supersedes"):
+        value = fields[name]
+        if value is None or value is _AUTO or _an_id(value, last):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            if 0 < value <= last:  # an int subclass (an IntEnum): the id itself
+                continue
+            what = f"{value}, not the id of an event in the log ({ids})"
+        else:
+            what = f"a {value.__class__.__name__} {value!r:.40}, not an event id ({ids}) or None"
+        raise UsageError(
+            f"append({type!r}, {name}=...) is {what}; an event can only follow or replace an "
+            "event written before it (nothing written)"
+        )
+    for name in _TEXT_FIELDS + _OPTIONAL_TEXT_FIELDS:
+        value = fields.get(name, "")
+        if isinstance(value, str) or (value is None and name in _OPTIONAL_TEXT_FIELDS):
+            continue
+        takes = "a string" + (" or None" if name in _OPTIONAL_TEXT_FIELDS else "")
+        raise UsageError(
+            f"append({type!r}, {name}=...) takes {takes}, got a {value.__class__.__name__} "
+            f"{value!r:.40} (nothing written)"
+        )
+
+
 class _Auto:
     """Sentinel: take the default parent (the branch's last event)."""
 
@@ -287,17 +327,37 @@ class EventLog:
             workspace_revision: the workspace revision, if tracked.
 
         Raises:
-            UsageError: unknown type or data class, the log is closed, the payload is not a
+            UsageError: unknown type or data class; `parent_id` or `supersedes` is not the id
+                of an event already in the log (1..last id, not a bool) or None; `branch_id`,
+                `source`, `summary` or `status` is not a string, `input_hash` or
+                `workspace_revision` not a string or None; the log is closed, the payload is not a
                 dict, or it cannot be written as JSON (it holds itself, nests past the recursion
                 limit, holds NaN or an infinity, or a value with no JSON form such as
                 `object()` or a set; dates, paths, enums, UUIDs and decimals are written as
                 their `str()`). Nothing is written then.
         """
-        make = _MAKERS.get(type)
+        make = _MAKERS.get(type) if isinstance(type, str) else None
         if make is None:
-            raise UsageError(f"unknown event type {type!r}; use one of {sorted(EVENT_TYPES)}")
+            raise UsageError(f"unknown event type {type!r:.60}; use one of {sorted(EVENT_TYPES)}")
         if data_class not in DATA_CLASSES:
-            raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
+            raise UsageError(f"unknown data_class {data_class!r:.60}; use one of {DATA_CLASSES}")
+        last = len(self.events)
+        # one class test per envelope argument: `read` refuses a line holding anything else
+        if (
+            branch_id.__class__ is not str
+            or source.__class__ is not str
+            or summary.__class__ is not str
+            or status.__class__ is not str
+            or (parent_id is not None and parent_id is not _AUTO and not _an_id(parent_id, last))
+            or (supersedes is not None and not _an_id(supersedes, last))
+            or (input_hash is not None and input_hash.__class__ is not str)
+            or (workspace_revision is not None and workspace_revision.__class__ is not str)
+        ):
+            _check_append_envelope(
+                last, type, parent_id=parent_id, supersedes=supersedes, branch_id=branch_id,
+                source=source, summary=summary, status=status, input_hash=input_hash,
+                workspace_revision=workspace_revision,
+            )  # fmt: skip
         if parent_id is _AUTO:
             parent_id = self._last_by_branch.get(branch_id)
         if payload is None:
@@ -307,7 +367,7 @@ class EventLog:
                 f"the {type} event's payload is a {payload.__class__.__name__} "
                 f"({payload!r:.60}), not a dict; pass a dict of JSON-ready data (nothing written)"
             )
-        event_id = len(self.events) + 1
+        event_id = last + 1
         created_at = _utc_iso(self.clock())
         event = make(
             payload,
