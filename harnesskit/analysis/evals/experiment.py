@@ -54,7 +54,7 @@ from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import atomic_write
-from harnesskit.errors import ExperimentInterrupted, ModelError, UsageError
+from harnesskit.errors import CorruptLogError, ExperimentInterrupted, ModelError, UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
@@ -467,7 +467,9 @@ class Experiment:
                 differs from this experiment's.
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
                 cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
-                damaged; the message names the file and line.
+                damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
+                `run_id` it does not have: they would be dropped); the message names the file
+                and the lines or rows, and nothing is run or changed.
             ExperimentInterrupted: Ctrl-C stopped the run again.
         """
         p = Path(path)
@@ -485,8 +487,23 @@ class Experiment:
         kept: dict[int, dict[str, Any]] = {}
         results = p / "results.jsonl"
         if results.is_file():
-            for row in read_rows(results):  # a cut-off last line: its trial runs again
-                if row["run_id"] in by_id and row.get("error") is None:
+            rows = read_rows(results)  # a cut-off last line: its trial runs again
+            foreign = [r for r in rows if r["run_id"] not in by_id]
+            if foreign:  # rewriting results.jsonl would drop them: nothing is touched
+                listed = "; ".join(
+                    f"run_id {r['run_id']!r} (case={r['case']!r}, policy={r['policy']!r}, "
+                    f"model={r['model']!r}, repeat={r['repeat']!r})"
+                    for r in foreign[:5]
+                )
+                more = f" (+{len(foreign) - 5} more)" if len(foreign) > 5 else ""
+                raise CorruptLogError(
+                    f"{results}: {len(foreign)} row(s) belong to no trial of this experiment: "
+                    f"{listed}{more}; resuming would drop them when the file is rewritten, so "
+                    "nothing was run or changed. Move those lines to another file (they come "
+                    "from another experiment or a hand edit), or restore the file from a backup"
+                )
+            for row in rows:
+                if row.get("error") is None:
                     kept[by_id[row["run_id"]].index] = row
         missing = [t for t in trials if t.index not in kept]
         for t in missing:  # a cancelled or failed attempt leaves files the new one must not meet
