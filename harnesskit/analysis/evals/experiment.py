@@ -63,6 +63,7 @@ from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import ToolRegistry
 
 __all__ = [
+    "MAX_TRIALS",
     "Domain",
     "Experiment",
     "Trial",
@@ -73,6 +74,10 @@ __all__ = [
     "get_domain",
     "register_domain",
 ]
+
+#: The most trials an `Experiment` takes unless given `max_trials` (a typo such as
+#: `repeats=10**9` would start a run that cannot finish).
+MAX_TRIALS = 10_000
 
 
 # -- domains ----------------------------------------------------------------------------------
@@ -291,11 +296,15 @@ class Experiment:
         user: a `UserSimulator` answering the agent after each of its answers, with the
             case's user instruction (τ-bench protocol); `None` sends only the case's `input`
             turns.
+        max_trials: the most trials (cases × policies × models × repeats) the experiment may
+            hold; raise it to run a larger one on purpose. It guards against a typo such as
+            `repeats=10**9`, which would start a run that cannot finish.
 
     Raises:
         UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
-            models; duplicate labels or case ids; `repeats` or `max_workers` not an int >= 1;
-            `settings` holding NaN or Infinity (the logs are JSON, which has no such numbers).
+            models; duplicate labels or case ids; `repeats`, `max_workers` or `max_trials` not
+            an int >= 1; more trials than `max_trials`; `settings` holding NaN or Infinity
+            (the logs are JSON, which has no such numbers).
     """
 
     def __init__(
@@ -314,6 +323,7 @@ class Experiment:
         per_endpoint: int | Mapping[str, int] | None = 4,
         settings: Mapping[str, Any] | None = None,
         user: UserSimulator | None = None,
+        max_trials: int = MAX_TRIALS,
     ) -> None:
         if isinstance(cases, str | os.PathLike):
             raise UsageError(
@@ -335,7 +345,8 @@ class Experiment:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise UsageError(f"duplicate case ids in the experiment: {dupes}")
-        for what, n in (("repeats", repeats), ("max_workers", max_workers)):
+        counts = (("repeats", repeats), ("max_workers", max_workers), ("max_trials", max_trials))
+        for what, n in counts:
             if type(n) is not int or n < 1:  # (a bool is no count either)
                 raise UsageError(f"{what} must be an int >= 1, got {n!r:.40}")
         self.cases = list(cases)
@@ -344,6 +355,16 @@ class Experiment:
             ContextPolicy.resolve(p)  # fail early on an unknown policy
         self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
+        total = len(self.cases) * len(self.policies) * len(self.models) * repeats
+        if total > max_trials:
+            raise UsageError(
+                f"this experiment holds {total:,} trials ({len(self.cases)} cases × "
+                f"{len(self.policies)} policies × {len(self.models)} models × {repeats:,} "
+                f"repeats), over the limit of max_trials={max_trials:,}; lower repeats or the "
+                f"cases, or pass max_trials={total} (`harnesskit eval --max-trials {total}`) to "
+                "run that many on purpose"
+            )
+        self.max_trials = max_trials
         self._check_case_tools()
         for label, spec in self.models.items():
             if isinstance(spec, str):
@@ -538,6 +559,7 @@ class Experiment:
             "seed": manifest["seed"],
             "name": manifest["name"],
             "max_workers": manifest.get("max_workers", 4),
+            "max_trials": manifest.get("max_trials", MAX_TRIALS),
         }
         args.update(kwargs)
         return cls(load_cases(p / "cases.jsonl"), **args)
@@ -814,6 +836,7 @@ class Experiment:
             "models": {k: _model_label(v) for k, v in self.models.items()},
             "trials": n_trials,
             "max_workers": self.max_workers,
+            "max_trials": self.max_trials,
             "user": self.user.label if self.user is not None else None,
             "finished": finished,
         }
