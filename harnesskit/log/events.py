@@ -20,7 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _json, _repr
-from harnesskit.errors import CorruptLogError, EventLogError, SchemaVersionError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    EventLogError,
+    SchemaVersionError,
+    UsageError,
+    checked_call,
+    refuse_type,
+)
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -77,6 +84,8 @@ __all__ = [
 ]
 
 _DEFAULT_REDACTOR = Redactor()
+_PATH_TAKES = "the path of a .jsonl log (str or Path)"
+_PATH_OR_NONE = f"{_PATH_TAKES}, or None for a log kept in memory"
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
 
@@ -211,6 +220,7 @@ class EventLog:
     writer (another `Run` on the same log, `h.resume(path)` twice) is a `UsageError`.
     """
 
+    @checked_call("call it as hk.EventLog('runs/<run_id>.jsonl', run_id=...) (or None: memory)")
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -235,9 +245,10 @@ class EventLog:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
                 `EventLog.read` to load one; a file that is no log is never appended to),
                 another writer has it open, `path` is a symbolic link (even a dangling one:
-                a log is never written through a link), or `redactor` is not a `Redactor`
-                (or `None`).
+                a log is never written through a link), `path` is not a path (str or Path) or
+                None, or `redactor` is not a `Redactor` (or `None`).
         """
+        refuse_type(path, (str, os.PathLike, type(None)), "EventLog(path)", _PATH_OR_NONE)
         if redactor is not None and not isinstance(redactor, Redactor):
             raise UsageError(
                 f"EventLog(redactor=...) takes a harnesskit.log.Redactor or None, got "
@@ -639,6 +650,7 @@ class EventLog:
     # -- reading ---------------------------------------------------------------------------
 
     @classmethod
+    @checked_call("call it as hk.EventLog.read('runs/<run_id>.jsonl')")
     def read(cls, path: str | os.PathLike[str]) -> EventLog:
         """Load a log from disk (read-only: appending raises).
 
@@ -649,7 +661,8 @@ class EventLog:
         folded: revoked content is never returned (R-S3).
 
         Raises:
-            UsageError: `path` is not a path (str or PathLike), or the file does not exist.
+            UsageError: `path` is not a path (str or PathLike), the file does not exist, or
+                the arguments do not fit (no path, a second one).
             CorruptLogError: a line other than the last is not valid JSON, lacks fields, or
                 holds an envelope field of another type (`created_at`, `status`, `source`,
                 `summary`, `branch_id` not text; `parent_id`, `supersedes` not an id or null;
@@ -657,10 +670,7 @@ class EventLog:
                 the file, line and field.
             SchemaVersionError: a line has an unknown schema version.
         """
-        if not isinstance(path, str | os.PathLike):
-            raise UsageError(
-                f"EventLog.read(path) takes the path of a .jsonl log (str or Path), got {path!r}"
-            )
+        refuse_type(path, (str, os.PathLike), "EventLog.read(path)", _PATH_TAKES)
         p = pathlib.Path(path)
         if not p.is_file():
             raise UsageError(f"no event log at {p}")
@@ -754,6 +764,7 @@ class EventLog:
         return log
 
     @classmethod
+    @checked_call("call it as hk.EventLog.open_existing('runs/<run_id>.jsonl', durable=...)")
     def open_existing(
         cls,
         path: str | os.PathLike[str],
@@ -774,7 +785,8 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist, or another writer has it open.
+            UsageError: the file does not exist, another writer has it open, or the arguments
+                do not fit (`path` missing or not a str or Path, an unknown keyword).
             CorruptLogError: a line other than the last is corrupt.
             SchemaVersionError: a line has an unknown schema version.
         """

@@ -54,7 +54,13 @@ from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import atomic_write
-from harnesskit.errors import CorruptLogError, ExperimentInterrupted, ModelError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    ExperimentInterrupted,
+    ModelError,
+    UsageError,
+    checked_call,
+)
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
@@ -304,9 +310,11 @@ class Experiment:
         UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
             models; duplicate labels or case ids; `repeats`, `max_workers` or `max_trials` not
             an int >= 1; more trials than `max_trials`; `settings` holding NaN or Infinity
-            (the logs are JSON, which has no such numbers).
+            (the logs are JSON, which has no such numbers); arguments that do not fit (a
+            fourth positional one, an unknown keyword).
     """
 
+    @checked_call("call it as hk.Experiment(cases, policies, models, repeats=..., seed=...)")
     def __init__(
         self,
         cases: Sequence[Case],
@@ -416,6 +424,7 @@ class Experiment:
                         )
         return out
 
+    @checked_call("call it as exp.run(out_dir, parallel=..., progress=...)")
     def run(
         self,
         out_dir: str | os.PathLike[str] | None = None,
@@ -446,7 +455,8 @@ class Experiment:
             The `ExperimentResult`, rows in trial order.
 
         Raises:
-            UsageError: `out_dir` exists and is not empty, or a case names an unknown domain.
+            UsageError: `out_dir` exists and is not empty, a case names an unknown domain, or
+                the arguments do not fit (an unknown keyword).
             ExperimentInterrupted: Ctrl-C stopped the run (the finished trials are saved).
         """
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
@@ -460,6 +470,7 @@ class Experiment:
         _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
         return self._execute(path, trials, {}, parallel, progress, executor)
 
+    @checked_call("call it as exp.resume(run_dir, parallel=..., progress=...)")
     def resume(
         self,
         path: str | os.PathLike[str],
@@ -484,8 +495,8 @@ class Experiment:
             The `ExperimentResult` of every trial, rows in trial order.
 
         Raises:
-            UsageError: the folder is not an experiment directory, or its configuration
-                differs from this experiment's.
+            UsageError: the folder is not an experiment directory, its configuration differs
+                from this experiment's, or the arguments do not fit (no path).
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
                 cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
                 damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
