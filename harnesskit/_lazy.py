@@ -17,6 +17,8 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast, dataclass_transform
 
+from harnesskit.errors import UsageError
+
 __all__ = ["frozen_dataclass", "lazy_exports", "lazy_pattern"]
 
 _T = TypeVar("_T")
@@ -464,7 +466,24 @@ def _init_fn(cls: type) -> Callable[..., None]:
 
     params = [param(f) for f in fields if f.init and not f.kw_only]
     kw = [param(f) for f in fields if f.init and f.kw_only]
-    if kw:
+    refuse = not params and bool(kw)  # keyword-only: a positional argument is a UsageError
+    if refuse:
+        # positional arguments are taken, then refused; a required keyword defaults to a
+        # marker so that a missing one does not pre-empt that (its TypeError is raised below,
+        # as Python words it)
+        required = [f.name for f in fields if f.init and param(f) == f"{f.name}:_type_{f.name}"]
+        local["__dataclass_refuse__"] = _refuse_arguments
+        local["__dataclass_required__"] = _REQUIRED
+        kw = [f"{p}=__dataclass_required__" if p.split(":")[0] in required else p for p in kw]
+        params = ["*__dataclass_positional__", *kw]
+        missing = " or ".join(f"{n} is __dataclass_required__" for n in required)
+        lines.insert(
+            0,
+            f"if __dataclass_positional__{' or ' + missing if missing else ''}: "
+            f"__dataclass_refuse__({self_name}, __dataclass_positional__, "
+            f"[{', '.join(required)}], {tuple(required)!r})",
+        )
+    elif kw:
         params += ["*", *kw]
     body = "\n".join(f"  {b}" for b in lines or ["pass"])
     text = f" def __init__({','.join([self_name, *params])})->_return_type:\n{body}"
@@ -475,4 +494,58 @@ def _init_fn(cls: type) -> Callable[..., None]:
     exec(code, module.__dict__ if module is not None else {}, ns)  # as dataclass does
     fn: Callable[..., None] = ns["__create_fn__"](**local)
     fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    if refuse:  # shown as `dataclass` writes it: keyword-only, no `*args`, no marker
+        import inspect  # loaded by `dataclasses` already
+
+        sig = inspect.signature(fn)
+        kept = [
+            p.replace(default=p.empty) if p.default is _REQUIRED else p
+            for p in sig.parameters.values()
+            if p.kind is not p.VAR_POSITIONAL
+        ]
+        fn.__signature__ = sig.replace(parameters=kept)  # type: ignore[attr-defined]
     return fn
+
+
+class _Required:
+    """Marker default of a required keyword of a keyword-only value class (`_init_fn`)."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED = _Required()
+
+
+def _refuse_arguments(
+    obj: Any, args: tuple[Any, ...], values: list[Any], required: tuple[str, ...]
+) -> None:
+    """Refuse positional arguments (`UsageError`), or missing required keywords (`TypeError`).
+
+    Positional arguments first: `Message("user", "hi")` says to name them, not that `role`
+    is missing. A missing keyword raises the `TypeError` Python (and `dataclass`) raises.
+    A class may add how to build it otherwise as a `_POSITIONAL_HINT` string.
+    """
+    cls = type(obj)
+    if not args:
+        names = [f"'{n}'" for n, v in zip(required, values, strict=True) if v is _REQUIRED]
+        listed = (
+            names[0]
+            if len(names) == 1
+            else f"{names[0]} and {names[1]}"
+            if len(names) == 2
+            else f"{', '.join(names[:-1])}, and {names[-1]}"
+        )
+        plural = "s" if len(names) > 1 else ""
+        raise TypeError(
+            f"{cls.__init__.__qualname__}() missing {len(names)} required keyword-only "
+            f"argument{plural}: {listed}"
+        )
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    more = ", ..." if len(args) > 1 else ""
+    hint = getattr(cls, "_POSITIONAL_HINT", "")
+    raise UsageError(
+        f"{cls.__qualname__} takes keyword arguments only, got {len(args)} positional "
+        f"({args[0]!r:.40}{more}); name each one, e.g. {cls.__qualname__}({names[0]}=...). "
+        f"Its arguments: {', '.join(names)}{'. ' + hint if hint else ''}"
+    )

@@ -178,6 +178,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 models=_eval_models(list(saved["models"]), args),
                 max_workers=args.workers,
                 user=user,
+                **({"max_trials": args.max_trials} if args.max_trials is not None else {}),
             )
             result = exp.resume(args.resume, progress=not args.no_progress, executor=args.executor)
         else:
@@ -196,6 +197,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 name=args.name,
                 max_workers=args.workers,
                 user=user,
+                **({"max_trials": args.max_trials} if args.max_trials is not None else {}),
             )
             result = exp.run(args.out, progress=not args.no_progress, executor=args.executor)
     except ExperimentInterrupted as exc:
@@ -304,6 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--api-key-env", help="environment variable holding the API key for --model")
     ev.add_argument("--repeats", type=int, default=1, help="trials per cell (pass^k needs k)")
     ev.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
+    ev.add_argument(
+        "--max-trials",
+        type=int,
+        default=None,
+        help="refuse an experiment of more trials than this (default 10000)",
+    )
     ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
     ev.add_argument("--workers", type=int, default=4, help="parallel trials (default 4)")
     ev.add_argument("--name", default="eval", help="experiment name (default eval)")

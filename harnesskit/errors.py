@@ -31,7 +31,9 @@ so that experiments run in worker processes can send them back.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = [
     "ArtifactError",
@@ -56,6 +58,8 @@ __all__ = [
     "ToolServerError",
     "ToolTimeoutError",
     "UsageError",
+    "checked_call",
+    "refuse_type",
 ]
 
 
@@ -327,3 +331,63 @@ def _rebuild(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any])
     err.args = args
     err.__dict__.update(state)
     return err
+
+
+_Callable = TypeVar("_Callable", bound=Callable[..., Any])
+
+
+def checked_call(hint: str) -> Callable[[_Callable], _Callable]:
+    """Decorator: a call that does not fit the signature is a `UsageError`, not a `TypeError`.
+
+    Python's own message (which names the argument: "takes no positional arguments", "missing
+    1 required positional argument: 'path'", "got an unexpected keyword argument 'x'") is
+    kept and `hint` (how to call it) added. Only the binding of the arguments is caught: a
+    `TypeError` raised inside the call goes through as it is. Costs nothing on a good call
+    beyond the wrapper's own frame.
+
+    Args:
+        hint: how to call it right, e.g. `"call it as check_resume(harness, path)"`.
+
+    Returns:
+        The decorator (for a function, a method, or a class: its `__init__` is wrapped).
+    """
+
+    def wrap(fn: _Callable) -> _Callable:
+        if isinstance(fn, type):
+            fn.__init__ = wrap(fn.__init__)  # type: ignore[misc]
+            return fn
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as exc:
+                tb = exc.__traceback__
+                if tb is None or tb.tb_next is not None:  # raised inside `fn`: not ours
+                    raise
+                raise UsageError(f"{exc}; {hint}") from None
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def refuse_type(value: Any, kinds: type | tuple[type, ...], where: str, takes: str) -> None:
+    """Raise `UsageError` unless `value` is one of `kinds` (a bool never passes as an int).
+
+    Args:
+        value: the argument given.
+        kinds: the classes it may be.
+        where: the call and the argument, e.g. `"EventLog(path)"`.
+        takes: what it takes, e.g. `"the path of a .jsonl file (str or Path), or None"`.
+
+    Raises:
+        UsageError: `"<where> takes <takes>, got <type> <value>"`.
+    """
+    if isinstance(value, kinds) and not (value.__class__ is bool and bool not in _tuple(kinds)):
+        return
+    raise UsageError(f"{where} takes {takes}, got {type(value).__name__} {value!r:.60}")
+
+
+def _tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)

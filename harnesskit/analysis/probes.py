@@ -30,7 +30,7 @@ from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.context.builder import BUILTIN_POLICIES, ContextPolicy
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, refuse_type
 from harnesskit.log.events import EventLog
 from harnesskit.messages import ModelResponse
 from harnesskit.models.offline import ScriptedModel
@@ -427,8 +427,8 @@ def run_probes(
         requests_checked, leaked_in, armed_after, finish_reason).
 
     Raises:
-        UsageError: `repeats` < 1, an unknown kind or policy, or `policies` / `kinds` that
-            are neither one item nor a list of them (e.g. `5`).
+        UsageError: `repeats` < 1, an unknown kind or policy, `policies` / `kinds` that
+            are neither one item nor a list of them (e.g. `5`), or `seed` not a whole number.
     """
     import pandas as pd
 
@@ -436,6 +436,7 @@ def run_probes(
     kinds = _listed("run_probes", "kinds", kinds, "probe kind names, e.g. ['expired_snippet']")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise UsageError(f"repeats must be a whole number >= 1, got {repeats!r}")
+    refuse_type(seed, int, "run_probes(seed=...)", "a whole number")
     if not policies or not kinds:
         raise UsageError("run_probes needs at least one policy and one kind")
     resolved = [ContextPolicy.resolve(p) for p in policies]
@@ -592,12 +593,15 @@ def compare_policies(
         policy; `df.sum()` gives the totals.
 
     Raises:
-        UsageError: an unknown policy, `policies` neither a policy nor a list of them, or
-            `turns` < 2.
+        UsageError: an unknown policy, `policies` neither a policy nor a list of them,
+            `turns` < 2 or not a whole number, `seed` not a whole number, or `runs` not a dict.
         ContextError: a policy's core does not fit its limits.
     """
     import pandas as pd
 
+    refuse_type(turns, int, "compare_policies(turns=...)", "a whole number of model turns >= 2")
+    refuse_type(seed, int, "compare_policies(seed=...)", "a whole number")
+    refuse_type(runs, (dict, type(None)), "compare_policies(runs=...)", "a dict to fill, or None")
     columns: dict[str, list[int]] = {}
     for policy in _policies("compare_policies", policies):
         resolved = ContextPolicy.resolve(policy)

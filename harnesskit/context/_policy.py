@@ -73,6 +73,11 @@ class ContextPolicy:
     document is validated; the fields below are read from `spec`.
     """
 
+    _POSITIONAL_HINT = (
+        "A policy by name, file or dict is ContextPolicy.resolve('window'), or pass the name "
+        "where a policy is taken: hk.Harness(policy='window')"
+    )
+
     name: str = "full-history"
     """The policy's name, recorded in every `context.injected` event."""
     version: str = "1"

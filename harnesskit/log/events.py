@@ -20,7 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from harnesskit import _json, _repr
-from harnesskit.errors import CorruptLogError, EventLogError, SchemaVersionError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    EventLogError,
+    SchemaVersionError,
+    UsageError,
+    checked_call,
+    refuse_type,
+)
 from harnesskit.log._codec import (
     MIGRATIONS,
     _utc_iso,
@@ -77,30 +84,91 @@ __all__ = [
 ]
 
 _DEFAULT_REDACTOR = Redactor()
+_PATH_TAKES = "the path of a .jsonl log (str or Path)"
+_PATH_OR_NONE = f"{_PATH_TAKES}, or None for a log kept in memory"
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
 
 
+#: Envelope fields a line holds as text, and those it holds as text or null: resume, the
+#: trajectory and `frame()` read them back (`read` refuses another type, `append` too).
+_TEXT_FIELDS = ("branch_id", "source", "created_at", "status", "summary")
+_OPTIONAL_TEXT_FIELDS = ("workspace_revision", "input_hash")
+
+
+def _shown(value: Any) -> str:
+    """`value` as it would stand in a JSON line, cut to 40 characters."""
+    return f"{json.dumps(value, default=str):.40}"
+
+
 def _bad_envelope(event: Event) -> str:
-    """What is wrong with a read event's `event_id`, `parent_id` (not integers) or `data_class`."""
+    """What is wrong with a read event's envelope: a field of the wrong type or `data_class`."""
     eid = event.event_id
     if eid.__class__ is not int:
         kind = {str: "a string", bool: "a boolean", float: "a number", type(None): "null"}
-        shown = json.dumps(eid, default=str)
         return (
-            f"field 'event_id': event id {shown:.40} is "
+            f"field 'event_id': event id {_shown(eid)} is "
             f"{kind.get(type(eid), 'a ' + type(eid).__name__)}, not an integer"
         )
-    parent = event.parent_id
-    if parent is not None and parent.__class__ is not int:
-        return (
-            f"event {eid}: field 'parent_id' is {json.dumps(parent, default=str):.40}, not an "
-            "integer (an earlier event's id) or null"
-        )
+    for name in ("parent_id", "supersedes"):
+        value = getattr(event, name)
+        if value is not None and value.__class__ is not int:
+            return (
+                f"event {eid}: field {name!r} is {_shown(value)}, not an integer (an earlier "
+                "event's id) or null"
+            )
+    for name in _TEXT_FIELDS:
+        value = getattr(event, name)
+        if value.__class__ is not str:
+            return f"event {eid}: field {name!r} is {_shown(value)}, not a string"
+    for name in _OPTIONAL_TEXT_FIELDS:
+        value = getattr(event, name)
+        if value is not None and value.__class__ is not str:
+            return f"event {eid}: field {name!r} is {_shown(value)}, not a string or null"
     return (
-        f"event {eid}: field 'data_class' is {json.dumps(event.data_class, default=str):.40}, "
+        f"event {eid}: field 'data_class' is {_shown(event.data_class)}, "
         f"not one of {', '.join(DATA_CLASSES)} (exactly, in lower case)"
     )
+
+
+def _an_id(value: Any, last: int) -> bool:
+    """True for the id of an event already in a log of `last` events (1..last, not a bool)."""
+    return value.__class__ is int and 0 < value <= last
+
+
+def _check_append_envelope(last: int, type: str, **fields: Any) -> None:
+    """Refuse an `append` envelope argument of the wrong type, or an id not yet in the log.
+
+    Reached only when the cheap class tests in `append` failed: text given as a `str`
+    subclass passes here; anything `read` would refuse raises.
+
+    Raises:
+        UsageError: naming the argument, what it was and what it takes.
+    """
+    ids = f"1..{last}" if last else "none yet: pass None"
+    for name in ("parent_id", "supersedes"):
+        value = fields[name]
+        if value is None or value is _AUTO or _an_id(value, last):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            if 0 < value <= last:  # an int subclass (an IntEnum): the id itself
+                continue
+            what = f"{value}, not the id of an event in the log ({ids})"
+        else:
+            what = f"a {value.__class__.__name__} {value!r:.40}, not an event id ({ids}) or None"
+        raise UsageError(
+            f"append({type!r}, {name}=...) is {what}; an event can only follow or replace an "
+            "event written before it (nothing written)"
+        )
+    for name in _TEXT_FIELDS + _OPTIONAL_TEXT_FIELDS:
+        value = fields.get(name, "")
+        if isinstance(value, str) or (value is None and name in _OPTIONAL_TEXT_FIELDS):
+            continue
+        takes = "a string" + (" or None" if name in _OPTIONAL_TEXT_FIELDS else "")
+        raise UsageError(
+            f"append({type!r}, {name}=...) takes {takes}, got a {value.__class__.__name__} "
+            f"{value!r:.40} (nothing written)"
+        )
 
 
 class _Auto:
@@ -158,6 +226,7 @@ class EventLog:
     writer (another `Run` on the same log, `h.resume(path)` twice) is a `UsageError`.
     """
 
+    @checked_call("call it as hk.EventLog('runs/<run_id>.jsonl', run_id=...) (or None: memory)")
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -182,9 +251,10 @@ class EventLog:
             UsageError: `path` exists and is not empty (logs are never rewritten; use
                 `EventLog.read` to load one; a file that is no log is never appended to),
                 another writer has it open, `path` is a symbolic link (even a dangling one:
-                a log is never written through a link), or `redactor` is not a `Redactor`
-                (or `None`).
+                a log is never written through a link), `path` is not a path (str or Path) or
+                None, or `redactor` is not a `Redactor` (or `None`).
         """
+        refuse_type(path, (str, os.PathLike, type(None)), "EventLog(path)", _PATH_OR_NONE)
         if redactor is not None and not isinstance(redactor, Redactor):
             raise UsageError(
                 f"EventLog(redactor=...) takes a harnesskit.log.Redactor or None, got "
@@ -274,17 +344,37 @@ class EventLog:
             workspace_revision: the workspace revision, if tracked.
 
         Raises:
-            UsageError: unknown type or data class, the log is closed, the payload is not a
+            UsageError: unknown type or data class; `parent_id` or `supersedes` is not the id
+                of an event already in the log (1..last id, not a bool) or None; `branch_id`,
+                `source`, `summary` or `status` is not a string, `input_hash` or
+                `workspace_revision` not a string or None; the log is closed, the payload is not a
                 dict, or it cannot be written as JSON (it holds itself, nests past the recursion
                 limit, holds NaN or an infinity, or a value with no JSON form such as
                 `object()` or a set; dates, paths, enums, UUIDs and decimals are written as
                 their `str()`). Nothing is written then.
         """
-        make = _MAKERS.get(type)
+        make = _MAKERS.get(type) if isinstance(type, str) else None
         if make is None:
-            raise UsageError(f"unknown event type {type!r}; use one of {sorted(EVENT_TYPES)}")
+            raise UsageError(f"unknown event type {type!r:.60}; use one of {sorted(EVENT_TYPES)}")
         if data_class not in DATA_CLASSES:
-            raise UsageError(f"unknown data_class {data_class!r}; use one of {DATA_CLASSES}")
+            raise UsageError(f"unknown data_class {data_class!r:.60}; use one of {DATA_CLASSES}")
+        last = len(self.events)
+        # one class test per envelope argument: `read` refuses a line holding anything else
+        if (
+            branch_id.__class__ is not str
+            or source.__class__ is not str
+            or summary.__class__ is not str
+            or status.__class__ is not str
+            or (parent_id is not None and parent_id is not _AUTO and not _an_id(parent_id, last))
+            or (supersedes is not None and not _an_id(supersedes, last))
+            or (input_hash is not None and input_hash.__class__ is not str)
+            or (workspace_revision is not None and workspace_revision.__class__ is not str)
+        ):
+            _check_append_envelope(
+                last, type, parent_id=parent_id, supersedes=supersedes, branch_id=branch_id,
+                source=source, summary=summary, status=status, input_hash=input_hash,
+                workspace_revision=workspace_revision,
+            )  # fmt: skip
         if parent_id is _AUTO:
             parent_id = self._last_by_branch.get(branch_id)
         if payload is None:
@@ -294,7 +384,7 @@ class EventLog:
                 f"the {type} event's payload is a {payload.__class__.__name__} "
                 f"({payload!r:.60}), not a dict; pass a dict of JSON-ready data (nothing written)"
             )
-        event_id = len(self.events) + 1
+        event_id = last + 1
         created_at = _utc_iso(self.clock())
         event = make(
             payload,
@@ -565,6 +655,7 @@ class EventLog:
     # -- reading ---------------------------------------------------------------------------
 
     @classmethod
+    @checked_call("call it as hk.EventLog.read('runs/<run_id>.jsonl')")
     def read(cls, path: str | os.PathLike[str]) -> EventLog:
         """Load a log from disk (read-only: appending raises).
 
@@ -575,14 +666,16 @@ class EventLog:
         folded: revoked content is never returned (R-S3).
 
         Raises:
-            UsageError: `path` is not a path (str or PathLike), or the file does not exist.
-            CorruptLogError: a line other than the last is not valid JSON or lacks fields.
+            UsageError: `path` is not a path (str or PathLike), the file does not exist, or
+                the arguments do not fit (no path, a second one).
+            CorruptLogError: a line other than the last is not valid JSON, lacks fields, or
+                holds an envelope field of another type (`created_at`, `status`, `source`,
+                `summary`, `branch_id` not text; `parent_id`, `supersedes` not an id or null;
+                ...), or a payload field the run reads back (`check_shape`); the message names
+                the file, line and field.
             SchemaVersionError: a line has an unknown schema version.
         """
-        if not isinstance(path, str | os.PathLike):
-            raise UsageError(
-                f"EventLog.read(path) takes the path of a .jsonl log (str or Path), got {path!r}"
-            )
+        refuse_type(path, (str, os.PathLike), "EventLog.read(path)", _PATH_TAKES)
         p = pathlib.Path(path)
         if not p.is_file():
             raise UsageError(f"no event log at {p}")
@@ -634,11 +727,25 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
+            # one class test per envelope field (a hand edit fails here, not in resume/frame)
             parent = event.parent_id
+            supersedes = event.supersedes
+            revision = event.workspace_revision
+            input_hash = event.input_hash
+            data_class = event.data_class
             if (
                 event.event_id.__class__ is not int
-                or event.data_class not in _CLASS_SET
+                or data_class.__class__ is not str
+                or data_class not in _CLASS_SET
                 or (parent is not None and parent.__class__ is not int)
+                or (supersedes is not None and supersedes.__class__ is not int)
+                or event.branch_id.__class__ is not str
+                or event.source.__class__ is not str
+                or event.created_at.__class__ is not str
+                or event.status.__class__ is not str
+                or event.summary.__class__ is not str
+                or (revision is not None and revision.__class__ is not str)
+                or (input_hash is not None and input_hash.__class__ is not str)
             ):
                 raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
@@ -662,6 +769,7 @@ class EventLog:
         return log
 
     @classmethod
+    @checked_call("call it as hk.EventLog.open_existing('runs/<run_id>.jsonl', durable=...)")
     def open_existing(
         cls,
         path: str | os.PathLike[str],
@@ -682,7 +790,8 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist, or another writer has it open.
+            UsageError: the file does not exist, another writer has it open, or the arguments
+                do not fit (`path` missing or not a str or Path, an unknown keyword).
             CorruptLogError: a line other than the last is corrupt.
             SchemaVersionError: a line has an unknown schema version.
         """

@@ -23,7 +23,13 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import CorruptLogError, EventLogError, ResumeError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    EventLogError,
+    ResumeError,
+    UsageError,
+    checked_call,
+)
 from harnesskit.log._types import (
     BrakeEvent,
     BranchForkEvent,
@@ -571,6 +577,11 @@ def _check(
     return report, settlements
 
 
+#: What `check_resume` reads off the harness it is given (the run floor's `Harness`).
+_HARNESS_PARTS = ("tools", "gate", "limits", "policy", "revision")
+
+
+@checked_call("call it as hk.check_resume(harness, 'runs/<run_id>.jsonl')")
 def check_resume(
     harness: Any,
     path: str | os.PathLike[str],
@@ -596,10 +607,17 @@ def check_resume(
         The `ResumeReport`.
 
     Raises:
-        UsageError: the file is missing or holds no task contract.
+        UsageError: `harness` is not a `Harness`, the arguments do not fit (no path), the file
+            is missing or holds no task contract.
         CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
             causal order cannot be established (a missing or looping parent, R-V4).
     """
+    if not all(hasattr(harness, part) for part in _HARNESS_PARTS):
+        raise UsageError(
+            f"check_resume(harness, path) takes the Harness that would go on first, got "
+            f"{type(harness).__name__} {harness!r:.60}; call it as hk.check_resume(h, path) "
+            "with the hk.Harness you would resume with"
+        )
     log = EventLog.read(path)
     _refuse_broken_ancestry(log, close=False)
     ledger = _open_ledger(harness, path)

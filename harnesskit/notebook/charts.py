@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harnesskit.context.tokens import TokenEstimator
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, refuse_type
 from harnesskit.notebook.frames import (
     BUDGET_COLUMNS,
     COMPOSITION_CATEGORIES,
@@ -213,8 +213,10 @@ def plot_comparison(
         The `matplotlib.figure.Figure`.
 
     Raises:
-        UsageError: an unknown metric, or a value is neither a Run nor an EventLog.
+        UsageError: an unknown metric, `runs` is not a dict, or a value is neither a Run nor
+            an EventLog.
     """
+    refuse_type(runs, Mapping, "plot_comparison(runs)", "a dict {label: Run or EventLog}")
     if metric not in BUDGET_COLUMNS:
         raise UsageError(f"metric must be a budget column, one of {BUDGET_COLUMNS}")
     plt = _pyplot()
@@ -244,9 +246,14 @@ def plot_probes(matrix: Any, *, ax: Any = None) -> Any:
 
     Returns:
         The matplotlib Figure.
+
+    Raises:
+        UsageError: `matrix` is not a DataFrame.
     """
+    import pandas as pd
     from matplotlib.figure import Figure
 
+    refuse_type(matrix, pd.DataFrame, "plot_probes(matrix)", "the DataFrame hk.run_probes returned")
     runs = matrix.attrs.get("runs")
     if runs is not None:
         rates = runs.groupby(["policy", "kind"], sort=False)["leaked"].mean().unstack("kind")
@@ -286,8 +293,19 @@ def plot_policy_tokens(frame: Any, *, ax: Any = None) -> Any:
 
     Returns:
         The matplotlib Figure.
+
+    Raises:
+        UsageError: `frame` is not a DataFrame.
     """
+    import pandas as pd
     from matplotlib.figure import Figure
+
+    refuse_type(
+        frame,
+        pd.DataFrame,
+        "plot_policy_tokens(frame)",
+        "the DataFrame hk.compare_policies returned",
+    )
 
     if ax is None:
         fig = Figure(figsize=(8, 4))

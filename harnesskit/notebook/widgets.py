@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
+from harnesskit.errors import refuse_type
 from harnesskit.log.events import Event, EventLog
 from harnesskit.notebook import display
 from harnesskit.run import Run
@@ -268,6 +269,7 @@ class StepControls(_WidgetBox):
     """
 
     def __init__(self, run: Run, *, approval: ApprovalPrompt | None = None) -> None:
+        refuse_type(run, Run, "StepControls(run)", "a Run, e.g. StepControls(h.start('...'))")
         w = _widgets()
         self.run = run
         confirm = run.harness.gate.confirm
@@ -465,6 +467,7 @@ class TraceExplorer(_WidgetBox):
     """
 
     def __init__(self, run: Run | EventLog, *, branch_id: str = "main") -> None:
+        refuse_type(run, (Run, EventLog), "TraceExplorer(run)", "a Run or an hk.EventLog")
         w = _widgets()
         self.log = run if isinstance(run, EventLog) else run.log
         self.branch_id = branch_id

@@ -16,7 +16,7 @@ from harnesskit.context.builder import ContextPolicy
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.transport import TransportPolicy
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_call, refuse_type
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
@@ -129,6 +129,7 @@ class Harness:
             `max_data_class` is not one of `public`, `internal`, `restricted`, `secret`.
     """
 
+    @checked_call("call it as hk.Harness(tools, model, limits=..., log_dir=..., ...)")
     def __init__(
         self,
         tools: ToolRegistry | Sequence[Tool | Callable[..., Any]] = (),
@@ -236,6 +237,7 @@ class Harness:
         """The system prompt each run records and sends: `system_prompt` + bindings note (R-A6)."""
         return self.transport.system_prompt(self.system_prompt, has_tools=len(self.tools) > 0)
 
+    @checked_call("call it as h.start('the user request', run_id=..., task={...})")
     def start(
         self,
         user_message: str | Sequence[str] | None = None,
@@ -260,8 +262,9 @@ class Harness:
                 or the harness's `settings` hold NaN or Infinity; `run_id` breaks the rule
                 above; a file already exists at the log's path (a log: logs are never reused;
                 anything else: never appended to), or a symbolic link is at the log's path (or
-                a dangling one at the ledger's): never followed; or `confirmers` names a tool
-                that is not registered.
+                a dangling one at the ledger's): never followed; `confirmers` names a tool
+                that is not registered; or the arguments do not fit (an unknown keyword, a
+                second positional one).
         """
         if task is not None and (
             not isinstance(task, Mapping) or not all(isinstance(k, str) for k in task)
@@ -290,6 +293,7 @@ class Harness:
         self._check_before_run()
         return lifecycle.open_run(self, check_run_id(run_id), turns, dict(task or {}))
 
+    @checked_call("call it as h.run('the user request', run_id=..., task={...})")
     def run(self, user_message: str | Sequence[str], **kwargs: Any) -> Run:
         """`start(...)` then `run()`.
 
@@ -299,9 +303,13 @@ class Harness:
 
         Returns:
             The run, finished (or paused).
+
+        Raises:
+            UsageError: as for `start`, or the arguments do not fit (no user message).
         """
         return self.start(user_message, **kwargs).run()
 
+    @checked_call("call it as h.resume('runs/<run_id>.jsonl', branch_id=...)")
     def resume(self, path: str | Path, *, branch_id: str | None = None) -> Run:
         """Reopen a logged run and go on from where it stopped (R-V6; see `resume.reopen`).
 
@@ -319,14 +327,17 @@ class Harness:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
             CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
                 causal order cannot be established (a missing or looping parent, R-V4).
-            UsageError: `confirmers` names a tool that is not registered, or `settings` hold
-                NaN or Infinity (nothing is read).
+            UsageError: `confirmers` names a tool that is not registered, `settings` hold
+                NaN or Infinity (nothing is read), `branch_id` is not a string or None, or the
+                arguments do not fit (no path, an unknown keyword).
         """
         from harnesskit.run import lifecycle
 
+        refuse_type(branch_id, (str, type(None)), "resume(..., branch_id=...)", "a branch name")
         self._check_before_run()
         return lifecycle.resume(self, path, branch_id=branch_id)
 
+    @checked_call("call it as h.restart('runs/<run_id>.jsonl', reason='why it runs again')")
     def restart(self, path: str | Path, *, reason: str, branch_id: str | None = None) -> Run:
         """Run a logged task again from its start, on a new branch (`run.restart`).
 
@@ -342,13 +353,15 @@ class Harness:
 
         Raises:
             UsageError: the file is missing or holds no task contract; `confirmers` names a
-                tool that is not registered, or `settings` hold NaN or Infinity (nothing is
-                read).
+                tool that is not registered, `settings` hold NaN or Infinity (nothing is
+                read), `branch_id` is not a string or None, or the arguments do not fit (no
+                path or `reason`).
             CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
                 causal order cannot be established (a missing or looping parent, R-V4).
         """
         from harnesskit.run import lifecycle
 
+        refuse_type(branch_id, (str, type(None)), "restart(..., branch_id=...)", "a branch name")
         self._check_before_run()
         return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)
 

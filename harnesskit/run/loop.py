@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harnesskit import _repr
 from harnesskit.data.artifacts import _max_class
-from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError
+from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError, checked_call
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
@@ -105,6 +105,7 @@ class Run:
                 self.log.flush()
         return self
 
+    @checked_call("call it as run.fork(event_id, 'branch-name', reason='...')")
     def fork(
         self, event_id: int, name: str, *, harness: Harness | None = None, reason: str = ""
     ) -> Run:
@@ -123,7 +124,8 @@ class Run:
 
         Raises:
             UsageError: no such event, a taken name, tool calls without results at `event_id`,
-                a step of this run is running, or `harness` is not a `Harness`.
+                a step of this run is running, `harness` is not a `Harness`, or the arguments
+                do not fit (`event_id` or `name` missing, an unknown keyword).
         """
         from harnesskit.run import lifecycle
 
@@ -134,6 +136,10 @@ class Run:
         """Ask the run to stop at the top of the next iteration (finish_reason `cancelled`)."""
         self.state.cancelled = True
 
+    @checked_call(
+        "run.run() takes no arguments: it steps until the run ends; a new user turn goes in "
+        "with run.send('...'), and the step limit is hk.Limits(max_steps=...) on the Harness"
+    )
     def run(self) -> Run:
         """Step until a finish reason is set (a `paused` run tries once more).
 
@@ -141,7 +147,8 @@ class Run:
             `self`.
 
         Raises:
-            UsageError: a step of this run is already running (see the class docstring).
+            UsageError: a step of this run is already running (see the class docstring), or
+                it was given an argument (it takes none).
         """
         with self._one_at_a_time("run()"):
             if self.state.finish_reason in (None, "paused"):
@@ -173,6 +180,10 @@ class Run:
             raise brake
         return self
 
+    @checked_call(
+        "run.step() takes no arguments: it advances one model turn; call it again for the "
+        "next, or run.run() to go on until a brake (hk.Limits(max_steps=...) on the Harness)"
+    )
     def step(self) -> Run:
         """Advance one model turn and its tool calls (or close the run if a brake trips).
 
@@ -182,8 +193,9 @@ class Run:
             `self`.
 
         Raises:
-            UsageError: the run has already finished, a fake model ran out of turns, or a step
-                of this run is already running (see the class docstring).
+            UsageError: the run has already finished, a fake model ran out of turns, a step
+                of this run is already running (see the class docstring), or it was given an
+                argument (it takes none).
         """
         with self._one_at_a_time("step()"):
             return self._step()

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import StopRun, UsageError
+from harnesskit.errors import StopRun, UsageError, checked_call
 from harnesskit.tools import _paths
 from harnesskit.tools.spec import RISKS, Tool
 
@@ -100,6 +100,7 @@ def terminal_prompt(request: ApprovalRequest) -> bool:
         return False
 
 
+@checked_call("name each setting, e.g. hk.Gate(policy={'destructive': 'deny'}, workspace=...)")
 @dataclass(slots=True, kw_only=True)
 class Gate:
     """Permission policy for a run.
@@ -115,8 +116,8 @@ class Gate:
 
     Raises:
         UsageError: a decision or risk name is not one of the known values, `confirm` is not a
-            plain callable taking one argument, `workspace` is not a path, or `dry_run` is
-            not a bool.
+            plain callable taking one argument, `workspace` is not a path, `dry_run` is
+            not a bool, or a setting is given by position (`Gate("deny")`) or unknown.
     """
 
     policy: dict[str, Decision] = field(default_factory=dict)

@@ -224,3 +224,25 @@ def test_two_rows_of_one_trial_under_different_run_ids_are_a_named_error(run_dir
         assert message.startswith(where) and "the first is line 1" in message
         assert repr(other["run_id"]) in message and "count the trial twice" in message
     assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text
+
+
+def test_rows_of_no_trial_of_the_experiment_are_named_and_the_folder_is_left_alone(run_dir, capsys):
+    # a row of another experiment pasted in: resume rewrote results.jsonl without it
+    lines = _lines(run_dir)
+    stray = json.loads(lines[0])
+    stray.update(run_id="t0099-other-case-full-history-shop_careful-r0", case="other-case")
+    text = "\n".join([*lines, json.dumps(stray)]) + "\n"
+    (run_dir / "results.jsonl").write_text(text, encoding="utf-8")
+    logs = sorted(p.name for p in (run_dir / "logs").iterdir())
+
+    with pytest.raises(CorruptLogError) as info:
+        _exp().resume(run_dir, parallel=False, progress=False)
+    message = str(info.value)
+    assert message.startswith(f"{run_dir / 'results.jsonl'}: 1 row(s) belong to no trial")
+    assert repr(stray["run_id"]) in message and "case='other-case'" in message
+    assert "Move those lines" in message
+    assert (run_dir / "results.jsonl").read_text(encoding="utf-8") == text  # nothing rewritten
+    assert sorted(p.name for p in (run_dir / "logs").iterdir()) == logs
+    assert main(["eval", "--resume", str(run_dir), "--no-progress"]) == 2
+    assert "belong to no trial" in capsys.readouterr().err
+    assert len(hk.ExperimentResult.load(run_dir)) == 5  # reading them is still fine

@@ -2,6 +2,7 @@
 
 import contextlib
 import datetime as dt
+import enum
 import json
 import math
 import pathlib
@@ -336,7 +337,7 @@ def test_hash_json_unusual_values_and_errors_match_json_dumps():
     source=st.sampled_from(["system", "model", "tool", "user", 'h\u00e9"\\']),
     input_hash=TEXT_OR_NONE,
     revision=TEXT_OR_NONE,
-    supersedes=st.none() | st.integers(min_value=1, max_value=3),
+    supersedes=st.none() | st.just(1),  # an earlier event: the log holds one
     data_class=st.sampled_from(["public", "internal", "restricted", "secret"]),
     status=st.sampled_from(["active", "audit-only"]),
 )
@@ -390,8 +391,18 @@ def test_line_parts_gives_way_to_json_dumps_for_unusual_types():
         args[i] = odd
         assert line_parts(*args) is None, (i, odd)
     log = hk.EventLog(redactor=None)
-    log.append("brake", {"x": 1}, summary=None, workspace_revision=pathlib.Path("/w"))  # type: ignore[arg-type]
-    assert _event_line(log.events[0]) == _reference_line(log.events[0])
+    log.append("brake", {"x": 1})
+    # a str and an int subclass are taken (None or a Path for text are refused: `read` would)
+    log.append("brake", {"x": 1}, summary=_Text("s"), supersedes=_One.ONE)
+    assert _event_line(log.events[1]) == _reference_line(log.events[1])
+
+
+class _Text(str):
+    pass
+
+
+class _One(enum.IntEnum):
+    ONE = 1
 
 
 def test_the_unchecked_encoder_gives_way_to_json_dumps_for_cycles_and_depth():

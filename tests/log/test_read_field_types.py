@@ -1,7 +1,9 @@
 """A hand-edited log whose fields have the wrong type is refused when read, naming file, line and
-field (R-V6): `usage` counts, `ok`, `finish_reason`, `event_id` and `data_class` are read back by
-resume, replay and `frame()`, which failed with raw `TypeError`s, or, for a data class spelt
-`"Restricted"`, ranked the event `internal` and sent it to an internal-only model.
+field (R-V6): `usage` counts, `ok`, `finish_reason`, `event_id`, `data_class` and the envelope's
+text and id fields (`created_at`, `status`, `source`, `summary`, `branch_id`, `supersedes`, ...)
+are read back by resume, replay, the trajectory and `frame()`, which failed with raw `TypeError`s,
+or, for a data class spelt `"Restricted"`, ranked the event `internal` and sent it to an
+internal-only model.
 """
 
 from __future__ import annotations
@@ -65,6 +67,21 @@ def _top(key, value):
         ("user.message", _top("data_class", "Restricted"), "'data_class' is \"Restricted\""),
         ("user.message", _top("data_class", "confidential"), "'data_class' is \"confidential\""),
         ("user.message", _top("data_class", ""), "'data_class' is \"\", not one of public"),
+        ("user.message", _top("data_class", ["public"]), "'data_class' is [\"public\"]"),
+        ("user.message", _top("created_at", 17), "'created_at' is 17, not a string"),
+        ("user.message", _top("status", None), "field 'status' is null, not a string"),
+        ("model.response", _top("status", ["active"]), "field 'status' is [\"active\"]"),
+        ("tool.result", _top("source", 5), "field 'source' is 5, not a string"),
+        ("user.message", _top("summary", None), "field 'summary' is null, not a string"),
+        ("model.response", _top("summary", {"a": 1}), "field 'summary' is {\"a\": 1}"),
+        ("user.message", _top("supersedes", "1"), "field 'supersedes' is \"1\", not an integer"),
+        ("tool.result", _top("supersedes", True), "field 'supersedes' is true, not an integer"),
+        ("user.message", _top("branch_id", 5), "field 'branch_id' is 5, not a string"),
+        ("tool.result", _top("branch_id", ["main"]), "field 'branch_id' is [\"main\"]"),
+        ("user.message", _top("parent_id", False), "field 'parent_id' is false, not an integer"),
+        ("user.message", _top("workspace_revision", 7), "'workspace_revision' is 7, not a str"),
+        ("tool.result", _top("input_hash", ["ab"]), "field 'input_hash' is [\"ab\"], not a"),
+        ("user.message", _top("type", ["user.message"]), "not an event line"),
     ],
 )
 def test_a_field_of_the_wrong_type_is_a_corrupt_log_error_naming_file_line_and_field(

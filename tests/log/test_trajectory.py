@@ -5,6 +5,7 @@ import pytest
 
 import harnesskit as hk
 from harnesskit.testing import reply
+from tests.support.hand_edit import with_parents
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures"
 
@@ -116,11 +117,11 @@ def test_expires_at_in_a_payload_expires_at_read_time():
 # -- causality (R-V4) ----------------------------------------------------------------------------
 
 
-def test_missing_parents_are_listed_and_left_out_of_the_causal_order():
+def test_missing_parents_are_listed_and_left_out_of_the_causal_order(tmp_path):
     log = hk.EventLog(None, clock=clock())
     a = log.append("user.message", {"content": "a"})
     b = log.append("tool.result", {"content": "b"}, parent_id=a.event_id)
-    orphan = log.append("tool.result", {"content": "result of a lost call"}, parent_id=99)
+    orphan = log.append("tool.result", {"content": "result of a lost call"}, parent_id=None)
     child = log.append(
         "model.response",
         {"message": {"role": "assistant", "content": "x"}},
@@ -128,6 +129,7 @@ def test_missing_parents_are_listed_and_left_out_of_the_causal_order():
     )
     later_root_child = log.append("user.message", {"content": "c"}, parent_id=a.event_id)
     log.append("status.reject", {"target": 500, "reason": "?"})
+    log = with_parents(tmp_path, log, {orphan.event_id: 99})  # the parent is lost
     tr = hk.Trajectory(log)
     assert not tr.complete
     assert [(g.event_id, g.missing) for g in tr.gaps] == [(orphan.event_id, 99), (6, 500)]
@@ -138,11 +140,12 @@ def test_missing_parents_are_listed_and_left_out_of_the_causal_order():
     )
 
 
-def test_causal_order_follows_parents_not_append_order():
+def test_causal_order_follows_parents_not_append_order(tmp_path):
     log = hk.EventLog(None, clock=clock())
     root = log.append("user.message", {"content": "root"})
-    late = log.append("tool.result", {"content": "second"}, parent_id=3)  # parent appended later
+    late = log.append("tool.result", {"content": "second"})
     log.append("tool.call", {"tool": "echo"}, parent_id=root.event_id)
+    log = with_parents(tmp_path, log, {late.event_id: 3})  # parent appended later (a copy)
     tr = hk.Trajectory(log)
     assert tr.complete
     assert [e.event_id for e in tr.causal_order()] == [1, 3, late.event_id]

@@ -10,6 +10,7 @@ import pytest
 import harnesskit as hk
 from harnesskit.errors import CorruptLogError
 from harnesskit.testing import reply
+from tests.support.hand_edit import with_parents
 
 
 @hk.tool
@@ -70,13 +71,14 @@ def test_each_missing_id_of_a_list_target_is_a_gap():
 # -- looping parents ---------------------------------------------------------------------------
 
 
-def test_a_self_parent_and_a_parent_loop_are_gaps_in_memory():
+def test_a_self_parent_and_a_parent_loop_are_gaps_in_memory(tmp_path):
     log = hk.EventLog(None)
     log.append("user.message", {"content": "root"})
-    log.append("user.message", {"content": "self"}, parent_id=2)
-    log.append("user.message", {"content": "a"}, parent_id=4)
+    log.append("user.message", {"content": "self"})
+    log.append("user.message", {"content": "a"})
     log.append("user.message", {"content": "b"}, parent_id=3)
     log.append("user.message", {"content": "child of the loop"}, parent_id=3)
+    log = with_parents(tmp_path, log, {2: 2, 3: 4})  # appending refuses these: a copy has them
     tr = hk.Trajectory(log)
     assert not tr.complete
     assert [(g.event_id, g.missing) for g in tr.gaps] == [(2, 2), (3, 4), (4, 3)]
@@ -122,10 +124,11 @@ def test_a_log_with_a_missing_parent_is_not_resumed(tmp_path):
     run.log.close()
 
 
-def test_a_parent_written_later_without_a_loop_is_still_complete():
+def test_a_parent_written_later_without_a_loop_is_still_complete(tmp_path):
     log = hk.EventLog(None)
     log.append("user.message", {"content": "root"})
-    log.append("tool.result", {"content": "second"}, parent_id=3)
+    log.append("tool.result", {"content": "second"})
     log.append("tool.call", {"tool": "echo"}, parent_id=1)
+    log = with_parents(tmp_path, log, {2: 3})  # appending refuses a later parent: a copy has it
     tr = hk.Trajectory(log)
     assert tr.complete and [e.event_id for e in tr.causal_order()] == [1, 3, 2]

@@ -54,7 +54,13 @@ from harnesskit.analysis.evals.scoring import CheckResult, Score, score
 from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import atomic_write
-from harnesskit.errors import ExperimentInterrupted, ModelError, UsageError
+from harnesskit.errors import (
+    CorruptLogError,
+    ExperimentInterrupted,
+    ModelError,
+    UsageError,
+    checked_call,
+)
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
@@ -63,6 +69,7 @@ from harnesskit.tools.gate import Gate
 from harnesskit.tools.spec import ToolRegistry
 
 __all__ = [
+    "MAX_TRIALS",
     "Domain",
     "Experiment",
     "Trial",
@@ -73,6 +80,10 @@ __all__ = [
     "get_domain",
     "register_domain",
 ]
+
+#: The most trials an `Experiment` takes unless given `max_trials` (a typo such as
+#: `repeats=10**9` would start a run that cannot finish).
+MAX_TRIALS = 10_000
 
 
 # -- domains ----------------------------------------------------------------------------------
@@ -291,13 +302,19 @@ class Experiment:
         user: a `UserSimulator` answering the agent after each of its answers, with the
             case's user instruction (τ-bench protocol); `None` sends only the case's `input`
             turns.
+        max_trials: the most trials (cases × policies × models × repeats) the experiment may
+            hold; raise it to run a larger one on purpose. It guards against a typo such as
+            `repeats=10**9`, which would start a run that cannot finish.
 
     Raises:
         UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
-            models; duplicate labels or case ids; `repeats` or `max_workers` not an int >= 1;
-            `settings` holding NaN or Infinity (the logs are JSON, which has no such numbers).
+            models; duplicate labels or case ids; `repeats`, `max_workers` or `max_trials` not
+            an int >= 1; more trials than `max_trials`; `settings` holding NaN or Infinity
+            (the logs are JSON, which has no such numbers); arguments that do not fit (a
+            fourth positional one, an unknown keyword).
     """
 
+    @checked_call("call it as hk.Experiment(cases, policies, models, repeats=..., seed=...)")
     def __init__(
         self,
         cases: Sequence[Case],
@@ -314,6 +331,7 @@ class Experiment:
         per_endpoint: int | Mapping[str, int] | None = 4,
         settings: Mapping[str, Any] | None = None,
         user: UserSimulator | None = None,
+        max_trials: int = MAX_TRIALS,
     ) -> None:
         if isinstance(cases, str | os.PathLike):
             raise UsageError(
@@ -335,7 +353,8 @@ class Experiment:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise UsageError(f"duplicate case ids in the experiment: {dupes}")
-        for what, n in (("repeats", repeats), ("max_workers", max_workers)):
+        counts = (("repeats", repeats), ("max_workers", max_workers), ("max_trials", max_trials))
+        for what, n in counts:
             if type(n) is not int or n < 1:  # (a bool is no count either)
                 raise UsageError(f"{what} must be an int >= 1, got {n!r:.40}")
         self.cases = list(cases)
@@ -344,6 +363,16 @@ class Experiment:
             ContextPolicy.resolve(p)  # fail early on an unknown policy
         self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
+        total = len(self.cases) * len(self.policies) * len(self.models) * repeats
+        if total > max_trials:
+            raise UsageError(
+                f"this experiment holds {total:,} trials ({len(self.cases)} cases × "
+                f"{len(self.policies)} policies × {len(self.models)} models × {repeats:,} "
+                f"repeats), over the limit of max_trials={max_trials:,}; lower repeats or the "
+                f"cases, or pass max_trials={total} (`harnesskit eval --max-trials {total}`) to "
+                "run that many on purpose"
+            )
+        self.max_trials = max_trials
         self._check_case_tools()
         for label, spec in self.models.items():
             if isinstance(spec, str):
@@ -395,6 +424,7 @@ class Experiment:
                         )
         return out
 
+    @checked_call("call it as exp.run(out_dir, parallel=..., progress=...)")
     def run(
         self,
         out_dir: str | os.PathLike[str] | None = None,
@@ -425,7 +455,8 @@ class Experiment:
             The `ExperimentResult`, rows in trial order.
 
         Raises:
-            UsageError: `out_dir` exists and is not empty, or a case names an unknown domain.
+            UsageError: `out_dir` exists and is not empty, a case names an unknown domain, or
+                the arguments do not fit (an unknown keyword).
             ExperimentInterrupted: Ctrl-C stopped the run (the finished trials are saved).
         """
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
@@ -439,6 +470,7 @@ class Experiment:
         _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
         return self._execute(path, trials, {}, parallel, progress, executor)
 
+    @checked_call("call it as exp.resume(run_dir, parallel=..., progress=...)")
     def resume(
         self,
         path: str | os.PathLike[str],
@@ -463,11 +495,13 @@ class Experiment:
             The `ExperimentResult` of every trial, rows in trial order.
 
         Raises:
-            UsageError: the folder is not an experiment directory, or its configuration
-                differs from this experiment's.
+            UsageError: the folder is not an experiment directory, its configuration differs
+                from this experiment's, or the arguments do not fit (no path).
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
                 cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
-                damaged; the message names the file and line.
+                damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
+                `run_id` it does not have: they would be dropped); the message names the file
+                and the lines or rows, and nothing is run or changed.
             ExperimentInterrupted: Ctrl-C stopped the run again.
         """
         p = Path(path)
@@ -485,8 +519,23 @@ class Experiment:
         kept: dict[int, dict[str, Any]] = {}
         results = p / "results.jsonl"
         if results.is_file():
-            for row in read_rows(results):  # a cut-off last line: its trial runs again
-                if row["run_id"] in by_id and row.get("error") is None:
+            rows = read_rows(results)  # a cut-off last line: its trial runs again
+            foreign = [r for r in rows if r["run_id"] not in by_id]
+            if foreign:  # rewriting results.jsonl would drop them: nothing is touched
+                listed = "; ".join(
+                    f"run_id {r['run_id']!r} (case={r['case']!r}, policy={r['policy']!r}, "
+                    f"model={r['model']!r}, repeat={r['repeat']!r})"
+                    for r in foreign[:5]
+                )
+                more = f" (+{len(foreign) - 5} more)" if len(foreign) > 5 else ""
+                raise CorruptLogError(
+                    f"{results}: {len(foreign)} row(s) belong to no trial of this experiment: "
+                    f"{listed}{more}; resuming would drop them when the file is rewritten, so "
+                    "nothing was run or changed. Move those lines to another file (they come "
+                    "from another experiment or a hand edit), or restore the file from a backup"
+                )
+            for row in rows:
+                if row.get("error") is None:
                     kept[by_id[row["run_id"]].index] = row
         missing = [t for t in trials if t.index not in kept]
         for t in missing:  # a cancelled or failed attempt leaves files the new one must not meet
@@ -521,6 +570,7 @@ class Experiment:
             "seed": manifest["seed"],
             "name": manifest["name"],
             "max_workers": manifest.get("max_workers", 4),
+            "max_trials": manifest.get("max_trials", MAX_TRIALS),
         }
         args.update(kwargs)
         return cls(load_cases(p / "cases.jsonl"), **args)
@@ -797,6 +847,7 @@ class Experiment:
             "models": {k: _model_label(v) for k, v in self.models.items()},
             "trials": n_trials,
             "max_workers": self.max_workers,
+            "max_trials": self.max_trials,
             "user": self.user.label if self.user is not None else None,
             "finished": finished,
         }

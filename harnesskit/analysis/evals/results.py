@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
-from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError
+from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError, refuse_type
 from harnesskit.log.events import EventLog
 
 __all__ = ["RESULT_COLUMNS", "ExperimentResult", "load_results"]
@@ -49,7 +49,15 @@ class ExperimentResult:
             rows: one dict per trial.
             path: the run directory.
             repeats: the experiment's repeats (the largest k for pass^k).
+
+        Raises:
+            UsageError: `rows` is not a list of dicts (a run directory is read with
+                `ExperimentResult.load(path)`).
         """
+        takes = "a list of result rows (dicts); read a run directory with .load(path)"
+        refuse_type(rows, (list, tuple), "ExperimentResult(rows)", takes)
+        if not all(isinstance(r, Mapping) for r in rows):
+            refuse_type(next(r for r in rows if not isinstance(r, Mapping)), dict, "a row", takes)
         self.rows = [dict(r) for r in rows]
         self.path = path
         self.repeats = repeats
