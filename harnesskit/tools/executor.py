@@ -383,18 +383,22 @@ class Executor:
         call_args, paths = self.gate.resolve_paths(tool, args)
         if (
             tool.supports_dry_run
-            and self.gate.decision_for(tool) == "confirm"
+            and self.gate.decision_for(tool, recovered=call.recovered) == "confirm"
             and self.gate.check_paths(tool, call_args) is None  # no dry run on a denied path
         ):
             preview = self._call(tool, call_args, ctx, dry_run=True)[0]
-        decision = self.gate.check(tool, call_args, tool_call_id=call.id, preview=preview)
+        decision = self.gate.check(
+            tool, call_args, tool_call_id=call.id, preview=preview, recovered=call.recovered
+        )
         if not decision.allowed:
             failed = self._fail(
                 call,
                 tool,
                 "permission_denied",
                 decision.reason,
-                "do not retry this call; ask the user or choose another action",
+                "make a real tool call if you mean to run it; do not write it as JSON in text"
+                if call.recovered and decision.decision == "confirm"
+                else "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
             if decision.decision == "confirm":  # a human (callback) said no: keep the fact
