@@ -100,6 +100,8 @@ def allow_all(request: ApprovalRequest) -> bool:
 def terminal_prompt(request: ApprovalRequest) -> bool:
     """Ask on the terminal (`input()`): approve only on `y`/`yes`. Returns False on EOF."""
     print(f"Approve {request.risk} tool {request.tool}({request.arguments})?")
+    if request.recovered:
+        print("  (read from JSON in the model's message text, not a tool call it made)")
     if request.preview is not None:
         print(f"  dry run: {request.preview}")
     try:

@@ -79,7 +79,7 @@ def test_a_write_recovered_from_text_is_refused_by_the_default_gate(server, text
 
 
 def test_a_recovered_write_runs_when_the_confirmer_approves_and_it_is_told_so(server):
-    asked: list[hk.ApprovalRequest] = []
+    asked: list[hk.tools.ApprovalRequest] = []
 
     def confirm(request):
         asked.append(request)
@@ -111,3 +111,13 @@ def test_a_denied_tool_stays_denied_when_recovered():
     assert gate.decision_for(get_order, recovered=True) == "allow"
     assert hk.Gate().decision_for(cancel_order) == "allow"
     assert hk.Gate().decision_for(cancel_order, recovered=True) == "confirm"
+
+
+def test_the_terminal_prompt_says_a_call_was_read_from_text(monkeypatch, capsys):
+    monkeypatch.setattr("builtins.input", lambda prompt="": "n")
+    request = hk.tools.ApprovalRequest(
+        tool="cancel_order", risk="write", arguments={"order_id": "A1"}, tool_call_id="c1",
+        recovered=True,
+    )  # fmt: skip
+    assert hk.tools.terminal_prompt(request) is False
+    assert "message text, not a tool call" in capsys.readouterr().out
