@@ -14,13 +14,15 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import pathlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ContextError, ToolError, UsageError
+from harnesskit.errors import ContextError, HarnessError, ToolError, UsageError
 from harnesskit.log._types import (
+    ArtifactCreatedEvent,
     ContextInjectedEvent,
     Event,
     ModelRequestEvent,
@@ -104,13 +106,26 @@ def _steps(log: EventLog, view: Sequence[Event]) -> list[dict[str, Any]]:
 
 
 def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
-    """Stand-in tools answering every call with its recorded result (by tool_call_id)."""
+    """Stand-in tools answering every call with its recorded result (by tool_call_id).
+
+    A result the recording stored as an artifact is answered with the artifact's stored value,
+    read from the recorded store, so the replay stores it again as the recording did (the same
+    summary, and the built-in artifact tools offered from then on); the built-in tools
+    themselves are not stood in for: the replay's harness adds its own.
+    """
     results = {e.tool_call_id: e.payload for e in view if isinstance(e, ToolResultEvent)}
+    stored = _recorded_artifacts(log, view)
+    from harnesskit.run.harness import RESERVED_TOOL_PREFIX
+    from harnesskit.tools.groups import CHOOSE_GROUP
+
     specs: dict[str, dict[str, Any]] = {}
     for e in view:
         if isinstance(e, ModelRequestEvent):
             for spec in log.request_tools(e.event_id):
-                specs.setdefault(spec["function"]["name"], spec["function"])
+                name = spec["function"]["name"]
+                if name.startswith(RESERVED_TOOL_PREFIX) or name == CHOOSE_GROUP:
+                    continue  # a built-in tool: the replay's harness adds its own again
+                specs.setdefault(name, spec["function"])
 
     def make(name: str) -> Callable[..., Any]:
         def recorded(ctx: ToolContext, **_: Any) -> Any:
@@ -118,6 +133,8 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
             if r is None:
                 raise ToolError(f"no recorded result for call {ctx.tool_call_id} of {name}")
             if r.get("ok"):
+                if ctx.tool_call_id in stored:
+                    return stored[ctx.tool_call_id]
                 return r.get("content", "")
             body = json.loads(r.get("content") or "{}")
             err = ToolError(body.get("message", ""), hint=body.get("hint"))
@@ -137,6 +154,35 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
         )
         for name, spec in specs.items()
     )
+
+
+def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:
+    """`{tool_call_id: stored value}` of the results the recording stored as artifacts.
+
+    The store is the one named in the `artifact.created` event, else `artifacts/` beside the
+    log file. An artifact that cannot be read (store gone, expired, deleted) is left out: that
+    call is answered with its recorded summary, and the replay reports the difference.
+    """
+    from harnesskit.data.artifacts import ArtifactStore
+
+    wanted: dict[str, tuple[str, str]] = {}
+    for e in view:
+        if isinstance(e, ArtifactCreatedEvent) and e.tool_call_id and e.artifact_id:
+            where = e.payload.get("store")
+            if not isinstance(where, str) and log.path is not None:
+                where = str(pathlib.Path(log.path).parent / "artifacts")
+            if isinstance(where, str):
+                wanted[e.tool_call_id] = (where, e.artifact_id)
+    stores: dict[str, ArtifactStore] = {}
+    out: dict[str, Any] = {}
+    for call_id, (where, artifact_id) in wanted.items():
+        try:
+            store = stores.get(where) or stores.setdefault(where, ArtifactStore(where))
+            text = store.read(artifact_id)
+            out[call_id] = json.loads(text) if store.ref(artifact_id).kind == "json" else text
+        except (HarnessError, ValueError):  # not readable: the recorded summary answers instead
+            continue
+    return out
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
@@ -214,7 +260,14 @@ def replay(
     start = first_request.event_id if first_request is not None else len(recorded_log) + 1
     users = [e for e in view if isinstance(e, UserMessageEvent)]
     opening = ["" if e.content is None else e.content for e in users if e.event_id < start]
-    later = ["" if e.content is None else e.content for e in users if e.event_id > start]
+    # each later user turn goes with the recorded segment it opened (the run.finished events
+    # before it say which), so turns sent together are sent together again
+    finishes = [e for e in view if isinstance(e, RunFinishedEvent)]
+    later: list[list[str]] = [[] for _ in range(len(finishes) + 1)]
+    for e in users:
+        if e.event_id > start:
+            ended = sum(f.event_id < e.event_id for f in finishes)
+            later[max(ended, 1)].append("" if e.content is None else e.content)
     contract_time = (
         dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
     )
@@ -229,11 +282,15 @@ def replay(
     run = _open(h, contract.run_id, opening, contract.task)
     divergences: list[Divergence] = []
     try:
-        run.run()
-        for text in later:
+        _drive(run, finishes[0] if finishes else None)
+        for number, texts in enumerate(later[1:], start=1):
+            if not texts:
+                continue
             if run.finish_reason not in RESUMABLE_BY_USER:  # the recorded user went on
                 break
-            run.send(text).run()
+            for text in texts:
+                run.send(text)
+            _drive(run, finishes[number] if number < len(finishes) else None)
     except UsageError as exc:
         divergences.append(
             Divergence(
@@ -288,6 +345,11 @@ def replay(
                     replayed=b.get("finish"),
                 )
             )
+    last = finishes[-1].finish_reason if finishes else None
+    if not old and not new and finishes and last != run.finish_reason:  # no step to attach to
+        divergences.append(
+            Divergence(step=0, what="finish_reason", recorded=last, replayed=run.finish_reason)
+        )
     if len(old) != len(new) and not any(d.what == "length" for d in divergences):
         divergences.append(
             Divergence(
@@ -386,6 +448,25 @@ def counterfactual(
             injected = None
         view.events.append(e)
     return pd.DataFrame(rows)
+
+
+def _drive(run: Any, finish: RunFinishedEvent | None) -> None:
+    """Run the replay to the end its recorded segment had.
+
+    A `cancelled` end came from outside the model (`run.cancel()`, Ctrl-C, a replay whose
+    recording ended): the replay steps to the step it was cancelled at and is cancelled there,
+    without asking the model for a turn the recording never had. Any other end is the loop's
+    own, and `run()` reproduces it from the recorded responses.
+    """
+    if finish is None or finish.finish_reason != "cancelled":
+        run.run()
+        return
+    target = finish.step or 0
+    while run.finish_reason is None and run.state.step < target:
+        run.step()
+    if run.finish_reason is None:
+        run.cancel()
+        run.step()
 
 
 def _open(h: Any, run_id: str | None, opening: list[str], task: Any) -> Any:

@@ -229,7 +229,7 @@ class Trajectory:
         self._fold()
         out = dict(zip(range(1, len(self._status) + 1), self._status, strict=True))
         if now is not None:
-            cutoff = _iso(now)
+            cutoff = _iso(now, "statuses(now=...)")
             for e in self.log.events:
                 expires = e.payload.get("expires_at")
                 active = out[e.event_id] == "active"
@@ -743,8 +743,9 @@ class Trajectory:
             kind, summary.
 
         Raises:
-            UsageError: an unknown event type, status or kind (a typo would match nothing), or
-                a filter that is not a string or an iterable of strings.
+            UsageError: an unknown event type, status or kind (a typo would match nothing), a
+                filter that is not a string or an iterable of strings, or a `since`/`until`
+                that is not one of the time forms above.
         """
         type, branch = _filter("type", type), _filter("branch", branch)
         status, kind = _filter("status", status), _filter("kind", kind)
@@ -766,8 +767,8 @@ class Trajectory:
             text=text,
             filters={"types": type, "branches": branch, "kinds": kind},
             status=status,
-            since=_iso(since) if since is not None else None,
-            until=_iso(until) if until is not None else None,
+            since=_iso(since, "search(since=...)") if since is not None else None,
+            until=_iso(until, "search(until=...)") if until is not None else None,
         )
 
     def frame(self) -> Any:
@@ -795,21 +796,46 @@ class Trajectory:
 _kind = kind_of
 
 
-def _iso(value: dt.datetime | str | float) -> str:
-    """Normalize a time to the log's `created_at` form (UTC, milliseconds)."""
+_TIME_FORMS = (
+    "a timezone-aware datetime, an ISO 8601 string with a timezone "
+    "('2026-01-02T03:04:05+00:00') or epoch seconds (a finite number)"
+)
+
+
+def _iso(value: dt.datetime | str | float, name: str = "time") -> str:
+    """Normalize a time to the log's `created_at` form (UTC, milliseconds).
+
+    Raises:
+        UsageError: `value` is not one of the accepted forms; the message names `name`.
+    """
+    if isinstance(value, bool):
+        raise UsageError(f"{name}={value!r} is not a time; give {_TIME_FORMS}")
     if isinstance(value, int | float):
-        moment = dt.datetime.fromtimestamp(value, dt.UTC)
+        try:
+            moment = dt.datetime.fromtimestamp(value, dt.UTC)
+        except (ValueError, OverflowError, OSError):  # NaN, inf, beyond year 9999
+            raise UsageError(
+                f"{name}={value!r} is not a usable time in epoch seconds; give {_TIME_FORMS}"
+            ) from None
     elif isinstance(value, str):
-        moment = dt.datetime.fromisoformat(value)
+        try:
+            moment = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise UsageError(
+                f"{name}={value[:80]!r} is not an ISO 8601 time; give {_TIME_FORMS}"
+            ) from None
         if moment.tzinfo is None:
-            raise UsageError(f"time {value!r} has no timezone; give one (e.g. +00:00)")
+            raise UsageError(f"{name}={value!r} has no timezone; give one (e.g. +00:00)")
     elif isinstance(value, dt.datetime):
         if value.tzinfo is None:
-            raise UsageError("a naive datetime is ambiguous; pass a timezone-aware one")
+            raise UsageError(f"{name}: a naive datetime is ambiguous; pass a timezone-aware one")
         moment = value
     else:
-        raise UsageError(f"a time is a datetime, ISO 8601 string or epoch seconds, not {value!r}")
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+        raise UsageError(f"{name}={value!r} is not a time; give {_TIME_FORMS}")
+    try:
+        return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+    except OverflowError:  # a time near year 1 or 9999 that UTC moves out of range
+        raise UsageError(f"{name}={value!r} is out of range; give {_TIME_FORMS}") from None
 
 
 def _parent_loops(events: Sequence[Event]) -> dict[int, str]:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from harnesskit.errors import BrakeTripped, EventLogError, ModelError, ModelOutputError, StopRun
+from harnesskit.tools.executor import exception_text
 
 if TYPE_CHECKING:
     from harnesskit.run.loop import Run
@@ -67,14 +68,12 @@ def ends_step(run: Run) -> Iterator[None]:
             paused = pauses(exc, run.harness.on_unavailable)
             if not paused:
                 run.error = exc
-            run._finish("paused" if paused else "error", error=f"{type(exc).__name__}: {exc}")
+            run._finish("paused" if paused else "error", error=exception_text(exc))
         except BaseException as exc:  # a bug or Ctrl-C: record the end, then let it propagate
             if st.finish_reason is None:
                 run.error = exc
                 cancelled = isinstance(exc, KeyboardInterrupt | SystemExit)
-                run._finish(
-                    "cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"
-                )
+                run._finish("cancelled" if cancelled else "error", error=exception_text(exc))
             raise
         finally:
             run.log.flush()
@@ -92,4 +91,4 @@ def write_failed(run: Run, exc: EventLogError) -> None:
     """
     run.error = exc
     if run.state.finish_reason != "error" or run.log.last("run.finished") is None:
-        run._finish("error", error=f"{type(exc).__name__}: {exc}")
+        run._finish("error", error=exception_text(exc))

@@ -41,7 +41,7 @@ from harnesskit.tools.spec import FORMAT_EXAMPLES, Tool, ToolContext, ToolRegist
 if TYPE_CHECKING:  # imported where used: `import harnesskit` need not pay ~10 ms for them
     import concurrent.futures as cf
 
-__all__ = ["CircuitBreaker", "Executed", "Executor", "schema_error_message"]
+__all__ = ["CircuitBreaker", "Executed", "Executor", "exception_text", "schema_error_message"]
 
 #: Results longer than this many chars are cut (and flagged) unless the tool says otherwise.
 DEFAULT_MAX_RESULT_CHARS = 100_000
@@ -91,6 +91,31 @@ class Executed:
     """The arguments after binding and validation."""
     emitted: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """Events the tool asked to append (`ToolContext.emit`), in order."""
+
+
+def exception_text(exc: BaseException, *, with_type: bool = True) -> str:
+    """Describe `exc` as text without ever raising (R-E1: every tool failure is a result).
+
+    A tool's own exception class may have a `__str__` that itself raises (it reads an attribute
+    its `__init__` never set); the description then falls back to the `repr`, and to a fixed
+    text naming the type when the `repr` fails too.
+
+    Args:
+        exc: the exception.
+        with_type: prefix the type name (`"ValueError: bad"`); without it only the message.
+
+    Returns:
+        One line of text, never raising.
+    """
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__
+        try:
+            text = f"{exc!r} (its message could not be made: str() raised)"
+        except Exception:  # a broken __repr__ as well
+            text = "(its message could not be made: str() and repr() raised)"
+    return f"{name}: {text}" if with_type else text
 
 
 def schema_error_message(error: Any) -> tuple[str, str]:
@@ -358,18 +383,22 @@ class Executor:
         call_args, paths = self.gate.resolve_paths(tool, args)
         if (
             tool.supports_dry_run
-            and self.gate.decision_for(tool) == "confirm"
+            and self.gate.decision_for(tool, recovered=call.recovered) == "confirm"
             and self.gate.check_paths(tool, call_args) is None  # no dry run on a denied path
         ):
             preview = self._call(tool, call_args, ctx, dry_run=True)[0]
-        decision = self.gate.check(tool, call_args, tool_call_id=call.id, preview=preview)
+        decision = self.gate.check(
+            tool, call_args, tool_call_id=call.id, preview=preview, recovered=call.recovered
+        )
         if not decision.allowed:
             failed = self._fail(
                 call,
                 tool,
                 "permission_denied",
                 decision.reason,
-                "do not retry this call; ask the user or choose another action",
+                "make a real tool call if you mean to run it; do not write it as JSON in text"
+                if call.recovered and decision.decision == "confirm"
+                else "do not retry this call; ask the user or choose another action",
                 arguments=args,
             )
             if decision.decision == "confirm":  # a human (callback) said no: keep the fact
@@ -470,14 +499,15 @@ class Executor:
         except StopRun:  # a control-flow signal for the loop, not a tool failure
             raise
         except ToolError as exc:
-            ex = self._fail(call, tool, exc.error_type, str(exc), exc.hint, arguments=args)
+            message = exception_text(exc, with_type=False)
+            ex = self._fail(call, tool, exc.error_type, message, exc.hint, arguments=args)
         except Exception as exc:
             writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
                 tool,
                 "tool_error",
-                f"{type(exc).__name__}: {exc}"
+                exception_text(exc)
                 + ("; side effect: unknown (the write may have happened)" if writes else ""),
                 "the write may have happened before it failed: do not repeat it blindly; check "
                 "its effect with a read tool first"

@@ -8,6 +8,11 @@ root, so the tool is called with the resolved absolute path that was checked
 `tool.call` event keeps what the model sent and the `tool.result` notes `resolved_paths`.
 Confirmation goes through a callback — a widget in a notebook, a prompt in a terminal,
 `deny_all` in batch runs (the default).
+
+A call recovered from the message text (`ToolCall.recovered`: JSON the model wrote in its
+answer, in a sentence or a fence, instead of a real tool call) may be a quotation, an example
+or a question ("shall I run {...}?"), so a write or destructive tool called that way always
+needs confirmation, whatever the policy says; a `deny` stays a `deny`, and read tools run.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ class ApprovalRequest:
     """The call's id."""
     preview: Any = None
     """The tool's dry-run result (what it would do), when it supports `dry_run`."""
+    recovered: bool = False
+    """True when the call was read from the model's message text (JSON in prose or a fence),
+    not made through the tool-calling interface: the model may only have been describing it."""
 
     def __repr__(self) -> str:
         return f"<ApprovalRequest {self.tool} ({self.risk}) call={self.tool_call_id}>"
@@ -92,6 +100,8 @@ def allow_all(request: ApprovalRequest) -> bool:
 def terminal_prompt(request: ApprovalRequest) -> bool:
     """Ask on the terminal (`input()`): approve only on `y`/`yes`. Returns False on EOF."""
     print(f"Approve {request.risk} tool {request.tool}({request.arguments})?")
+    if request.recovered:
+        print("  (read from JSON in the model's message text, not a tool call it made)")
     if request.preview is not None:
         print(f"  dry run: {request.preview}")
     try:
@@ -167,9 +177,21 @@ class Gate:
         if self.workspace is not None:
             self.workspace = pathlib.Path(self.workspace).resolve()
 
-    def decision_for(self, tool: Tool) -> Decision:
-        """The configured decision for `tool` (per-tool override, else by risk)."""
-        return self.tools.get(tool.name) or self.policy[tool.risk]
+    def decision_for(self, tool: Tool, *, recovered: bool = False) -> Decision:
+        """The decision for `tool` (per-tool override, else by risk).
+
+        Args:
+            tool: the tool called.
+            recovered: the call was read from the message text (`ToolCall.recovered`); an
+                `allow` for a write or destructive tool then becomes `confirm`.
+
+        Returns:
+            `"allow"`, `"confirm"` or `"deny"`.
+        """
+        decision = self.tools.get(tool.name) or self.policy[tool.risk]
+        if recovered and decision == "allow" and tool.risk != "read":
+            return "confirm"
+        return decision
 
     def check_paths(self, tool: Tool, arguments: Mapping[str, Any]) -> str | None:
         """Why a path-typed value of the call is denied, or `None` when all are inside.
@@ -299,6 +321,7 @@ class Gate:
         *,
         tool_call_id: str = "",
         preview: Any = None,
+        recovered: bool = False,
     ) -> GateDecision:
         """Decide whether a validated call may run.
 
@@ -307,6 +330,10 @@ class Gate:
             arguments: its validated arguments.
             tool_call_id: the call's id (shown to the approval callback).
             preview: the dry-run result shown to the callback, if already computed.
+            recovered: the call was read from the message text, not made as a tool call
+                (`ToolCall.recovered`); a write or destructive tool then needs confirmation
+                even where the policy allows it, and a refusal tells the model to make a
+                real tool call if it meant one.
 
         Returns:
             A `GateDecision`; `allowed=False` carries the reason. A confirmation callback that
@@ -315,7 +342,7 @@ class Gate:
         Raises:
             UsageError: the confirmation callback returned something other than a bool.
         """
-        decision = self.decision_for(tool)
+        decision = self.decision_for(tool, recovered=recovered)
         if decision == "deny":
             return GateDecision(
                 allowed=False,
@@ -333,6 +360,7 @@ class Gate:
             arguments=dict(arguments),
             tool_call_id=tool_call_id,
             preview=preview,
+            recovered=recovered,
         )
         try:
             answer = self.confirm(request)
@@ -366,6 +394,8 @@ class Gate:
                 approved_by="callback",
                 reason="approved by the confirmation callback",
             )
+        if recovered:
+            return GateDecision(allowed=False, decision=decision, reason=_recovered_refused(tool))
         return GateDecision(
             allowed=False,
             decision=decision,
@@ -381,6 +411,17 @@ class Gate:
             "dry_run": self.dry_run,
             "confirm": getattr(self.confirm, "__name__", type(self.confirm).__name__),
         }
+
+
+def _recovered_refused(tool: Tool) -> str:
+    """The refusal of a write read from the message text, telling the model what to do."""
+    return (
+        f"not run: this call to the {tool.risk} tool {tool.name} was read from JSON in your "
+        "message text, not made as a tool call, and a write taken from text needs confirmation "
+        "(it may be an example, a question or something you said you would not do); if you "
+        f"mean to run {tool.name}, make a real tool call through the tool-calling interface; "
+        "if you were only describing it, carry on without it"
+    )
 
 
 def _short(value: Any) -> str:

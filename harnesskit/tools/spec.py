@@ -15,6 +15,7 @@ import enum
 import hashlib
 import inspect
 import json
+import math
 import pathlib
 import re
 import threading
@@ -195,6 +196,13 @@ class Tool:
             )
         object.__setattr__(self, "idempotency_fields", _checked_fields(self))
         object.__setattr__(self, "path_params", _checked_fields(self, "path_params"))
+        odd = _non_finite_at(self.parameters, "$")
+        if odd is not None:
+            raise UsageError(
+                f"tool {self.name!r}: the parameters schema holds NaN or infinity at {odd}, "
+                "which JSON cannot carry, so it cannot be sent to a model; use a finite number "
+                "or leave the key out (a default of None)"
+            )
         try:
             compiled = _compiled_validator(self.parameters)
         except ValueError as exc:
@@ -285,6 +293,15 @@ class Tool:
             if pname in doc.params:
                 schema = {**schema, "description": doc.params[pname]}
             if param.default is not inspect.Parameter.empty:
+                odd = _non_finite_at(_to_jsonable(param.default), "")
+                if odd is not None:
+                    raise UsageError(
+                        f"tool {fn.__name__!r}: parameter {pname!r} has the default "
+                        f"{param.default!r}{' (at ' + odd + ')' if odd else ''}, which JSON "
+                        "cannot carry (no NaN or infinity), so its schema cannot be sent to a "
+                        f"model; use None as the default ({pname}: ... | None = None) and read "
+                        "None as 'no limit' in the function"
+                    )
                 if param.default is not None and _jsonable(param.default):
                     schema = {**schema, "default": _to_jsonable(param.default)}
             else:
@@ -949,6 +966,23 @@ def _is_path(hint: Any) -> bool:
     from harnesskit.tools._paths import contains_path
 
     return contains_path(hint)
+
+
+def _non_finite_at(value: Any, path: str) -> str | None:
+    """The JSON path (from `path`) of the first NaN or infinite float in `value`, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        pairs: Iterable[tuple[Any, Any]] = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        pairs = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for where, item in pairs:
+        found = _non_finite_at(item, where)
+        if found is not None:
+            return found
+    return None
 
 
 def _jsonable(value: Any) -> bool:

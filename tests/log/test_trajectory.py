@@ -394,6 +394,30 @@ def test_search_filters_by_text_type_branch_status_and_time():
     assert len(tr.frame()) == len(run.log)
 
 
+@pytest.mark.parametrize(
+    ("param", "value", "said"),
+    [
+        ("since", "yesterday", "ISO 8601"),
+        ("until", "2026-13-45", "ISO 8601"),
+        ("since", float("nan"), "epoch seconds"),
+        ("until", 1e300, "epoch seconds"),
+        ("since", True, "not a time"),
+        ("since", [2026], "not a time"),
+    ],
+)
+def test_search_refuses_a_time_it_cannot_read_naming_the_parameter(param, value, said):
+    run = (
+        hk.Harness([echo], hk.ScriptedModel([reply.tool_call("echo", text="a"), reply.text("ok")]))
+        .start("go")
+        .run()
+    )
+    with pytest.raises(hk.UsageError) as info:
+        hk.Trajectory(run.log).search(**{param: value})
+    message = str(info.value)
+    assert f"search({param}=...)" in message and said in message
+    assert "timezone-aware datetime" in message and "epoch seconds" in message
+
+
 # -- tombstones (R-S3) ---------------------------------------------------------------------------------
 
 

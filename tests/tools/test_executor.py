@@ -274,3 +274,39 @@ def test_finite_results_carry_no_non_finite_note():
     ex = hk.tools.Executor(hk.ToolRegistry([get_user]))
     (r,) = _exec(ex, hk.ToolCall(id="c1", name="get_user", arguments={"user_id": "u"}))
     assert "non_finite_floats" not in r.result.meta
+
+
+class _UnsetCode(Exception):
+    """An exception whose `__str__` reads an attribute its `__init__` never sets."""
+
+    def __str__(self):
+        return f"{self.code}: {self.args[0]}"
+
+
+class _Unprintable(_UnsetCode):
+    def __repr__(self):
+        raise RuntimeError("no repr either")
+
+
+@pytest.mark.parametrize("exc_class", [_UnsetCode, _Unprintable])
+def test_an_exception_whose_str_raises_still_becomes_a_structured_result(exc_class):
+    @hk.tool
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        raise exc_class("upstream said 503")
+
+    ex = hk.tools.Executor(hk.ToolRegistry([fetch]))
+    (r,) = _exec(ex, hk.ToolCall(id="c1", name="fetch", arguments={"url": "http://x"}))
+    body = json.loads(r.result.content)
+    assert body["ok"] is False and body["error_type"] == "tool_error"
+    assert exc_class.__name__ in body["message"]
+    if exc_class is _UnsetCode:
+        assert "upstream said 503" in body["message"]  # the repr keeps the argument
+
+    from harnesskit.testing import reply
+
+    model = hk.ScriptedModel([reply.tool_call("fetch", url="http://x"), reply.text("ok")])
+    run = hk.Harness([fetch], model).start("get it")
+    run.run()
+    assert run.finish_reason == "stop"
+    assert run.log.last("tool.result").payload["ok"] is False

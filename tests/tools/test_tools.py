@@ -2,6 +2,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import math
 from typing import Literal, TypedDict
 
 import pytest
@@ -245,3 +246,40 @@ def test_call_arguments_leaves_other_values_and_nested_objects_as_json():
     assert f.call_arguments(args) == args
     with pytest.raises(hk.errors.ToolArgumentsError, match="argument 'when'"):
         f.call_arguments({"n": 1, "when": 20240515})
+
+
+@pytest.mark.parametrize("default", [math.inf, -math.inf, math.nan, (1.0, math.inf)])
+def test_a_non_finite_default_is_refused_when_the_tool_is_made(default):
+    def search_flights(origin: str, max_price: float = default) -> list:
+        """Search flights.
+
+        Args:
+            origin: IATA code.
+            max_price: the most to pay.
+        """
+        return []
+
+    with pytest.raises(hk.UsageError) as info:
+        hk.tool(search_flights)
+    message = str(info.value)
+    assert "'search_flights'" in message and "'max_price'" in message
+    assert "None as the default" in message
+
+
+def test_a_non_finite_number_in_an_explicit_schema_is_refused_naming_where():
+    def f(**kwargs) -> str:
+        """F."""
+        return ""
+
+    schema = {"type": "object", "properties": {"x": {"type": "number", "maximum": math.inf}}}
+    with pytest.raises(hk.UsageError, match=r"'f'.*\$\.properties\.x\.maximum"):
+        hk.tool(f, parameters=schema)
+
+
+def test_a_finite_float_default_is_sent_in_the_schema():
+    @hk.tool
+    def g(limit: float = 2.5) -> str:
+        """G."""
+        return ""
+
+    assert g.parameters["properties"]["limit"]["default"] == 2.5

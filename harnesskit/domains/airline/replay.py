@@ -148,8 +148,11 @@ def replay_harness(
         data_dir: the database folder (`None`: the shipped one).
         address_key: `"province"` reproduces the data as recorded (see `load_database`).
         log_dir: folder for the JSONL event log; `None` keeps it in memory.
-        redact: keep the harness's default secret redaction of events (e-mail addresses in
-            user profiles become `[REDACTED:email]` in the log); False logs them verbatim.
+        redact: keep the harness's default redaction of events: credentials are rewritten
+            before anything is written, while personal data such as the e-mail addresses in
+            user profiles is kept exact and the event marked with its kinds
+            (`payload["personal_data"]`, R-S1); False turns the redactor off, so neither
+            happens.
         mode: the tools' mode, `tau_bench` or `strict`.
 
     Returns:
