@@ -54,9 +54,10 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
 class StreamAccumulator:
     """Folds `chat.completion.chunk` payloads into one `chat.completion` body.
 
-    Tool-call deltas are matched to a call by `id` when they carry one, else by `index`; a
-    delta whose `index` is taken by a call with a different id starts a new call (some servers
-    send every call at index 0). Argument fragments are concatenated in arrival order.
+    Tool-call deltas are matched to a call by `index`, by `id` only when they carry no index
+    (two calls at indexes 0 and 1 sharing an id stay two calls, as in a plain body); a delta
+    whose `index` is taken by a call with a different id starts a new call (some servers send
+    every call at index 0). Argument fragments are concatenated in arrival order.
 
     Args:
         on_delta: called with a `StreamDelta` for each text, reasoning and argument fragment
@@ -209,13 +210,14 @@ class StreamAccumulator:
         if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
             raise self._wrong("tool call index", index, "an integer", payload)
         slot: int | None = None
-        if call_id is not None and call_id in self._by_id:
-            slot = self._by_id[call_id]
-        elif index is not None and index in self._by_index:
-            known = self.calls[self._by_index[index]].get("id")
-            if call_id is None or not known or known == call_id:
-                slot = self._by_index[index]
-        elif index is None and call_id is None:  # a bare continuation fragment: the last call
+        if index is not None:  # the index names the call; ids may repeat across calls
+            if index in self._by_index:
+                known = self.calls[self._by_index[index]].get("id")
+                if call_id is None or not known or known == call_id:
+                    slot = self._by_index[index]
+        elif call_id is not None:
+            slot = self._by_id.get(call_id)
+        else:  # a bare continuation fragment: the last call
             slot = next(
                 (i for i in reversed(range(len(self.calls))) if isinstance(self.calls[i], dict)),
                 None,
