@@ -188,7 +188,9 @@ class OpenAICompatModel:
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
                 near the end can overrun it by at most one read. A streamed answer longer than
                 this fails as a non-streamed one does: raise it for long generations.
-            stream: request SSE streams by default (`settings["stream"]` overrides per request).
+            stream: request SSE streams by default (`settings["stream"]` overrides per request);
+                a server that answers with a JSON body (`application/json`) instead of an event
+                stream is read as a plain completion.
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
@@ -598,14 +600,14 @@ class OpenAICompatModel:
             ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp, read_body(resp, attempt, cap))
-                if stream:
+                if stream and not _is_json(resp.headers.get("content-type")):
                     data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
                     data, why = _json.clean(data)
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
-                else:
+                else:  # also a server answering a stream request with a plain completion
                     # a byte-order mark before the JSON text is dropped (RFC 8259 lets a
                     # parser ignore it; Python's decoder refuses it)
                     raw = read_body(resp, attempt, cap).removeprefix(_BOM)
@@ -740,6 +742,12 @@ class OpenAICompatModel:
                 f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
                 f"{data_class!r} and was not sent"
             )
+
+
+def _is_json(content_type: str | None) -> bool:
+    """True for a JSON media type (`application/json`, `...+json`): a plain body, not SSE."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _endpoint(url: str) -> str:

@@ -57,3 +57,20 @@ def test_fragments_of_one_call_join_by_index_when_later_ones_repeat_the_id(serve
     assert _calls(make(server, stream=True).request(ask())) == [
         ("c1", "lookup_order", {"order_id": "A1"})
     ]
+
+
+def test_a_plain_json_completion_answering_a_stream_request_is_read_as_one(server):
+    # a server (or proxy) that ignores `stream: true` answers application/json: it was read as
+    # an SSE stream without [DONE], retried, and failed with "the stream ended before its last
+    # chunk"
+    server.script(Reply(json=completion("Your order A1 has shipped.")))
+    attempts = []
+    model = make(server, stream=True, on_attempt=attempts.append)
+    assert model.request(ask()).message.content == "Your order A1 has shipped."
+    assert attempts == [] and len(server.requests) == 1
+    assert server.requests[0].body["stream"] is True
+
+
+def test_an_event_stream_is_still_read_as_one(server):
+    server.script(Reply(sse=sse_events([chunk({"content": "ok"}, finish="stop")])))
+    assert make(server, stream=True).request(ask()).message.content == "ok"
