@@ -14,7 +14,7 @@ from typing import Any
 from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
-from harnesskit.models._parse import content_text, error_from_object, json_kind
+from harnesskit.models._parse import ProviderError, content_text, error_from_object, json_kind
 
 __all__ = ["StreamAccumulator", "sse_data"]
 
@@ -87,12 +87,15 @@ class StreamAccumulator:
         self.chunks = 0
         self.choices_seen = False
         """True once a chunk held a choice (a stream of `[DONE]` alone holds no answer)."""
+        self.error: ProviderError | None = None
+        """The provider error the stream reported (`feed` raised `ModelError` for it)."""
 
     def feed(self, payload: str) -> None:
         """Add one event payload (a JSON chunk, or `[DONE]`).
 
         Raises:
-            ModelError: the payload is not JSON, or it is an error object sent mid-stream.
+            ModelError: the payload is not JSON, or it is an error object sent mid-stream
+                (kept in `error`).
             ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
                 not a list, a choice or its `delta` not an object, a choice or tool-call
                 `index` that is not an integer, a `finish_reason` that is not a string,
@@ -115,6 +118,7 @@ class StreamAccumulator:
         err = chunk.get("error")
         if err and not chunk.get("choices"):  # `"error": null` (some servers send it) is none
             said = error_from_object(chunk, payload[:1000])
+            self.error = said
             code = err.get("code") if isinstance(err, dict) else None
             raise ModelError(
                 _json.clean_text(f"provider error in stream: {said.message}"),

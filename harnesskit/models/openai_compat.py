@@ -61,6 +61,7 @@ from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_
 from harnesskit.models._parse import (
     ProviderError,
     call_id_factory,
+    error_from_object,
     parse_completion,
     provider_error,
 )
@@ -71,6 +72,7 @@ from harnesskit.models._retry import (
     RetryPolicy,
     backoff_seconds,
     retry_after_seconds,
+    retryable,
 )
 from harnesskit.models._sse import StreamAccumulator, sse_data
 from harnesskit.models.base import register_provider
@@ -619,6 +621,12 @@ class OpenAICompatModel:
                             True,
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
+                    if isinstance(data, dict) and data.get("error") and not data.get("choices"):
+                        said = error_from_object(data, raw[:1000].decode(errors="replace"))
+                        text = _json.clean_text(raw[:2000].decode(errors="replace"))
+                        return self._provider_failure(
+                            200, said, f"provider error: {said.message}", text
+                        )
         except ModelOutputError:  # a stream chunk of the wrong shape: no retry, as unstreamed
             raise
         except ModelError as exc:  # the deadline or the size cap passed while the body arrived
@@ -678,9 +686,8 @@ class OpenAICompatModel:
         except ModelError as exc:
             if deadline.passed() or attempt.passed():
                 return self._read_failure(exc, deadline, attempt)
-            perr = ProviderError(str(exc))
-            if _TOOL_PARSE_ERROR.search(str(exc)):
-                return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
+            if acc.error is not None:  # the provider's error, classified as an HTTP one is
+                return self._provider_failure(exc.status_code or 200, acc.error, str(exc), exc.body)
             retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
             return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
         if not acc.done and acc.finish_reason is None:
@@ -691,22 +698,43 @@ class OpenAICompatModel:
         status = resp.status_code
         text = content.decode(resp.encoding or "utf-8", errors="replace").removeprefix("\ufeff")
         err = provider_error(text)
-        message = f"HTTP {status}: {err.message}"
-        if (status == 400 and err.code == "tool_use_failed") or (
-            status in (400, 500) and _TOOL_PARSE_ERROR.search(err.message)
+        return self._provider_failure(
+            status,
+            err,
+            f"HTTP {status}: {err.message}",
+            text[:2000],
+            retry_after_seconds(resp.headers),
+        )
+
+    def _provider_failure(
+        self,
+        status: int,
+        err: ProviderError,
+        message: str,
+        body: str | None,
+        retry_after: float | None = None,
+    ) -> _Failure:
+        """The failure for an error the provider reported, by HTTP status or in a 200 answer.
+
+        One classification (`_retry.retryable`) for an error status, a plain body's `error`
+        and a stream's; a report of the model's own malformed tool call is an output error.
+        """
+        inside = status < 300  # an error object in a 200 body or stream
+        if ((inside or status == 400) and err.code == "tool_use_failed") or (
+            (inside or status in (400, 500)) and _TOOL_PARSE_ERROR.search(err.message)
         ):
             failed = err.failed_generation
             if failed is None:
                 raw = _RAW_GENERATION.search(err.message)
                 failed = raw.group(1) if raw else None
             output = ProviderError(err.message, err.code, err.type, failed)
-            return _Failure(status, message, False, body=text[:2000], output=output)
+            return _Failure(status, message, False, body=body, output=output)
         return _Failure(
             status,
             message,
-            status in RETRY_STATUS,
-            retry_after=retry_after_seconds(resp.headers),
-            body=text[:2000],
+            retryable(status, err.code, err.type),
+            retry_after=retry_after,
+            body=body,
         )
 
     # -- helpers --------------------------------------------------------------------------------
