@@ -14,7 +14,7 @@ from typing import Any
 from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
-from harnesskit.models._parse import ProviderError, content_text, error_from_object, json_kind
+from harnesskit.models._parse import ProviderError, body_error, content_text, json_kind
 
 __all__ = ["StreamAccumulator", "sse_data"]
 
@@ -94,8 +94,9 @@ class StreamAccumulator:
         """Add one event payload (a JSON chunk, or `[DONE]`).
 
         Raises:
-            ModelError: the payload is not JSON, or it is an error object sent mid-stream
-                (kept in `error`).
+            ModelError: the payload is not JSON, or it reports a provider error mid-stream
+                (an `error` object, also next to `choices`, or `finish_reason: "error"`;
+                kept in `error`).
             ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
                 not a list, a choice or its `delta` not an object, a choice or tool-call
                 `index` that is not an integer, a `finish_reason` that is not a string,
@@ -115,10 +116,10 @@ class StreamAccumulator:
             raise ModelError(
                 "stream chunk is not a JSON object", body=_json.clean_text(payload[:2000])
             )
-        err = chunk.get("error")
-        if err and not chunk.get("choices"):  # `"error": null` (some servers send it) is none
-            said = error_from_object(chunk, payload[:1000])
+        said = body_error(chunk, payload[:1000])  # `"error": null` (some servers send it) is none
+        if said is not None:  # also next to `choices`, or as `finish_reason: "error"`
             self.error = said
+            err = chunk.get("error")
             code = err.get("code") if isinstance(err, dict) else None
             raise ModelError(
                 _json.clean_text(f"provider error in stream: {said.message}"),

@@ -29,6 +29,8 @@ Behaviour, in one place:
   exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
   `retry-after-ms`; never waiting past the deadline (`ModelRequest.deadline_monotonic`, a
   `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
+  An `error` object inside a 200 body or stream (also beside `choices`) or a
+  `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
   generation and a message saying what went wrong.
@@ -60,8 +62,8 @@ from harnesskit.messages import (
 from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_url, url_secrets
 from harnesskit.models._parse import (
     ProviderError,
+    body_error,
     call_id_factory,
-    error_from_object,
     parse_completion,
     provider_error,
 )
@@ -621,8 +623,8 @@ class OpenAICompatModel:
                             True,
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
                         )
-                    if isinstance(data, dict) and data.get("error") and not data.get("choices"):
-                        said = error_from_object(data, raw[:1000].decode(errors="replace"))
+                    said = body_error(data, raw[:1000].decode(errors="replace"))
+                    if said is not None:  # `error` (also beside `choices`), finish_reason error
                         text = _json.clean_text(raw[:2000].decode(errors="replace"))
                         return self._provider_failure(
                             200, said, f"provider error: {said.message}", text

@@ -1,17 +1,20 @@
 """Errors a provider reports inside a 200 answer, over loopback (R-M3).
 
-Such an error is classified by its code or type as the same error sent with an HTTP status
-is: `context_length_exceeded` inside a stream was retried three times, while as HTTP 400 it
-failed at once; and a transient error in a plain 200 body was never retried.
+OpenRouter documents a mid-stream failure as a chunk holding an `error` object next to
+`choices`, with `finish_reason: "error"`: it was ignored, and the fragment sent so far ("Ch")
+ended the run as `stop`. Such an error is classified by its code or type as the same error
+sent with an HTTP status is: `context_length_exceeded` inside a stream was retried three
+times, while as HTTP 400 it failed at once.
 """
 
 from __future__ import annotations
 
 import pytest
 
+import harnesskit as hk
 from harnesskit.errors import ModelError
 from harnesskit.models._retry import RetryPolicy, retryable
-from tests.support.edge_client import ask, chunk, make
+from tests.support.edge_client import ask, chunk, lookup_order, make
 from tests.support.loopback import Reply, completion, sse_events
 
 RETRIES = RetryPolicy(max_retries=3, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
@@ -40,6 +43,49 @@ GOOD_BODY = Reply(json=completion("Checked: shipped."))
 
 
 @pytest.mark.parametrize(
+    ("first", "stream"),
+    [
+        (_stream({"error": DISCONNECTED, "choices": [FAILED]}), True),
+        (_stream({"error": DISCONNECTED, "choices": [{**FAILED, "finish_reason": None}]}), True),
+        (_stream({"error": DISCONNECTED, "choices": []}), True),
+        (_stream({"choices": [{"index": 0, "delta": {}, "finish_reason": "error"}]}), True),
+        (_partial(DISCONNECTED), False),
+        (_partial(None), False),
+    ],
+    ids=[
+        "stream-error-and-finish",
+        "stream-error-beside-choices",
+        "stream-error-empty-choices",
+        "stream-finish-error",
+        "body-error-and-finish",
+        "body-finish-error",
+    ],
+)
+def test_a_provider_error_beside_a_partial_answer_fails_the_attempt(server, first, stream):
+    server.script(first, GOOD_STREAM if stream else GOOD_BODY)
+    attempts = []
+    model = make(server, stream=stream, retry=RETRIES, on_attempt=attempts.append)
+
+    assert model.request(ask()).message.content == "Checked: shipped."
+    (failed,) = attempts
+    assert failed.will_retry and failed.kind == "retry"
+    assert "Provider disconnected" in failed.error or 'finish_reason "error"' in failed.error
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+def test_a_run_ends_with_the_retried_answer_not_the_fragment(server, tmp_path, stream):
+    chunk_or_body = {"error": DISCONNECTED, "choices": [FAILED]}
+    server.script(
+        _stream(chunk_or_body) if stream else _partial(DISCONNECTED),
+        GOOD_STREAM if stream else GOOD_BODY,
+    )
+    harness = hk.Harness([lookup_order], make(server, stream=stream), log_dir=tmp_path)
+    run = harness.run("Where is order A1?")
+    assert (run.finish_reason, run.final_text) == ("stop", "Checked: shipped.")
+    assert len(run.log.of_type("model.retry")) == 1
+
+
+@pytest.mark.parametrize(
     "error",
     [
         CONTEXT,
@@ -49,10 +95,11 @@ GOOD_BODY = Reply(json=completion("Checked: shipped."))
     ],
     ids=["context-length", "invalid-api-key", "authentication", "numeric-404"],
 )
-@pytest.mark.parametrize("where", ["stream", "plain-200", "http-400"])
+@pytest.mark.parametrize("where", ["stream", "stream-beside-choices", "plain-200", "http-400"])
 def test_a_non_transient_error_fails_at_once_wherever_it_is_sent(server, error, where):
     reply = {
         "stream": _stream({"error": error}),
+        "stream-beside-choices": _stream({"error": error, "choices": [FAILED]}),
         "plain-200": Reply(json={"error": error}),
         "http-400": Reply(status=400, json={"error": error}),
     }[where]
