@@ -39,6 +39,7 @@ Behaviour, in one place:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -67,7 +68,7 @@ from harnesskit.models._parse import (
     parse_completion,
     provider_error,
 )
-from harnesskit.models._read import Deadline, read_body, read_lines
+from harnesskit.models._read import Deadline, read_body, read_lines, send_within
 from harnesskit.models._retry import (
     RETRY_STATUS,
     Attempt,
@@ -187,8 +188,9 @@ class OpenAICompatModel:
                 creates one on first use.
             timeout_seconds: the most one attempt may take (seconds, > 0 and at most 86,400:
                 one day), from connecting to the
-                last byte of the body or stream: a server dribbling its body, or a stream of
-                `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
+                last byte of the body or stream: a server dribbling its status line and
+                headers or its body, or a stream of `: ping` keep-alives, fails the attempt
+                with a retryable timeout. Each connect
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
                 near the end can overrun it by at most one read. A streamed answer longer than
                 this fails as a non-streamed one does: raise it for long generations.
@@ -587,9 +589,10 @@ class OpenAICompatModel:
             timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
-        # timeout_seconds bounds the whole attempt, body included: httpx's timeouts apply to
-        # each connect and read, so every chunk that arrives (keep-alives too) is checked
-        # against this attempt's own deadline as well as the run's
+        # timeout_seconds bounds the whole attempt, headers and body included: httpx's timeouts
+        # apply to each connect and read, so the wait for the headers is bounded as a whole
+        # (send_within) and every chunk that arrives (keep-alives too) is checked against this
+        # attempt's own deadline as well as the run's
         attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
         headers = {"content-type": "application/json", **self.headers}
         if self._api_key:
@@ -599,9 +602,17 @@ class OpenAICompatModel:
         url = self._endpoint
         try:
             cap = self.max_response_bytes
-            with self._http().stream(
-                "POST", url, content=body, headers=headers, timeout=timeout
-            ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
+            client = self._http()
+            sent = client.build_request("POST", url, content=body, headers=headers, timeout=timeout)
+            opened = send_within(client, sent, timeout)
+            if opened is None:  # the status line and headers were still arriving
+                if deadline.passed():  # the run's time is up: no retry
+                    late = "the deadline passed while the response headers were arriving"
+                    return _Failure(None, late, False)
+                # worded as httpx's own timeout, which may trip at the same moment
+                return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
+            # one deadline and one size cap bound the whole read, not each chunk
+            with contextlib.closing(opened) as resp:
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp, read_body(resp, attempt, cap))
                 if stream and not _is_json(resp.headers.get("content-type")):
