@@ -39,6 +39,7 @@ from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
     "ProviderError",
+    "body_error",
     "error_from_object",
     "call_id_factory",
     "content_text",
@@ -124,6 +125,30 @@ def error_from_object(data: Any, text: str = "") -> ProviderError:
     )
 
 
+def body_error(data: Any, text: str = "") -> ProviderError | None:
+    """The provider error a response body or stream chunk reports, or `None` for none.
+
+    An `error` holding anything (`"error": null` is none), alone or next to `choices`, or a
+    first choice ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the
+    text so far is a fragment). `text` is the fallback message, as for `error_from_object`.
+    """
+    if not isinstance(data, dict):
+        return None
+    if data.get("error"):
+        return error_from_object(data, text)
+    choices = data.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        if (
+            isinstance(choice, dict)
+            and choice.get("index") in (0, None)
+            and choice.get("finish_reason") == "error"
+        ):
+            return ProviderError(
+                'the answer ended with finish_reason "error": the provider failed mid-answer'
+            )
+    return None
+
+
 def parse_usage(data: Any) -> Usage | None:
     """Read token counts as the providers name them; `None` when none were reported.
 
@@ -175,7 +200,8 @@ def parse_completion(
         The normalized response; `raw` is `body`.
 
     Raises:
-        ModelError: the body is not a chat completion (not an object, or an error object).
+        ModelError: the body is not a chat completion (not an object), or it reports a
+            provider error (an `error` object, or `finish_reason: "error"`).
         ModelOutputError: a completion with no choice or no message in it, or whose message
             content is neither text nor a list of text parts (a number, an object).
     """
@@ -185,8 +211,8 @@ def parse_completion(
             model=model,
             body=_snippet(body),
         )
-    if body.get("error") and not body.get("choices"):
-        err = error_from_object(body)
+    err = body_error(body)
+    if err is not None:
         raise ModelError(f"provider error: {err.message}", model=model, body=_snippet(body))
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

@@ -1,18 +1,21 @@
-"""Private: reading a response body under one deadline for the whole read (R-M3, R-L2).
+"""Private: a response read under one deadline for the whole request (R-M3, R-L2).
 
 httpx's read timeout applies per chunk, so a server dripping one byte every half second, or an
 SSE stream of `: ping` keep-alive comments, never trips it. `Deadline` carries the request's
 deadline with the clock it is measured on (the harness's timer when the loop sends the
 request), and `read_body` / `read_lines` check it after every chunk that arrives, comments
-included.
+included. `send_within` bounds the wait for the status line and headers, which no chunk check
+sees, the same way.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import re
+import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError
@@ -20,7 +23,7 @@ from harnesskit.errors import ModelError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Deadline", "read_body", "read_lines"]
+__all__ = ["Deadline", "read_body", "read_lines", "send_within"]
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -41,6 +44,90 @@ class Deadline:
     def passed(self) -> bool:
         """True once `clock` reads past the deadline."""
         return self.at is not None and self.clock() > self.at
+
+
+def send_within(
+    client: httpx.Client, request: httpx.Request, seconds: float
+) -> httpx.Response | None:
+    """Send `request` and return its streamed response once its headers are in, within `seconds`.
+
+    httpx's timeouts bound each connect and each read, not their sum: a server sending its
+    status line and headers one byte at a time never trips them. So the send runs in a worker
+    thread that the caller waits for at most `seconds`. Past that, the connection's socket
+    (known from httpx's `trace` extension when the request opened it) is shut down, which ends
+    the worker's read at once, and a response that still arrives is closed unread. On a
+    connection reused from the pool (the trace does not show its socket) the caller returns as
+    surely, and the worker runs on in the background until the server ends the headers or
+    httpx's per-read timeout trips, then closes what it got.
+
+    Args:
+        client: the client to send with.
+        request: the request (its `trace` extension is set here).
+        seconds: the most the caller waits for the status line and headers (seconds).
+
+    Returns:
+        The response, its body not read yet (close it); `None` when the status line and
+        headers had not all arrived after `seconds`.
+
+    Raises:
+        httpx.HTTPError: the send failed (as `client.send` raises it).
+    """
+    import socket
+
+    lock = threading.Lock()
+    sockets: list[socket.socket] = []
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def hang_up(socks: list[socket.socket]) -> None:
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with lock:
+                sockets.append(sock)
+                late = "abandoned" in box
+            if late:
+                hang_up([sock])
+
+    def send() -> None:
+        try:
+            response = client.send(request, stream=True)
+        except BaseException as exc:  # handed to the caller, which raises it
+            with lock:
+                box["error"] = exc
+        else:
+            with lock:
+                late = "abandoned" in box
+                if not late:
+                    box["response"] = response
+            if late:
+                response.close()
+        finally:
+            done.set()
+
+    request.extensions["trace"] = trace
+    threading.Thread(target=send, name="harnesskit-send", daemon=True).start()
+    try:
+        done.wait(seconds)
+    finally:
+        with lock:
+            finished = "response" in box or "error" in box
+            if not finished:
+                box["abandoned"] = True
+                socks = list(sockets)
+        if not finished:
+            hang_up(socks)
+    if "error" in box:
+        raise box["error"]
+    response: httpx.Response | None = box.get("response")
+    return response
 
 
 def _check(deadline: Deadline, what: str) -> None:

@@ -20,13 +20,42 @@ __all__ = [
     "Attempt",
     "RetryPolicy",
     "backoff_seconds",
+    "error_status",
     "retry_after_seconds",
+    "retryable",
 ]
 
 #: Statuses retried with backoff: timeout, conflict, rate limit and server-side failures.
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 #: Statuses that fail at once with the provider's message (bad request, auth, payment, ...).
 NO_RETRY_STATUS = frozenset({400, 401, 402, 403, 404, 422})
+#: The HTTP status an error object's `code` or `type` stands for (OpenAI, Anthropic, OpenRouter,
+#: vLLM, LiteLLM names, lower case), for errors sent inside a 200 body or stream.
+_ERROR_STATUS = {
+    **dict.fromkeys(
+        ("invalid_request_error", "invalid_request", "bad_request", "context_length_exceeded",
+         "string_above_max_length", "invalid_prompt", "unsupported_parameter",
+         "unsupported_value", "invalid_value"),
+        400,
+    ),
+    **dict.fromkeys(
+        ("authentication_error", "invalid_api_key", "unauthorized", "unauthenticated"), 401
+    ),
+    **dict.fromkeys(("insufficient_quota", "payment_required", "billing_error"), 402),
+    **dict.fromkeys(("permission_error", "permission_denied", "forbidden"), 403),
+    **dict.fromkeys(("not_found_error", "not_found", "model_not_found"), 404),
+    **dict.fromkeys(("timeout", "timeout_error", "request_timeout"), 408),
+    **dict.fromkeys(("unprocessable_entity", "validation_error"), 422),
+    **dict.fromkeys(
+        ("rate_limit_error", "rate_limit_exceeded", "rate_limited", "too_many_requests"), 429
+    ),
+    **dict.fromkeys(("server_error", "api_error", "internal_error", "internal_server_error"), 500),
+    "bad_gateway": 502,
+    **dict.fromkeys(
+        ("overloaded_error", "overloaded", "service_unavailable", "engine_overloaded"), 503
+    ),
+    "gateway_timeout": 504,
+}  # fmt: skip
 
 
 @frozen_dataclass(kw_only=True)
@@ -151,6 +180,50 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = No
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def error_status(code: str | int | None, kind: str | None = None) -> int | None:
+    """The HTTP status a provider's error object stands for, read from its `code` or `type`.
+
+    Args:
+        code: the error's `code`: a status number (`429`, `"503"`) or a name
+            (`"context_length_exceeded"`, `"rate_limit_exceeded"`).
+        kind: the error's `type` (`"invalid_request_error"`, `"server_error"`, ...).
+
+    Returns:
+        The status (e.g. 400 for `context_length_exceeded`), or `None` when neither names one.
+    """
+    if isinstance(code, str) and code.strip().isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        return code
+    for name in (code, kind):
+        if isinstance(name, str) and name.strip().lower() in _ERROR_STATUS:
+            return _ERROR_STATUS[name.strip().lower()]
+    return None
+
+
+def retryable(status: int | None, code: str | int | None = None, kind: str | None = None) -> bool:
+    """Whether a provider error is worth retrying (R-M3).
+
+    One rule for HTTP statuses and for the error objects a provider sends inside a 200 body or
+    stream: the HTTP error status decides when there is one, else the object's code or type.
+
+    Args:
+        status: the HTTP status that reported the error; `None` or a 2xx for an error object
+            inside a successful response (its `code` and `type` then decide).
+        code: the error object's `code` (see `error_status`); `None` for none.
+        kind: the error object's `type`; `None` for none.
+
+    Returns:
+        True for `RETRY_STATUS` (timeouts, conflicts, rate limits, server failures) and for an
+        in-body error that names no status (a provider failing mid-answer); False for any other
+        HTTP error status and for codes naming one (`context_length_exceeded`, bad key, ...).
+    """
+    if status is not None and status >= 300:
+        return status in RETRY_STATUS
+    said = error_status(code, kind)
+    return said is None or said in RETRY_STATUS
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

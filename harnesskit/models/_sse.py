@@ -14,7 +14,7 @@ from typing import Any
 from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
-from harnesskit.models._parse import content_text, error_from_object, json_kind
+from harnesskit.models._parse import ProviderError, body_error, content_text, json_kind
 
 __all__ = ["StreamAccumulator", "sse_data"]
 
@@ -54,9 +54,10 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
 class StreamAccumulator:
     """Folds `chat.completion.chunk` payloads into one `chat.completion` body.
 
-    Tool-call deltas are matched to a call by `id` when they carry one, else by `index`; a
-    delta whose `index` is taken by a call with a different id starts a new call (some servers
-    send every call at index 0). Argument fragments are concatenated in arrival order.
+    Tool-call deltas are matched to a call by `index`, by `id` only when they carry no index
+    (two calls at indexes 0 and 1 sharing an id stay two calls, as in a plain body); a delta
+    whose `index` is taken by a call with a different id starts a new call (some servers send
+    every call at index 0). Argument fragments are concatenated in arrival order.
 
     Args:
         on_delta: called with a `StreamDelta` for each text, reasoning and argument fragment
@@ -86,12 +87,16 @@ class StreamAccumulator:
         self.chunks = 0
         self.choices_seen = False
         """True once a chunk held a choice (a stream of `[DONE]` alone holds no answer)."""
+        self.error: ProviderError | None = None
+        """The provider error the stream reported (`feed` raised `ModelError` for it)."""
 
     def feed(self, payload: str) -> None:
         """Add one event payload (a JSON chunk, or `[DONE]`).
 
         Raises:
-            ModelError: the payload is not JSON, or it is an error object sent mid-stream.
+            ModelError: the payload is not JSON, or it reports a provider error mid-stream
+                (an `error` object, also next to `choices`, or `finish_reason: "error"`;
+                kept in `error`).
             ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
                 not a list, a choice or its `delta` not an object, a choice or tool-call
                 `index` that is not an integer, a `finish_reason` that is not a string,
@@ -111,9 +116,10 @@ class StreamAccumulator:
             raise ModelError(
                 "stream chunk is not a JSON object", body=_json.clean_text(payload[:2000])
             )
-        err = chunk.get("error")
-        if err and not chunk.get("choices"):  # `"error": null` (some servers send it) is none
-            said = error_from_object(chunk, payload[:1000])
+        said = body_error(chunk, payload[:1000])  # `"error": null` (some servers send it) is none
+        if said is not None:  # also next to `choices`, or as `finish_reason: "error"`
+            self.error = said
+            err = chunk.get("error")
             code = err.get("code") if isinstance(err, dict) else None
             raise ModelError(
                 _json.clean_text(f"provider error in stream: {said.message}"),
@@ -209,13 +215,14 @@ class StreamAccumulator:
         if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
             raise self._wrong("tool call index", index, "an integer", payload)
         slot: int | None = None
-        if call_id is not None and call_id in self._by_id:
-            slot = self._by_id[call_id]
-        elif index is not None and index in self._by_index:
-            known = self.calls[self._by_index[index]].get("id")
-            if call_id is None or not known or known == call_id:
-                slot = self._by_index[index]
-        elif index is None and call_id is None:  # a bare continuation fragment: the last call
+        if index is not None:  # the index names the call; ids may repeat across calls
+            if index in self._by_index:
+                known = self.calls[self._by_index[index]].get("id")
+                if call_id is None or not known or known == call_id:
+                    slot = self._by_index[index]
+        elif call_id is not None:
+            slot = self._by_id.get(call_id)
+        else:  # a bare continuation fragment: the last call
             slot = next(
                 (i for i in reversed(range(len(self.calls))) if isinstance(self.calls[i], dict)),
                 None,

@@ -29,6 +29,8 @@ Behaviour, in one place:
   exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
   `retry-after-ms`; never waiting past the deadline (`ModelRequest.deadline_monotonic`, a
   `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
+  An `error` object inside a 200 body or stream (also beside `choices`) or a
+  `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
   generation and a message saying what went wrong.
@@ -37,6 +39,7 @@ Behaviour, in one place:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -60,17 +63,19 @@ from harnesskit.messages import (
 from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_url, url_secrets
 from harnesskit.models._parse import (
     ProviderError,
+    body_error,
     call_id_factory,
     parse_completion,
     provider_error,
 )
-from harnesskit.models._read import Deadline, read_body, read_lines
+from harnesskit.models._read import Deadline, read_body, read_lines, send_within
 from harnesskit.models._retry import (
     RETRY_STATUS,
     Attempt,
     RetryPolicy,
     backoff_seconds,
     retry_after_seconds,
+    retryable,
 )
 from harnesskit.models._sse import StreamAccumulator, sse_data
 from harnesskit.models.base import register_provider
@@ -183,12 +188,15 @@ class OpenAICompatModel:
                 creates one on first use.
             timeout_seconds: the most one attempt may take (seconds, > 0 and at most 86,400:
                 one day), from connecting to the
-                last byte of the body or stream: a server dribbling its body, or a stream of
-                `: ping` keep-alives, fails the attempt with a retryable timeout. Each connect
+                last byte of the body or stream: a server dribbling its status line and
+                headers or its body, or a stream of `: ping` keep-alives, fails the attempt
+                with a retryable timeout. Each connect
                 and read is also bounded by it (httpx's timeouts), so a server that goes silent
                 near the end can overrun it by at most one read. A streamed answer longer than
                 this fails as a non-streamed one does: raise it for long generations.
-            stream: request SSE streams by default (`settings["stream"]` overrides per request).
+            stream: request SSE streams by default (`settings["stream"]` overrides per request);
+                a server that answers with a JSON body (`application/json`) instead of an event
+                stream is read as a plain completion.
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
@@ -581,9 +589,10 @@ class OpenAICompatModel:
             timeout = min(timeout, left)
             if timeout <= 0:
                 return _Failure(None, "the deadline passed before the request was sent", False)
-        # timeout_seconds bounds the whole attempt, body included: httpx's timeouts apply to
-        # each connect and read, so every chunk that arrives (keep-alives too) is checked
-        # against this attempt's own deadline as well as the run's
+        # timeout_seconds bounds the whole attempt, headers and body included: httpx's timeouts
+        # apply to each connect and read, so the wait for the headers is bounded as a whole
+        # (send_within) and every chunk that arrives (keep-alives too) is checked against this
+        # attempt's own deadline as well as the run's
         attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
         headers = {"content-type": "application/json", **self.headers}
         if self._api_key:
@@ -593,19 +602,27 @@ class OpenAICompatModel:
         url = self._endpoint
         try:
             cap = self.max_response_bytes
-            with self._http().stream(
-                "POST", url, content=body, headers=headers, timeout=timeout
-            ) as resp:  # one deadline and one size cap bound the whole read, not each chunk
+            client = self._http()
+            sent = client.build_request("POST", url, content=body, headers=headers, timeout=timeout)
+            opened = send_within(client, sent, timeout)
+            if opened is None:  # the status line and headers were still arriving
+                if deadline.passed():  # the run's time is up: no retry
+                    late = "the deadline passed while the response headers were arriving"
+                    return _Failure(None, late, False)
+                # worded as httpx's own timeout, which may trip at the same moment
+                return _Failure(None, f"timeout after {timeout:.2f}s ({self.base_url})", True)
+            # one deadline and one size cap bound the whole read, not each chunk
+            with contextlib.closing(opened) as resp:
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp, read_body(resp, attempt, cap))
-                if stream:
+                if stream and not _is_json(resp.headers.get("content-type")):
                     data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
                     data, why = _json.clean(data)
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
-                else:
+                else:  # also a server answering a stream request with a plain completion
                     # a byte-order mark before the JSON text is dropped (RFC 8259 lets a
                     # parser ignore it; Python's decoder refuses it)
                     raw = read_body(resp, attempt, cap).removeprefix(_BOM)
@@ -616,6 +633,12 @@ class OpenAICompatModel:
                             f"the response body is {why} (cut off or garbled)",
                             True,
                             body=_json.clean_text(raw[:2000].decode(errors="replace")),
+                        )
+                    said = body_error(data, raw[:1000].decode(errors="replace"))
+                    if said is not None:  # `error` (also beside `choices`), finish_reason error
+                        text = _json.clean_text(raw[:2000].decode(errors="replace"))
+                        return self._provider_failure(
+                            200, said, f"provider error: {said.message}", text
                         )
         except ModelOutputError:  # a stream chunk of the wrong shape: no retry, as unstreamed
             raise
@@ -676,9 +699,8 @@ class OpenAICompatModel:
         except ModelError as exc:
             if deadline.passed() or attempt.passed():
                 return self._read_failure(exc, deadline, attempt)
-            perr = ProviderError(str(exc))
-            if _TOOL_PARSE_ERROR.search(str(exc)):
-                return _Failure(exc.status_code, str(exc), False, body=exc.body, output=perr)
+            if acc.error is not None:  # the provider's error, classified as an HTTP one is
+                return self._provider_failure(exc.status_code or 200, acc.error, str(exc), exc.body)
             retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
             return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
         if not acc.done and acc.finish_reason is None:
@@ -689,22 +711,43 @@ class OpenAICompatModel:
         status = resp.status_code
         text = content.decode(resp.encoding or "utf-8", errors="replace").removeprefix("\ufeff")
         err = provider_error(text)
-        message = f"HTTP {status}: {err.message}"
-        if (status == 400 and err.code == "tool_use_failed") or (
-            status in (400, 500) and _TOOL_PARSE_ERROR.search(err.message)
+        return self._provider_failure(
+            status,
+            err,
+            f"HTTP {status}: {err.message}",
+            text[:2000],
+            retry_after_seconds(resp.headers),
+        )
+
+    def _provider_failure(
+        self,
+        status: int,
+        err: ProviderError,
+        message: str,
+        body: str | None,
+        retry_after: float | None = None,
+    ) -> _Failure:
+        """The failure for an error the provider reported, by HTTP status or in a 200 answer.
+
+        One classification (`_retry.retryable`) for an error status, a plain body's `error`
+        and a stream's; a report of the model's own malformed tool call is an output error.
+        """
+        inside = status < 300  # an error object in a 200 body or stream
+        if ((inside or status == 400) and err.code == "tool_use_failed") or (
+            (inside or status in (400, 500)) and _TOOL_PARSE_ERROR.search(err.message)
         ):
             failed = err.failed_generation
             if failed is None:
                 raw = _RAW_GENERATION.search(err.message)
                 failed = raw.group(1) if raw else None
             output = ProviderError(err.message, err.code, err.type, failed)
-            return _Failure(status, message, False, body=text[:2000], output=output)
+            return _Failure(status, message, False, body=body, output=output)
         return _Failure(
             status,
             message,
-            status in RETRY_STATUS,
-            retry_after=retry_after_seconds(resp.headers),
-            body=text[:2000],
+            retryable(status, err.code, err.type),
+            retry_after=retry_after,
+            body=body,
         )
 
     # -- helpers --------------------------------------------------------------------------------
@@ -740,6 +783,12 @@ class OpenAICompatModel:
                 f"{self.name} is approved up to {self.max_data_class!r} data; this request is "
                 f"{data_class!r} and was not sent"
             )
+
+
+def _is_json(content_type: str | None) -> bool:
+    """True for a JSON media type (`application/json`, `...+json`): a plain body, not SSE."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _endpoint(url: str) -> str:
