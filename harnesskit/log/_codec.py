@@ -31,6 +31,7 @@ __all__ = [
     "line_parts",
     "message_of",
     "migrate_line",
+    "schema_version",
 ]
 
 
@@ -295,19 +296,38 @@ def _migrate_v2(line: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS[2] = _migrate_v2
 
 
+def schema_version(line: dict[str, Any]) -> int:
+    """The schema version a decoded line states in `v` (1 when it has none).
+
+    Checked before the version is used at all (counted, compared, looked up): a hand-edited
+    `"v": [3]` is refused here, naming the field, not as a raw `TypeError` later.
+
+    Args:
+        line: one decoded log line.
+
+    Returns:
+        The version, an integer.
+
+    Raises:
+        SchemaVersionError: `v` is not an integer (a bool, a string, a list, a float).
+    """
+    version = line.get("v", 1)
+    if version.__class__ is not int:
+        shown = json.dumps(version) if isinstance(version, bool) else repr(version)
+        raise SchemaVersionError(
+            f"field 'v' (the schema version) is {type(version).__name__} {shown:.40}, not an "
+            f"integer (this harnesskit writes {SCHEMA_VERSION})"
+        )
+    return version
+
+
 def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
     """Bring one decoded line to `SCHEMA_VERSION` through the explicit migrations (R-V9).
 
     Raises:
         SchemaVersionError: the version is newer than this harnesskit or has no migration.
     """
-    version = line.get("v", 1)
-    if isinstance(version, bool) or not isinstance(version, int):
-        shown = json.dumps(version) if isinstance(version, bool) else repr(version)
-        raise SchemaVersionError(
-            f"field 'v' (the schema version) is {type(version).__name__} {shown:.40}, not an "
-            f"integer (this harnesskit writes {SCHEMA_VERSION})"
-        )
+    version = schema_version(line)
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"log line has schema version {version}, newer than this harnesskit's "

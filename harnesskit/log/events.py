@@ -31,6 +31,7 @@ from harnesskit.log._codec import (
     line_parts,
     message_of,
     migrate_line,
+    schema_version,
 )
 from harnesskit.log._fold import FOLDING_TYPES, folds
 from harnesskit.log._frame import FRAME_COLUMNS as FRAME_COLUMNS  # the frame's columns, in order
@@ -620,9 +621,9 @@ class EventLog:
                 ) from exc
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
-            version = data.get("v", 1)
-            log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
+                version = schema_version(data)  # an int before it is counted or compared
+                log.source_versions[version] = log.source_versions.get(version, 0) + 1
                 if version == SCHEMA_VERSION:  # cheap type checks: a hand-edited payload fails
                     check_shape(data)  # here, naming its line, not later in resume or replay
                 event = decode(data)
