@@ -82,8 +82,22 @@ DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
 
 
+#: Event ids, and the parent ids naming them, fit the frame's 64-bit integer column.
+_ID_LIMIT = 2**63
+
+
+def _is_parent(parent: object) -> bool:
+    """True when `parent` can be a read event's parent id: null, or an int from 1 to 2**63 - 1.
+
+    A parent id need not be an earlier event (a missing or later parent is a gap the
+    trajectory reports, R-V4), but it must be an id at all: `10**30` made `frame()` raise a raw
+    `OverflowError`, `0` or `-1` name no event that can ever exist.
+    """
+    return parent is None or (parent.__class__ is int and 0 < parent < _ID_LIMIT)
+
+
 def _bad_envelope(event: Event) -> str:
-    """What is wrong with a read event's `event_id`, `parent_id` (not integers) or `data_class`."""
+    """What is wrong with a read event's `event_id`, `parent_id` (not ids) or `data_class`."""
     eid = event.event_id
     if eid.__class__ is not int:
         kind = {str: "a string", bool: "a boolean", float: "a number", type(None): "null"}
@@ -93,10 +107,10 @@ def _bad_envelope(event: Event) -> str:
             f"{kind.get(type(eid), 'a ' + type(eid).__name__)}, not an integer"
         )
     parent = event.parent_id
-    if parent is not None and parent.__class__ is not int:
+    if not _is_parent(parent):
         return (
             f"event {eid}: field 'parent_id' is {json.dumps(parent, default=str):.40}, not an "
-            "integer (an earlier event's id) or null"
+            "event id (an integer from 1 to 2**63 - 1) or null"
         )
     return (
         f"event {eid}: field 'data_class' is {json.dumps(event.data_class, default=str):.40}, "
@@ -636,11 +650,10 @@ class EventLog:
                     f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
                     "the log is corrupt"
                 ) from exc
-            parent = event.parent_id
             if (
                 event.event_id.__class__ is not int
                 or event.data_class not in _CLASS_SET
-                or (parent is not None and parent.__class__ is not int)
+                or not _is_parent(event.parent_id)
             ):
                 raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
