@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime as dt
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from typing import Any
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ContextError, ToolError, UsageError
+from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
     ContextInjectedEvent,
     Event,
@@ -176,6 +176,8 @@ def replay(
     Raises:
         UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
             is not a `Harness`.
+        CorruptLogError: the log is corrupt (see `EventLog.read`), or its contract's
+            `created_at`, the replay's clock, is not a time.
     """
     from harnesskit.models.offline import ReplayModel
     from harnesskit.run.harness import Harness
@@ -215,9 +217,7 @@ def replay(
     users = [e for e in view if isinstance(e, UserMessageEvent)]
     opening = ["" if e.content is None else e.content for e in users if e.event_id < start]
     later = ["" if e.content is None else e.content for e in users if e.event_id > start]
-    contract_time = (
-        dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
-    )
+    contract_time = event_seconds(contract, recorded_log.path or "the recorded log")
     h = copy.copy(harness)
     h.model = ReplayModel(responses, name=contract.model or "replay")
     h.log_dir = None
