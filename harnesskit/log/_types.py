@@ -847,9 +847,9 @@ def check_shape(data: dict[str, Any]) -> None:
     checks = _SHAPES.get(kind)  # type: ignore[arg-type]
     if checks is not None:
         _check_types(data, payload, checks, "")
-        inner = _INNER.get(kind)  # type: ignore[arg-type]
-        if inner is not None and payload.get(inner[0]):  # an object, checked just above
-            _check_types(data, payload[inner[0]], inner[1], f"{inner[0]}.")
+        for field, inner in _INNER.get(kind, ()):  # type: ignore[arg-type]
+            if payload.get(field):  # an object, checked just above
+                _check_types(data, payload[field], inner, f"{field}.")
         if kind == "model.response":
             usage = payload.get("usage")
             if usage:
@@ -944,12 +944,20 @@ _FROZEN: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("workspace_revision", (str,)),
 )
 
-#: `{type: (payload field, its fields' checks)}`: an object in the payload checked as well.
-_INNER: dict[str, tuple[str, tuple[tuple[str, tuple[type, ...]], ...]]] = {
-    "model.response": ("usage", _USAGE),
-    "branch.fork": ("frozen", _FROZEN),
-    "run.resume": ("frozen", _FROZEN),
-    "run.restart": ("frozen", _FROZEN),
+#: The text and calls of a `model.response`'s message, which later requests, resume, replay and
+#: the transport audit read back as the assistant's turn.
+_MESSAGE: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("role", (str,)),
+    ("content", (str,)),
+    ("tool_calls", (list,)),
+)
+
+#: `{type: ((payload field, its fields' checks), ...)}`: objects in the payload checked too.
+_INNER: dict[str, tuple[tuple[str, tuple[tuple[str, tuple[type, ...]], ...]], ...]] = {
+    "model.response": (("usage", _USAGE), ("message", _MESSAGE)),
+    "branch.fork": (("frozen", _FROZEN),),
+    "run.resume": (("frozen", _FROZEN),),
+    "run.restart": (("frozen", _FROZEN),),
 }
 
 

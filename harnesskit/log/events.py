@@ -118,6 +118,37 @@ def _bad_envelope(event: Event) -> str:
     )
 
 
+_TEXT_OR_NONE = (str, type(None))
+
+
+def _stored_messages(
+    request: Event, messages: list[Any] | None, field: str, *, refs: bool = False
+) -> list[Any]:
+    """A request's stored `messages` (or `new_messages`), each checked as the log-read checks do.
+
+    A message is an object whose `content` is text or null (as `Message.to_openai` writes
+    it); in `new_messages` any other entry is an event id (`refs`), resolved later.
+
+    Raises:
+        CorruptLogError: an entry is something else, or its `content` is not text (`true`,
+            `-1`): naming the request, the field and the entry.
+    """
+    for i, m in enumerate(messages or ()):
+        if m.__class__ is dict:
+            if m.get("content").__class__ in _TEXT_OR_NONE:
+                continue
+            what = f"content {json.dumps(m.get('content'), default=str):.40}, not text or null"
+        elif refs:  # an event id, resolved (or refused) by `_referenced`
+            continue
+        else:
+            what = f"{json.dumps(m, default=str):.40}, not a message object"
+        raise CorruptLogError(
+            f"model.request EV-{request.event_id}: {field}[{i}] holds {what}; the log was "
+            "edited or damaged"
+        )
+    return list(messages or ())
+
+
 class _Auto:
     """Sentinel: take the default parent (the branch's last event)."""
 
@@ -858,7 +889,8 @@ class EventLog:
             if event.prefix_of is None:
                 break
             event = self._linked(event, "prefix_of", event.prefix_of)
-        messages: list[dict[str, Any]] = list(chain[-1].messages or [])
+        first = chain[-1]
+        messages: list[dict[str, Any]] = _stored_messages(first, first.messages, "messages")
         for ev in reversed(chain[:-1]):
             n = ev.prefix_len
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(messages):
@@ -868,7 +900,7 @@ class EventLog:
                 )
             messages = messages[:n] + [
                 m if isinstance(m, dict) else self._referenced(m, ev.event_id)
-                for m in ev.new_messages or ()
+                for m in _stored_messages(ev, ev.new_messages, "new_messages", refs=True)
             ]
         return messages
 
