@@ -1,7 +1,7 @@
 """Experiment results: the frame, summaries with pass^k, checks, charts, run directories.
 
 `ExperimentResult.load(path)` reads a run directory written by `Experiment.run` back into the
-same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run),
+same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run, redacted),
 `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs),
 `artifacts/<run_id>/` (each trial's artifact store).
 """
@@ -37,7 +37,8 @@ class ExperimentResult:
     run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
     event log per trial), `artifacts/<run_id>/` (its artifacts). After Ctrl-C
     `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`.
-    `ExperimentResult.load(path)` rebuilds the same `frame`.
+    `ExperimentResult.load(path)` rebuilds the same `frame`. Every file is redacted as the
+    logs are (R-S1), the ids that name cases and trials excepted.
     """
 
     def __init__(
