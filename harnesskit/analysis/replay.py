@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime as dt
 import json
 import os
 import pathlib
@@ -21,6 +20,7 @@ from typing import Any
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ContextError, HarnessError, ToolError, UsageError
+from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
     ArtifactCreatedEvent,
     ContextInjectedEvent,
@@ -222,6 +222,8 @@ def replay(
     Raises:
         UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
             is not a `Harness`.
+        CorruptLogError: the log is corrupt (see `EventLog.read`), or its contract's
+            `created_at`, the replay's clock, is not a time.
     """
     from harnesskit.models.offline import ReplayModel
     from harnesskit.run.harness import Harness
@@ -268,9 +270,7 @@ def replay(
         if e.event_id > start:
             ended = sum(f.event_id < e.event_id for f in finishes)
             later[max(ended, 1)].append("" if e.content is None else e.content)
-    contract_time = (
-        dt.datetime.fromisoformat(contract.created_at).timestamp() if contract.created_at else 0.0
-    )
+    contract_time = event_seconds(contract, recorded_log.path or "the recorded log")
     h = copy.copy(harness)
     h.model = ReplayModel(responses, name=contract.model or "replay")
     h.log_dir = None

@@ -19,18 +19,20 @@ from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any
 
-from harnesskit.errors import SchemaVersionError
+from harnesskit.errors import CorruptLogError, SchemaVersionError
 from harnesskit.log._types import SCHEMA_VERSION, AnyEvent, Event
 
 __all__ = [
     "MIGRATIONS",
     "decode",
     "encode",
+    "event_seconds",
     "hash_json",
     "iter_jsonl",
     "line_parts",
     "message_of",
     "migrate_line",
+    "schema_version",
 ]
 
 
@@ -62,6 +64,38 @@ def _utc_iso(t: float) -> str:
         text = dt.datetime.fromtimestamp(whole, dt.UTC).isoformat(timespec="seconds")
         cached = _iso_second = (whole, text.removesuffix("+00:00"))
     return cached[1] + _ISO_MS[us // 1000]
+
+
+def event_seconds(event: Event, where: object = None) -> float:
+    """The epoch seconds of a read event's `created_at` (an ISO 8601 time; UTC when no zone).
+
+    Args:
+        event: an event, read from a log or appended.
+        where: the log's path (or name), for the error.
+
+    Returns:
+        Seconds since the epoch; 0.0 when `created_at` is empty or null.
+
+    Raises:
+        CorruptLogError: `created_at` is not text or not a time (`"other"`, `10**24`), naming
+            the log, the event and the field.
+    """
+    value = event.created_at
+    if value is None or value == "":
+        return 0.0
+    if value.__class__ is str:
+        try:
+            moment = dt.datetime.fromisoformat(value)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=dt.UTC)
+            return moment.timestamp()
+        except (ValueError, OverflowError):
+            pass
+    shown = json.dumps(value, default=str)
+    raise CorruptLogError(
+        f"{where or 'the log'}: event {event.event_id!r:.40} ({event.type}): field 'created_at' "
+        f"is {shown:.40}, not an ISO 8601 time (2026-01-31T12:00:00.000+00:00); the log is corrupt"
+    )
 
 
 _quote = json.encoder.encode_basestring  # the C escaper json.dumps uses with ensure_ascii=False
@@ -295,19 +329,38 @@ def _migrate_v2(line: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS[2] = _migrate_v2
 
 
+def schema_version(line: dict[str, Any]) -> int:
+    """The schema version a decoded line states in `v` (1 when it has none).
+
+    Checked before the version is used at all (counted, compared, looked up): a hand-edited
+    `"v": [3]` is refused here, naming the field, not as a raw `TypeError` later.
+
+    Args:
+        line: one decoded log line.
+
+    Returns:
+        The version, an integer.
+
+    Raises:
+        SchemaVersionError: `v` is not an integer (a bool, a string, a list, a float).
+    """
+    version = line.get("v", 1)
+    if version.__class__ is not int:
+        shown = json.dumps(version) if isinstance(version, bool) else repr(version)
+        raise SchemaVersionError(
+            f"field 'v' (the schema version) is {type(version).__name__} {shown:.40}, not an "
+            f"integer (this harnesskit writes {SCHEMA_VERSION})"
+        )
+    return version
+
+
 def migrate_line(line: dict[str, Any]) -> dict[str, Any]:
     """Bring one decoded line to `SCHEMA_VERSION` through the explicit migrations (R-V9).
 
     Raises:
         SchemaVersionError: the version is newer than this harnesskit or has no migration.
     """
-    version = line.get("v", 1)
-    if isinstance(version, bool) or not isinstance(version, int):
-        shown = json.dumps(version) if isinstance(version, bool) else repr(version)
-        raise SchemaVersionError(
-            f"field 'v' (the schema version) is {type(version).__name__} {shown:.40}, not an "
-            f"integer (this harnesskit writes {SCHEMA_VERSION})"
-        )
+    version = schema_version(line)
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"log line has schema version {version}, newer than this harnesskit's "

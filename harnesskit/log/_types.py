@@ -846,29 +846,44 @@ def check_shape(data: dict[str, Any]) -> None:
         )
     checks = _SHAPES.get(kind)  # type: ignore[arg-type]
     if checks is not None:
-        for key, kinds in checks:
-            value = payload.get(key)
-            if value is not None and type(value) not in kinds:
-                raise _bad_field(
-                    data, repr(key), f"a {type(value).__name__}, not a {kinds[0].__name__}"
-                )
+        _check_types(data, payload, checks, "")
+        for field, inner in _INNER.get(kind, ()):  # type: ignore[arg-type]
+            if payload.get(field):  # an object, checked just above
+                _check_types(data, payload[field], inner, f"{field}.")
         if kind == "model.response":
             usage = payload.get("usage")
             if usage:
-                for key, kinds in _USAGE:
+                for key, _ in _USAGE:
                     value = usage.get(key)
-                    if value is not None and type(value) not in kinds:
-                        raise _bad_field(
-                            data,
-                            f"'usage.{key}'",
-                            f"a {type(value).__name__} {value!r:.40}, not a {kinds[0].__name__}",
-                        )
                     if type(value) is int and not 0 <= value < _INT64:
                         raise _bad_field(
                             data,
                             f"'usage.{key}'",
                             f"{str(value)[:24]}, not a token count (0 to 2**63 - 1)",
                         )
+
+
+def _check_types(
+    data: dict[str, Any],
+    obj: dict[str, Any],
+    checks: tuple[tuple[str, tuple[type, ...]], ...],
+    prefix: str,
+) -> None:
+    """Refuse a field of `obj` (the payload, or an object in it at `prefix`) of another type.
+
+    Raises:
+        CorruptLogError: naming the field (`'usage.prompt_tokens'`), its type (and a nested
+            field's value).
+    """
+    for key, kinds in checks:
+        value = obj.get(key)
+        if value is not None and type(value) not in kinds:
+            shown = f" {value!r:.40}" if prefix else ""  # a nested value: show it too
+            raise _bad_field(
+                data,
+                f"'{prefix}{key}'",
+                f"a {type(value).__name__}{shown}, not a {kinds[0].__name__}",
+            )
 
 
 def _bad_field(data: dict[str, Any], field: str, what: str) -> CorruptLogError:
@@ -904,6 +919,45 @@ _SHAPES: dict[str, tuple[tuple[str, tuple[type, ...]], ...]] = {
     "model.response": (("message", (dict,)), ("usage", (dict,)), ("finish_reason", (str,))),
     "run.finished": (("finish_reason", (str,)),),
     "model.request": (("messages", (list,)), ("new_messages", (list,))),
+    # the contract and the frozen starts resume, restart and replay compare and read back
+    "task.contract": (
+        ("run_id", (str,)),
+        ("system_prompt", (str,)),
+        ("model", (str,)),
+        ("task", (dict,)),
+        ("policy", (dict,)),
+        ("tools", (dict,)),
+        ("gate", (dict,)),
+        ("limits", (dict,)),
+        ("idempotency", (dict,)),
+    ),
+    "branch.fork": (("frozen", (dict,)),),
+    "run.resume": (("frozen", (dict,)),),
+    "run.restart": (("frozen", (dict,)),),
+}
+
+#: A frozen start (`frozen_start`): the contract's fields a fork, resume or restart records.
+_FROZEN: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("tools", (dict,)),
+    ("permissions", (dict,)),
+    ("policy", (dict,)),
+    ("workspace_revision", (str,)),
+)
+
+#: The text and calls of a `model.response`'s message, which later requests, resume, replay and
+#: the transport audit read back as the assistant's turn.
+_MESSAGE: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("role", (str,)),
+    ("content", (str,)),
+    ("tool_calls", (list,)),
+)
+
+#: `{type: ((payload field, its fields' checks), ...)}`: objects in the payload checked too.
+_INNER: dict[str, tuple[tuple[str, tuple[tuple[str, tuple[type, ...]], ...]], ...]] = {
+    "model.response": (("usage", _USAGE), ("message", _MESSAGE)),
+    "branch.fork": (("frozen", _FROZEN),),
+    "run.resume": (("frozen", _FROZEN),),
+    "run.restart": (("frozen", _FROZEN),),
 }
 
 

@@ -38,6 +38,7 @@ from harnesskit.log._codec import (
     line_parts,
     message_of,
     migrate_line,
+    schema_version,
 )
 from harnesskit.log._fold import FOLDING_TYPES, folds
 from harnesskit.log._frame import FRAME_COLUMNS as FRAME_COLUMNS  # the frame's columns, in order
@@ -94,6 +95,18 @@ _CLASS_SET = frozenset(DATA_CLASSES)
 #: trajectory and `frame()` read them back (`read` refuses another type, `append` too).
 _TEXT_FIELDS = ("branch_id", "source", "created_at", "status", "summary")
 _OPTIONAL_TEXT_FIELDS = ("workspace_revision", "input_hash")
+#: Event ids, and the parent ids naming them, fit the frame's 64-bit integer column.
+_ID_LIMIT = 2**63
+
+
+def _is_parent(parent: object) -> bool:
+    """True when `parent` can be a read event's parent id: null, or an int from 1 to 2**63 - 1.
+
+    A parent id need not be an earlier event (a missing or later parent is a gap the
+    trajectory reports, R-V4), but it must be an id at all: `10**30` made `frame()` raise a raw
+    `OverflowError`, `0` or `-1` name no event that can ever exist.
+    """
+    return parent is None or (parent.__class__ is int and 0 < parent < _ID_LIMIT)
 
 
 def _shown(value: Any) -> str:
@@ -112,10 +125,10 @@ def _bad_envelope(event: Event) -> str:
         )
     for name in ("parent_id", "supersedes"):
         value = getattr(event, name)
-        if value is not None and value.__class__ is not int:
+        if not _is_parent(value):
             return (
-                f"event {eid}: field {name!r} is {_shown(value)}, not an integer (an earlier "
-                "event's id) or null"
+                f"event {eid}: field {name!r} is {_shown(value)}, not an event id (an integer "
+                "from 1 to 2**63 - 1) or null"
             )
     for name in _TEXT_FIELDS:
         value = getattr(event, name)
@@ -169,6 +182,37 @@ def _check_append_envelope(last: int, type: str, **fields: Any) -> None:
             f"append({type!r}, {name}=...) takes {takes}, got a {value.__class__.__name__} "
             f"{value!r:.40} (nothing written)"
         )
+
+
+_TEXT_OR_NONE = (str, type(None))
+
+
+def _stored_messages(
+    request: Event, messages: list[Any] | None, field: str, *, refs: bool = False
+) -> list[Any]:
+    """A request's stored `messages` (or `new_messages`), each checked as the log-read checks do.
+
+    A message is an object whose `content` is text or null (as `Message.to_openai` writes
+    it); in `new_messages` any other entry is an event id (`refs`), resolved later.
+
+    Raises:
+        CorruptLogError: an entry is something else, or its `content` is not text (`true`,
+            `-1`): naming the request, the field and the entry.
+    """
+    for i, m in enumerate(messages or ()):
+        if m.__class__ is dict:
+            if m.get("content").__class__ in _TEXT_OR_NONE:
+                continue
+            what = f"content {json.dumps(m.get('content'), default=str):.40}, not text or null"
+        elif refs:  # an event id, resolved (or refused) by `_referenced`
+            continue
+        else:
+            what = f"{json.dumps(m, default=str):.40}, not a message object"
+        raise CorruptLogError(
+            f"model.request EV-{request.event_id}: {field}[{i}] holds {what}; the log was "
+            "edited or damaged"
+        )
+    return list(messages or ())
 
 
 class _Auto:
@@ -712,9 +756,9 @@ class EventLog:
                 ) from exc
             if not isinstance(data, dict):
                 raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
-            version = data.get("v", 1)
-            log.source_versions[version] = log.source_versions.get(version, 0) + 1
             try:
+                version = schema_version(data)  # an int before it is counted or compared
+                log.source_versions[version] = log.source_versions.get(version, 0) + 1
                 if version == SCHEMA_VERSION:  # cheap type checks: a hand-edited payload fails
                     check_shape(data)  # here, naming its line, not later in resume or replay
                 event = decode(data)
@@ -737,8 +781,11 @@ class EventLog:
                 event.event_id.__class__ is not int
                 or data_class.__class__ is not str
                 or data_class not in _CLASS_SET
-                or (parent is not None and parent.__class__ is not int)
-                or (supersedes is not None and supersedes.__class__ is not int)
+                or not (parent is None or (parent.__class__ is int and 0 < parent < _ID_LIMIT))
+                or not (
+                    supersedes is None
+                    or (supersedes.__class__ is int and 0 < supersedes < _ID_LIMIT)
+                )
                 or event.branch_id.__class__ is not str
                 or event.source.__class__ is not str
                 or event.created_at.__class__ is not str
@@ -952,7 +999,8 @@ class EventLog:
             if event.prefix_of is None:
                 break
             event = self._linked(event, "prefix_of", event.prefix_of)
-        messages: list[dict[str, Any]] = list(chain[-1].messages or [])
+        first = chain[-1]
+        messages: list[dict[str, Any]] = _stored_messages(first, first.messages, "messages")
         for ev in reversed(chain[:-1]):
             n = ev.prefix_len
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(messages):
@@ -962,7 +1010,7 @@ class EventLog:
                 )
             messages = messages[:n] + [
                 m if isinstance(m, dict) else self._referenced(m, ev.event_id)
-                for m in ev.new_messages or ()
+                for m in _stored_messages(ev, ev.new_messages, "new_messages", refs=True)
             ]
         return messages
 

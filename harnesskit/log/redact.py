@@ -31,11 +31,12 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from harnesskit._lazy import lazy_pattern
 from harnesskit.errors import UsageError
 
-__all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "scrub_literal"]
+__all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "redact_fields", "scrub_literal"]
 
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
@@ -1023,6 +1024,38 @@ def scrub_literal(text: str, *secrets: str | None) -> str:
             for form in _escaped_forms(secret):
                 text = text.replace(form, _marker("secret"))
     return text
+
+
+def redact_fields(
+    redactor: Redactor | None, data: Mapping[str, Any], *, keep: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A copy of the JSON-ready object `data` with each value redacted alone (R-S1).
+
+    As a log line's payload is: the names stay, and so do the values under `keep` (names the
+    runtime matches on, such as a case id or a run id) and numbers, booleans and null; every
+    other value (text, and the lists and objects holding text) is redacted with its structure.
+
+    Args:
+        redactor: the scanner (the one the run's logs use); `None` copies `data` unchanged.
+        data: a JSON-ready object (a results row, a case, a manifest).
+        keep: field names whose values are written exactly.
+
+    Returns:
+        The redacted copy (`data` itself is never changed).
+    """
+    out = dict(data)
+    if redactor is None:
+        return out
+    exact = frozenset(keep)
+    for name, value in data.items():
+        if name in exact or not isinstance(value, str | dict | list):
+            continue
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if redactor.needs(text):
+            redacted, counts = redactor.redact(text)
+            if counts:
+                out[name] = json.loads(redacted)
+    return out
 
 
 def _escaped_forms(secret: str) -> tuple[str, ...]:

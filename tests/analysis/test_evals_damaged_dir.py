@@ -186,6 +186,16 @@ def _with_row(run_dir, at, change):
         (lambda r: r.update({"checks": {}}), "'checks' is an object {} (a list expected)"),
         (lambda r: r["checks"][0].update({"passed": "no"}), "'checks.0.passed' is a string"),
         (lambda r: r["checks"].__setitem__(0, 7), "'checks.0' is a number 7 (an object expected)"),
+        # these loaded, then `frame`/`summary` raised raw TypeError, IntCastingNaNError, ...
+        (lambda r: r.update({"checks": 1.5}), "'checks' is a number 1.5 (a list expected)"),
+        (lambda r: r.pop("steps"), "a JSON object without 'steps'"),
+        (lambda r: r.pop("prompt_tokens"), "a JSON object without 'prompt_tokens'"),
+        (
+            lambda r: r.update({"prompt_tokens": 10**30}),
+            "'prompt_tokens' is 10000000000000000000... (an integer from 0 to 92233",
+        ),
+        (lambda r: r.update({"tool_calls": -1}), "'tool_calls' is -1 (an integer from 0 to"),
+        (lambda r: r.update({"seed": 2**63}), "'seed' is 9223372036854775808 (an integer from -"),
     ],
 )
 def test_a_row_field_of_the_wrong_type_is_a_named_error(run_dir, change, says, capsys):

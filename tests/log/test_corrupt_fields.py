@@ -55,7 +55,13 @@ def test_a_null_payload_is_corruption_naming_the_line(tmp_path, type_):
 
 @pytest.mark.parametrize(
     ("v", "says"),
-    [(True, r"field 'v' \(the schema version\) is bool true"), ("3", "field 'v' .* is str '3'")],
+    [
+        (True, r"field 'v' \(the schema version\) is bool true"),
+        ("3", "field 'v' .* is str '3'"),
+        ([3], r"field 'v' .* is list \[3\]"),  # was a raw TypeError (unhashable) in read
+        ({"a": 1}, "field 'v' .* is dict"),
+        (3.0, "field 'v' .* is float 3.0"),  # equal to 3, but not what a writer writes
+    ],
 )
 def test_a_schema_version_that_is_not_an_integer_names_the_field_and_line(tmp_path, v, says):
     path, number = _edited(tmp_path, "user.message", v=v)

@@ -47,8 +47,20 @@ def _edit(path, kind, change):
         ("model.response", lambda d: d["payload"].update(step="1"), "'step' is str '1'"),
         ("model.response", lambda d: d["payload"].update(step=-1), "'step' is int -1"),
         ("model.response", lambda d: d.update(parent_id="3"), "'parent_id' is \"3\""),
+        # an id past 2**63 - 1 was read, and frame() raised a raw OverflowError
+        ("model.response", lambda d: d.update(parent_id=10**30), "'parent_id' is 10000000000"),
+        ("model.response", lambda d: d.update(parent_id=-(10**24)), "'parent_id' is -1000000"),
+        ("model.response", lambda d: d.update(parent_id=0), "'parent_id' is 0, not an event id"),
     ],
-    ids=["huge-usage", "step-text", "step-negative", "parent-text"],
+    ids=[
+        "huge-usage",
+        "step-text",
+        "step-negative",
+        "parent-text",
+        "parent-huge",
+        "parent-negative-huge",
+        "parent-zero",
+    ],
 )
 def test_a_count_or_id_that_does_not_fit_is_a_named_error(tmp_path, kind, change, said):
     path = _log(tmp_path)
@@ -56,6 +68,12 @@ def test_a_count_or_id_that_does_not_fit_is_a_named_error(tmp_path, kind, change
     with pytest.raises(CorruptLogError, match=rf"{path}:{line}: .*{said}") as info:
         hk.EventLog.read(path)
     assert "the log is corrupt" in str(info.value) or "payload field" in str(info.value)
+
+
+def test_a_parent_id_in_range_reads_into_the_frame(tmp_path):
+    path = _log(tmp_path)
+    line = _edit(path, "model.response", lambda d: d.update(parent_id=2**40))  # a gap, not corrupt
+    assert hk.EventLog.read(path).frame()["parent_id"].iloc[line - 1] == 2**40
 
 
 def test_a_provider_count_too_large_is_read_as_not_reported():

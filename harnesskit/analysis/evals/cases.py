@@ -28,6 +28,7 @@ from harnesskit.analysis.evals._match import (
     short,
 )
 from harnesskit.errors import UsageError
+from harnesskit.log.redact import Redactor, redact_fields
 
 __all__ = [
     "CASE_SCHEMA",
@@ -590,10 +591,34 @@ def load_cases(
     ]
 
 
-def save_cases(cases: Iterable[Case], path: str | os.PathLike[str]) -> Path:
-    """Write cases as JSONL (one compact object per line, UTF-8); returns the path."""
+#: A case's fields written exactly by `save_cases(..., redactor=...)`: what finds the case.
+_CASE_NAMES = ("schema_version", "id", "domain")
+
+
+def save_cases(
+    cases: Iterable[Case], path: str | os.PathLike[str], *, redactor: Redactor | None = None
+) -> Path:
+    """Write cases as JSONL (one compact object per line, UTF-8).
+
+    Args:
+        cases: the cases.
+        path: the file to write (its folder is made).
+        redactor: when given, each case's text is redacted before it is written (R-S1), as
+            `Experiment.run` does with the copy in its run directory; the `id` and `domain`
+            stay exact (rows and resume find cases by them). Default: written as they are.
+
+    Returns:
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(c.to_dict(), ensure_ascii=False, separators=(", ", ": ")) for c in cases]
+    lines = [
+        json.dumps(
+            redact_fields(redactor, c.to_dict(), keep=_CASE_NAMES),
+            ensure_ascii=False,
+            separators=(", ", ": "),
+        )
+        for c in cases
+    ]
     p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return p

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import importlib
 import json
@@ -61,6 +62,7 @@ from harnesskit.errors import (
     UsageError,
     checked_call,
 )
+from harnesskit.log.redact import Redactor, redact_fields
 from harnesskit.messages import ModelRequest, ModelResponse
 from harnesskit.models.base import Model, get_model
 from harnesskit.run import Harness, Limits, Run
@@ -465,7 +467,7 @@ class Experiment:
         (path / "logs").mkdir(parents=True, exist_ok=True)
         for case in self.cases:
             self._domain(case)  # fail before starting on an unknown domain
-        save_cases(self.cases, path / "cases.jsonl")
+        save_cases(self.cases, path / "cases.jsonl", redactor=_redactor())  # runs use self.cases
         trials = self.trials()
         _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
         return self._execute(path, trials, {}, parallel, progress, executor)
@@ -548,6 +550,10 @@ class Experiment:
     def from_dir(cls, path: str | os.PathLike[str], **kwargs: Any) -> Experiment:
         """The experiment a run directory was written by, when its models are named by specs.
 
+        Its `cases.jsonl` holds the cases redacted (R-S1): a case whose text held a credential
+        comes back with the `[REDACTED:...]` marker in its place. To resume such a case
+        exactly, build the `Experiment` from the original cases file instead.
+
         Args:
             path: a directory written by `run`.
             **kwargs: `Experiment` arguments to set (e.g. `models={label: factory}` when the
@@ -596,7 +602,8 @@ class Experiment:
         def done(trial: Trial, row: dict[str, Any]) -> None:
             if stop.cancel.is_set() and row.get("finish_reason") == "cancelled":
                 return  # cancelled by the second Ctrl-C: not a result, resume runs it again
-            rows[trial.index] = row
+            # as the trial's log holds it (R-S1): check details and errors quote case text
+            rows[trial.index] = redact_fields(_redactor(), row, keep=_ROW_NAMES)
             bar.update(1)
 
         def failed(trial: Trial, exc: BaseException) -> dict[str, Any]:
@@ -837,7 +844,8 @@ class Experiment:
             run.run()
 
     def _manifest(self, n_trials: int, *, finished: bool) -> dict[str, Any]:
-        return {
+        """`experiment.json` as written (redacted, R-S1; the case ids exact), and compared."""
+        manifest = {
             "schema_version": EXPERIMENT_SCHEMA_VERSION,
             "name": self.name,
             "seed": self.seed,
@@ -851,6 +859,7 @@ class Experiment:
             "user": self.user.label if self.user is not None else None,
             "finished": finished,
         }
+        return redact_fields(_redactor(), manifest, keep=("cases",))
 
     def __repr__(self) -> str:
         return (
@@ -920,6 +929,17 @@ def _model_label(spec: Any) -> str:
     if hasattr(spec, "request"):
         return str(spec.name)
     return str(getattr(spec, "__name__", type(spec).__name__))
+
+
+#: A row's fields written exactly: the trial it is (resume and `results.jsonl` checks match
+#: rows by them; `run_id` also names the trial's log file).
+_ROW_NAMES = ("case", "policy", "model", "run_id")
+
+
+@functools.cache
+def _redactor() -> Redactor:
+    """The scanner the trial logs use (a `Harness`'s default), for the files beside them."""
+    return Redactor()
 
 
 def _limits_dict(limits: Limits) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Experiment results: the frame, summaries with pass^k, checks, charts, run directories.
 
 `ExperimentResult.load(path)` reads a run directory written by `Experiment.run` back into the
-same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run),
+same `frame`: `experiment.json` (configuration), `cases.jsonl` (the cases as run, redacted),
 `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (event logs),
 `artifacts/<run_id>/` (each trial's artifact store).
 """
@@ -37,7 +37,8 @@ class ExperimentResult:
     run), `results.jsonl` (one row per trial with every check), `logs/<run_id>.jsonl` (one
     event log per trial), `artifacts/<run_id>/` (its artifacts). After Ctrl-C
     `results.jsonl` holds the finished trials and `experiment.json` says `"finished": false`.
-    `ExperimentResult.load(path)` rebuilds the same `frame`.
+    `ExperimentResult.load(path)` rebuilds the same `frame`. Every file is redacted as the
+    logs are (R-S1), the ids that name cases and trials excepted.
     """
 
     def __init__(
@@ -288,8 +289,12 @@ MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "policies": dict,
     "models": dict,
 }
-#: Fields every row of `results.jsonl` has (the trial it is).
-ROW_FIELDS = ("case", "policy", "model", "repeat", "run_id")
+#: Fields every row of `results.jsonl` has: the trial it is, and the counts `frame` holds in
+#: integer columns (a row without one cannot be summarized).
+ROW_FIELDS = (
+    "case", "policy", "model", "repeat", "run_id", "seed", "pass", "steps", "prompt_tokens",
+    "completion_tokens", "tool_calls",
+)  # fmt: skip
 #: The JSON types of a row's fields, checked when present (an int field is never a bool).
 ROW_TYPES: dict[str, tuple[type, ...]] = {
     "case": (str,),
@@ -307,6 +312,15 @@ ROW_TYPES: dict[str, tuple[type, ...]] = {
     "failed_checks": (list,),
     "error": (str, type(None)),
     "checks": (list,),
+}
+#: The ranges `[low, high)` of a row's integer fields: counts fit `frame`'s 64-bit columns.
+ROW_RANGES: dict[str, tuple[int, int]] = {
+    "repeat": (0, 2**63),
+    "seed": (-(2**63), 2**63),
+    "steps": (0, 2**63),
+    "prompt_tokens": (0, 2**63),
+    "completion_tokens": (0, 2**63),
+    "tool_calls": (0, 2**63),
 }
 #: The JSON types of the fields of one check in a row's `checks` (`CheckResult.to_dict`).
 CHECK_TYPES: dict[str, tuple[type, ...]] = {
@@ -401,7 +415,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     Raises:
         CorruptLogError: a line other than a cut-off last one is not UTF-8 JSON, not an
             object, lacks the fields of a trial (`ROW_FIELDS`), holds a field of the wrong
-            type (`ROW_TYPES`, `CHECK_TYPES`: `"pass": "false"` is not a bool), or is a
+            type (`ROW_TYPES`, `CHECK_TYPES`: `"pass": "false"` is not a bool) or a count out
+            of range (`ROW_RANGES`: `"prompt_tokens": 10**30`), or is a
             second, different row of a trial already read (same `run_id`, or same case,
             policy, model and repeat); the message names the file and both lines and says what
             to do.
@@ -434,8 +449,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         shape = _not_an_object_with(row, ROW_FIELDS)
         if shape is not None:
             raise corrupt(shape)
-        wrong = _wrong_type(row, ROW_TYPES, "")
-        for j, check in enumerate(row.get("checks") or ()):
+        wrong = _wrong_type(row, ROW_TYPES, "", ROW_RANGES)
+        for j, check in enumerate(() if wrong else row.get("checks") or ()):
             if wrong:
                 break
             if not isinstance(check, dict):
@@ -483,13 +498,30 @@ def _json_type(value: Any) -> str:
     return f"{names.get(type(value), type(value).__name__)} {json.dumps(value)[:40]}"
 
 
-def _wrong_type(row: Mapping[str, Any], types: Mapping[str, tuple[type, ...]], at: str) -> str:
-    """What is wrong with the first field of `row` not of its type in `types`, else ''."""
+def _wrong_type(
+    row: Mapping[str, Any],
+    types: Mapping[str, tuple[type, ...]],
+    at: str,
+    ranges: Mapping[str, tuple[int, int]] | None = None,
+) -> str:
+    """What is wrong with the first field of `row` of another type than `types` says, else ''.
+
+    An integer field is also wrong outside its `[low, high)` in `ranges`.
+    """
     for key, kinds in types.items():
         if key not in row:
             continue
         value = row[key]
         if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+            low, high = (ranges or {}).get(key, (None, None))
+            if (
+                isinstance(value, int)
+                and low is not None
+                and high is not None
+                and not (low <= value < high)
+            ):
+                shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}..."
+                return f"'{at}{key}' is {shown} (an integer from {low} to {high - 1} expected)"
             continue
         expected = " or ".join(
             {str: "a string", int: "an integer", bool: "true/false", list: "a list"}.get(k, "null")
