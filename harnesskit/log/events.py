@@ -125,6 +125,11 @@ def _bad_envelope(event: Event) -> str:
         )
     for name in ("parent_id", "supersedes"):
         value = getattr(event, name)
+        if value is not None and value.__class__ is not int:
+            return (
+                f"event {eid}: field {name!r} is {_shown(value)}, not an integer (an earlier "
+                "event's id) or null"
+            )
         if not _is_parent(value):
             return (
                 f"event {eid}: field {name!r} is {_shown(value)}, not an event id (an integer "
