@@ -128,7 +128,9 @@ def _without_messages(request: ModelRequest) -> ModelRequest:
 
 
 class Requests(Sequence[ModelRequest]):
-    """The requests a fake model received, in order: a read-only list whose memory stays flat.
+    """The requests a fake model received, in order: a list whose memory stays flat.
+
+    Read-only but for `clear()` (a long benchmark or notebook empties it between runs).
 
     A run's prompts grow by a few messages a step; keeping each request's whole message tuple
     would hold a quadratic number of references (which every full garbage collection walks).
@@ -140,6 +142,10 @@ class Requests(Sequence[ModelRequest]):
 
     def __init__(self) -> None:
         """An empty list."""
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every request kept so far (as `list.clear`: the list it replaces had it)."""
         # per request: itself without its messages, and the messages it was sent, `kept[:n]`
         # (three parallel lists: no tuple per request for the garbage collector to walk)
         self._bare: list[ModelRequest] = []

@@ -76,3 +76,21 @@ def test_the_newest_request_is_the_object_received():
     kept.append(second)
     assert kept[-1] is second and kept[1] is second and list(kept)[-1] is second
     assert kept[0] == first and kept[-2] == first
+
+
+def test_clear_empties_the_requests_as_a_list_would_and_keeping_goes_on():
+    # the peer benchmark (and a notebook re-running cells) empties `model.requests` between runs
+    seen = []
+
+    def policy(messages, info):
+        seen.append(info)
+        return "Done."
+
+    model = hk.FunctionModel(policy)
+    h = hk.Harness([], model)
+    h.run("first")
+    assert len(model.requests) == 1
+    model.requests.clear()
+    assert model.requests == [] and len(model.requests) == 0
+    h.run("second")
+    assert model.requests == seen[1:] and model.requests[-1] is seen[-1]
