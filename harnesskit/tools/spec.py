@@ -970,6 +970,16 @@ def _is_path(hint: Any) -> bool:
 
 def _non_finite_at(value: Any, path: str) -> str | None:
     """The JSON path (from `path`) of the first NaN or infinite float in `value`, else None."""
+    try:  # the common case, all finite, in one C pass; the walk below only names the place
+        json.dumps(value, allow_nan=False, default=str)
+        return None
+    except (ValueError, TypeError, RecursionError):
+        pass
+    return _non_finite_walk(value, path)
+
+
+def _non_finite_walk(value: Any, path: str) -> str | None:
+    """`_non_finite_at` by walking `value` (dicts, lists and tuples)."""
     if isinstance(value, float):
         return None if math.isfinite(value) else path
     if isinstance(value, dict):
@@ -979,7 +989,7 @@ def _non_finite_at(value: Any, path: str) -> str | None:
     else:
         return None
     for where, item in pairs:
-        found = _non_finite_at(item, where)
+        found = _non_finite_walk(item, where)
         if found is not None:
             return found
     return None
