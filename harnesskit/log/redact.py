@@ -112,8 +112,8 @@ _BLOCK_VALUE = _BLOCK_LINE + r"(?:" + _NL + r"(?:[ \t]*" + _NL + r")*\3" + _BLOC
 #: A credential's name given as the value of a `name` field, then its value as the `value`
 #: field after it: Kubernetes/ECS `- name: DB_PASSWORD` / `value: X`, the JSON
 #: `{"name": "DB_PASSWORD", "value": "X"}` and .NET `<add key="ApiKey" value="X"/>`.
-_NAME_THEN_VALUE = (
-    r"|[\w.\-]{0,64}" + _Q + r"[ \t]*,?" + _GAP + r"(?:-[ \t]*)?\\*[\"']?value\\*[\"']?"
+_NAME_THEN_VALUE = (  # the space between them taken whole (atomic): no quadratic backtracking
+    r"|[\w.\-]{0,64}" + _Q + r"(?>[ \t]*,?" + _GAP + r")(?:-[ \t]*)?\\*[\"']?value\\*[\"']?"
     + r"[ \t]*[:=]" + _GAP + _OPENER
 )  # fmt: skip
 #: A value after a `:` (YAML, INI, headers): quoted as `_VALUE`, else every word up to the end

@@ -1,0 +1,69 @@
+"""Worst-case inputs for the secret scan: CPU time of `Redactor.redact` on crafted 20k texts.
+
+Each text pads a credential's name, separator or value with what a pattern repeats (spaces,
+line breaks, escaped quotes, pairs of a cookie jar), the shapes that made a regex backtrack
+quadratically (a fresh-user test found `password` + 20,000 spaces took 23 s). Baseline: the
+same `redact` on an ordinary 20k text in the same process. No target is set by an issue: a
+ratio in the hundreds names a pattern to fix. Prints one row per text.
+"""
+
+from __future__ import annotations
+
+import time
+
+import _common
+
+from harnesskit.log.redact import Redactor
+
+N = 20_000
+
+TEXTS = {
+    "name + spaces": "password" + " " * N + "x",
+    "name: + spaces": "password:" + " " * N + "x",
+    "name + escaped breaks": "password" + "\\n " * (N // 3) + "x",
+    "block scalar, blank": "password: |\n" + " " * N + "x",
+    "block scalar, lines": "password: |\n" + "  a\n" * (N // 4),
+    "value to end of line": "password: " + "a " * (N // 2),
+    "name/value pair + spaces": "- name: DB_PASSWORD" + " " * N,
+    "escaped quotes in value": '"password": "' + '\\"' * (N // 2),
+    "cookie jar pairs": "cookies={" + '"a":"b",' * (N // 8),
+    "long options": "--password " * (N // 11),
+    "client options": "docker login " + "-p " * (N // 3),
+}
+
+
+def main() -> None:
+    args = _common.parser(__doc__.splitlines()[0]).parse_args()
+    r = Redactor()
+    ordinary = ("flight HAT136 on 2024-05-20, reservation 4WQ150, seat 12C; " * 400)[:N]
+    rows = []
+
+    def cpu(text: str) -> float:
+        best = float("inf")
+        for _ in range(max(1, args.repeat)):
+            t0 = time.process_time()
+            r.redact(text)
+            best = min(best, time.process_time() - t0)
+        return best
+
+    base = cpu(ordinary)
+    for name, text in TEXTS.items():
+        took = cpu(text)
+        rows.append(
+            _common.row(
+                "redact-worst",
+                f"redact {len(text):,} chars: {name}",
+                took,
+                "s",
+                baseline="an ordinary text as long",
+                baseline_value=base,
+                ratio=took / base if base else None,
+                cpu_value=took,
+                cpu_baseline_value=base,
+            )
+        )
+    _common.report(rows, args.json)
+
+
+if __name__ == "__main__":
+    main()
