@@ -109,11 +109,12 @@ _BLOCK_LINE = r"(?:[^\r\n\\\"]|\\+[^\r\n\\nr]|\"(?!\s*[,}\]:]|$))+"
 #: A block scalar's value: its first line and every later line indented as deeply (blank lines
 #: between them included); the first less indented line (the next key) ends it.
 _BLOCK_VALUE = _BLOCK_LINE + r"(?:" + _NL + r"(?:[ \t]*" + _NL + r")*\3" + _BLOCK_LINE + r")*"
-#: A credential's name given as the value of a `name` field, then its value as the `value`
-#: field after it: Kubernetes/ECS `- name: DB_PASSWORD` / `value: X`, the JSON
-#: `{"name": "DB_PASSWORD", "value": "X"}` and .NET `<add key="ApiKey" value="X"/>`.
+#: A credential's name given as the value of a `name` field (ending with it: `DB_PASSWORD`, not
+#: `password_policy`), then its value as the `value` field after it: Kubernetes/ECS
+#: `- name: DB_PASSWORD` / `value: X`, the JSON `{"name": "DB_PASSWORD", "value": "X"}` and
+#: .NET `<add key="ApiKey" value="X"/>`.
 _NAME_THEN_VALUE = (  # the space between them taken whole (atomic): no quadratic backtracking
-    r"|[\w.\-]{0,64}" + _Q + r"(?>[ \t]*,?" + _GAP + r")(?:-[ \t]*)?\\*[\"']?value\\*[\"']?"
+    r"|" + _Q + r"(?>[ \t]*,?" + _GAP + r")(?:-[ \t]*)?\\*[\"']?value\\*[\"']?"
     + r"[ \t]*[:=]" + _GAP + _OPENER
 )  # fmt: skip
 #: A value after a `:` (YAML, INI, headers): quoted as `_VALUE`, else every word up to the end
@@ -300,7 +301,7 @@ _PATTERNS: dict[str, str] = {
     # client's short option: `docker login -p X`, `redis-cli -a X`, `ldapsearch -w X`,
     # `sqlcmd -P X`; requests' `auth=('user', 'X')`
     + r"|(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
-    + r"|auth-token)[ \t]+"
+    + r"|auth-token|with-token)[ \t]+"
     + _OPENER
     + r"|(?<![\w\-])(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
     + r"|add|delete|whoami|passwd)|sqlcmd)\b[^\n\"'\\|;&]{0,256}?[ \t]"
@@ -373,7 +374,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`; httpie's command (its `-a`)
     "basic_auth": (
         "-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie", "--token",
-        "--api-key", "--apikey", "--secret", "--access-token", "redis-cli", "ldap", "sqlcmd",
+        "--api-key", "--apikey", "--secret", "--access-token", "--with-token", "redis-cli", "ldap",
+        "sqlcmd",
         "auth=(", "auth =", "auth=[",
     ),
     "email": ("@",),

@@ -221,7 +221,9 @@ def parse_completion(
             model=model,
             body=_snippet(body),
         )
-    choice = choices[0]
+    # the answer is the choice with index 0 (providers may list choices in any order); a
+    # choice without an index is taken where it stands
+    choice = next((c for c in choices if isinstance(c, dict) and _index(c) == 0), choices[0])
     message = choice.get("message")
     if not isinstance(message, dict):
         message = choice.get("delta") if isinstance(choice.get("delta"), dict) else None
@@ -683,3 +685,9 @@ def _snippet(body: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(body)
     return text[:2000]
+
+
+def _index(choice: dict[str, Any]) -> int | None:
+    """A choice's `index` when it is an int (not a bool), else None."""
+    index = choice.get("index")
+    return index if index.__class__ is int else None

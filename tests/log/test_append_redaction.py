@@ -113,6 +113,7 @@ SECRETS = [
     ("requests.get(u, auth=('bob', 'PlantedTuple6'))", "PlantedTuple6", "basic_auth"),
     ("curl -u :PlantedEmptyUser7 https://api", "PlantedEmptyUser7", "basic_auth"),
     ("mytool --token PlantedTokOpt8 run", "PlantedTokOpt8", "basic_auth"),
+    ("gh auth login --with-token PlantedGhTok9", "PlantedGhTok9", "basic_auth"),
     ("machine api.x.com login bob password PlantedNetrc1", "PlantedNetrc1", "password_phrase"),
     ("The password for the admin account is PlantedFor2", "PlantedFor2", "password_phrase"),
     ("my pw is PlantedPw3", "PlantedPw3", "password_phrase"),

@@ -71,6 +71,7 @@ STAY = [
     "please login to the portal; --token-file /etc/x; sig=short",
     '{"prompt_tokens": 12, "cached_tokens": 3, "token_estimate": 4}',
     "Click on this link to reset your password: https://www.example.com/reset-password",
+    '{"name": "seat_password_policy", "value": "strict"}',
 ]
 
 

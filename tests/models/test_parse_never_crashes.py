@@ -233,3 +233,26 @@ def test_a_full_run_on_any_body_finishes_with_a_documented_reason(body):
     assert run.error is None or isinstance(run.error, HarnessError)
     assert run.finish_reason in {"stop", "max_steps", "error", "max_consecutive_errors"}
     assert [e for e in run.log if e.type == "run.finished"]
+
+
+def test_the_answer_is_the_choice_with_index_0_wherever_it_is_listed():
+    def choice(i, text):
+        return {
+            "index": i,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "stop",
+        }
+
+    body = {"choices": [choice(1, "SECOND"), choice(0, "FIRST")]}
+    assert parse_completion(body, model="m").message.content == "FIRST"
+    # no index 0 (or indexes that are not ints): the first listed, as before
+    assert (
+        parse_completion({"choices": [choice(2, "A"), choice(1, "B")]}, model="m").message.content
+        == "A"
+    )
+    assert (
+        parse_completion(
+            {"choices": [choice(True, "A"), choice(0, "B")]}, model="m"
+        ).message.content
+        == "B"
+    )
