@@ -495,6 +495,12 @@ def _call(data: dict[str, Any], cut: _Cut) -> ToolCall:
     )
 
 
+_CALL_SHAPE_HINT = (
+    'send each tool call as {"id": ..., "type": "function", "function": {"name": '
+    '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
+)
+
+
 def _malformed_call(entry: Any) -> ToolCall:
     """A `tool_calls` entry that is not an object: a call the executor answers with an error.
 
@@ -509,10 +515,7 @@ def _malformed_call(entry: Any) -> ToolCall:
         raw_arguments=_raw_text(entry),
         parse_error=f"the tool call is {kind}, not an object",
         parse_error_type="invalid_argument",
-        parse_hint=(
-            'send each tool call as {"id": ..., "type": "function", "function": {"name": '
-            '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
-        ),
+        parse_hint=_CALL_SHAPE_HINT,
     )
 
 
@@ -527,10 +530,7 @@ def _wrong_field(data: dict[str, Any], field: str, value: Any, takes: str) -> To
         raw_arguments=_raw_text(data),
         parse_error=f"the tool call's {field} is a JSON {_json_kind(value)}, not {takes}",
         parse_error_type="invalid_argument",
-        parse_hint=(
-            'send each tool call as {"id": ..., "type": "function", "function": {"name": '
-            '<tool name>, "arguments": <JSON object>}} through the tool-calling interface'
-        ),
+        parse_hint=_CALL_SHAPE_HINT,
         original_id=None if isinstance(raw_id, str) else ("" if raw_id is None else str(raw_id)),
     )
 
