@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import harnesskit as hk
@@ -289,19 +289,26 @@ REDACTORS = [
 
 @settings(max_examples=300, deadline=None)
 @given(JSON_TEXT, st.booleans())
+@example({",": None, "\r": None}, False)  # two keys that one extra pattern rewrites alike
 def test_redacting_any_json_keeps_its_shape(value, nested):
     text = json.dumps(value)
     if nested:
         text = json.dumps({"content": text, "n": 1})
-    shape = _shape(json.loads(text))
+    shape = _shape(_pairs(text))
     for r in REDACTORS:
         out, _ = r.redact(text)
-        assert _shape(json.loads(out)) == shape
+        assert _shape(_pairs(out)) == shape
+
+
+def _pairs(text):
+    # Two keys redacted to one placeholder are still two members: keep every pair.
+    return json.loads(text, object_pairs_hook=lambda pairs: {"": [v for _, v in pairs]})
 
 
 def _shape(value):
     if isinstance(value, dict):
-        return ("dict", len(value), sorted(repr(_shape(v)) for v in value.values()))
+        members = value[""]
+        return ("dict", len(members), sorted(repr(_shape(v)) for v in members))
     if isinstance(value, list):
         return ("list", [_shape(v) for v in value])
     return type(value).__name__
