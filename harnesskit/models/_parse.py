@@ -62,6 +62,15 @@ _TAG = re.compile(
 )
 _MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(.*)", re.S)
 _NAME = re.compile(r"\"(?:name|tool|tool_name|function)\"\s*:\s*\"([^\"]+)\"")
+#: A provider's words for a prompt longer than the model's context (OpenAI, vLLM, SGLang,
+#: llama.cpp, TGI, Anthropic, Ollama).
+_CONTEXT_LENGTH = re.compile(
+    r"maximum context length|context (?:length|window|size) (?:is |was |has been )?exceeded"
+    r"|exceeds? (?:the )?(?:available |model'?s? |maximum )?context"
+    r"|longer than the model'?s? (?:maximum )?context|prompt is too long"
+    r"|context_length_exceeded|exceed_context_size",
+    re.I,
+)
 _START = re.compile(r"\{|\[(?=\s*\{)")
 _MAX_STARTS = 200
 _MAX_LENIENT_CHARS = 20_000
@@ -106,7 +115,11 @@ def provider_error(text: str) -> ProviderError:
 
 
 def error_from_object(data: Any, text: str = "") -> ProviderError:
-    """Read a decoded error body; `text` is the fallback message."""
+    """Read a decoded error body; `text` is the fallback message.
+
+    A message saying the prompt does not fit the model's context, sent with no code or with
+    code 400, gets the code `context_length_exceeded` (classified as HTTP 400: not retried).
+    """
     err = data.get("error", data) if isinstance(data, dict) else None
     if isinstance(err, str):
         return ProviderError(err)
@@ -116,10 +129,15 @@ def error_from_object(data: Any, text: str = "") -> ProviderError:
     if not isinstance(message, str):
         message = _snippet(message if message is not None else err)[:1000]
     code = err.get("code")
+    code = str(code) if isinstance(code, (str, int)) and not isinstance(code, bool) else None
+    if (code is None or code.strip() == "400") and _CONTEXT_LENGTH.search(message):
+        # vLLM, SGLang, llama.cpp and TGI name no code (or only 400) for a prompt too long for
+        # the model: named as OpenAI names it, so the error says what happened
+        code = "context_length_exceeded"
     failed = err.get("failed_generation")
     return ProviderError(
         message,
-        code=str(code) if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+        code=code,
         type=err.get("type") if isinstance(err.get("type"), str) else None,
         failed_generation=failed if isinstance(failed, str) else None,
     )
@@ -128,14 +146,18 @@ def error_from_object(data: Any, text: str = "") -> ProviderError:
 def body_error(data: Any, text: str = "") -> ProviderError | None:
     """The provider error a response body or stream chunk reports, or `None` for none.
 
-    An `error` holding anything (`"error": null` is none), alone or next to `choices`, or a
-    first choice ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the
-    text so far is a fragment). `text` is the fallback message, as for `error_from_object`.
+    An `error` holding anything (`"error": null` is none), alone or next to `choices`; a body
+    that is itself an error object (`"object": "error"` with `message`, `type` and `code` at
+    the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream); or a first choice
+    ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the text so far is a
+    fragment). `text` is the fallback message, as for `error_from_object`.
     """
     if not isinstance(data, dict):
         return None
     if data.get("error"):
         return error_from_object(data, text)
+    if data.get("object") == "error":  # vLLM, SGLang, FastChat: the body is the error object
+        return error_from_object({"error": data}, text)
     choices = data.get("choices")
     for choice in choices if isinstance(choices, list) else ():
         if (

@@ -34,8 +34,8 @@ NO_RETRY_STATUS = frozenset({400, 401, 402, 403, 404, 422})
 _ERROR_STATUS = {
     **dict.fromkeys(
         ("invalid_request_error", "invalid_request", "bad_request", "context_length_exceeded",
-         "string_above_max_length", "invalid_prompt", "unsupported_parameter",
-         "unsupported_value", "invalid_value"),
+         "string_above_max_length", "exceed_context_size_error", "invalid_prompt",
+         "unsupported_parameter", "unsupported_value", "invalid_value"),
         400,
     ),
     **dict.fromkeys(

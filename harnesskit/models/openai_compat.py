@@ -126,6 +126,10 @@ PRESETS: dict[str, Preset] = {
 _BOM = b"\xef\xbb\xbf"
 _TOOL_PARSE_ERROR = re.compile(r"error parsing tool call", re.I)
 _RAW_GENERATION = re.compile(r"raw='(.*?)'(?:, err=|$)", re.S)
+_CONTEXT_HINT = (
+    "the prompt is longer than the model's context; keep less of the history "
+    '(Harness(policy="window")) or lower max_tokens'
+)
 _HINTS = {
     401: "check the API key (environment variable {env} or api_key=)",
     403: "the key is not allowed to use this model or endpoint",
@@ -730,7 +734,10 @@ class OpenAICompatModel:
         """The failure for an error the provider reported, by HTTP status or in a 200 answer.
 
         One classification (`_retry.retryable`) for an error status, a plain body's `error`
-        and a stream's; a report of the model's own malformed tool call is an output error.
+        (or a body that is an error object, vLLM's `"object": "error"`) and a stream's; a
+        report of the model's own malformed tool call is an output error. A prompt too long
+        for the model (`context_length_exceeded`, by code or by the provider's words) is named
+        in the message with what to do.
         """
         inside = status < 300  # an error object in a 200 body or stream
         if ((inside or status == 400) and err.code == "tool_use_failed") or (
@@ -742,6 +749,8 @@ class OpenAICompatModel:
                 failed = raw.group(1) if raw else None
             output = ProviderError(err.message, err.code, err.type, failed)
             return _Failure(status, message, False, body=body, output=output)
+        if err.code == "context_length_exceeded":
+            message += f" ({err.code}: {_CONTEXT_HINT})"
         return _Failure(
             status,
             message,
