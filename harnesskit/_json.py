@@ -22,10 +22,13 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "ArgumentsRead",
+    "FINITE_HINT",
     "clean",
     "clean_text",
     "echoable",
     "excerpt",
+    "finite_arguments",
+    "may_hold_non_finite",
     "wire_name",
     "loads",
     "non_finite",
@@ -102,7 +105,9 @@ def clean_text(text: str, *, escape: bool = True) -> str:
     return text
 
 
-def clean(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
+def clean(
+    value: Any, *, max_depth: int = MAX_DEPTH, keep_non_finite: bool = False
+) -> tuple[Any, str | None]:
     """Make a decoded JSON value safe to hash, log and send.
 
     Strings (keys included) go through `clean_text`; NaN and infinite floats become `None`;
@@ -111,12 +116,14 @@ def clean(value: Any, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
     Args:
         value: a decoded JSON value (dicts, lists, strings, numbers, booleans, `None`).
         max_depth: deepest nesting accepted (levels).
+        keep_non_finite: keep NaN and infinite floats as they are (for a reader that refuses
+            them where they matter, e.g. tool-call arguments; see `finite_arguments`).
 
     Returns:
         `(cleaned, None)`, or `(None, reason)` when the value is nested too deeply.
     """
     try:
-        return _clean(value, max_depth), None
+        return _clean(value, max_depth, keep_non_finite), None
     except _Refused as exc:
         return None, str(exc)
 
@@ -155,19 +162,19 @@ def non_finite(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def _clean(value: Any, depth: int) -> Any:
+def _clean(value: Any, depth: int, keep: bool = False) -> Any:
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return value if keep or math.isfinite(value) else None
     if isinstance(value, dict):
         if depth <= 0:
             raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
-        return {clean_text(str(k)): _clean(v, depth - 1) for k, v in value.items()}
+        return {clean_text(str(k)): _clean(v, depth - 1, keep) for k, v in value.items()}
     if isinstance(value, list | tuple):
         if depth <= 0:
             raise _Refused(f"nested deeper than {MAX_DEPTH} levels")
-        return [_clean(v, depth - 1) for v in value]
+        return [_clean(v, depth - 1, keep) for v in value]
     return value
 
 
@@ -231,7 +238,11 @@ def loads(
     try:
         if strict:
             value = json.loads(
-                text, parse_int=_int, parse_constant=_constant, object_pairs_hook=_no_duplicates
+                text,
+                parse_int=_int,
+                parse_float=_strict_float,
+                parse_constant=_constant,
+                object_pairs_hook=_no_duplicates,
             )
         else:
             value = json.loads(text, parse_int=_lenient_int, parse_constant=lambda _: None)
@@ -251,6 +262,69 @@ def _finite(text: str) -> float:
     if not math.isfinite(value):  # 1e999: the slow path cleans it to None
         raise _Refused("a float out of range")
     return value
+
+
+#: Marks the strict reader's refusal of a number no float holds (`1e999`, `-1e400`).
+_OUT_OF_RANGE = "out of the range of a float"
+
+
+def _strict_float(text: str) -> float:
+    """A JSON number for the strict reader; one that overflows a float is refused, not inf."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is {_OUT_OF_RANGE}")
+    return value
+
+
+FINITE_HINT = (
+    "send every number as a finite JSON number (at most about 1.8e308 in size; 1e999 is "
+    "infinite); for 'no limit' leave the argument out, or send null where the tool allows it"
+)
+"""What a model is told when its arguments hold a number out of float range."""
+_NON_FINITE_TEXT = re.compile(rb"[eE][+]?\d{3}|Infinity|NaN")
+
+
+def may_hold_non_finite(text: bytes) -> bool:
+    """Whether JSON `text` may hold a number that decodes to an infinite float (or NaN).
+
+    A cheap test on the raw bytes (an exponent of 3+ digits, `Infinity`, `NaN`); `True` may
+    be a false alarm (the word in a string), `False` is certain.
+
+    Args:
+        text: JSON text as received.
+
+    Returns:
+        False when no number in `text` can be out of float range.
+    """
+    return _NON_FINITE_TEXT.search(text) is not None
+
+
+def finite_arguments(value: dict[str, Any]) -> ArgumentsRead:
+    """Arguments given as an object, refused when they hold a NaN or infinite float.
+
+    Such a float comes from a number out of float range (`{"n": 1e999}`, `-1e400`) that a
+    lenient decoder read as infinity; it must never reach a tool as `inf`.
+
+    Args:
+        value: the decoded arguments object.
+
+    Returns:
+        The read: `value` itself, or no arguments and an `invalid_argument` error naming the
+        first such number's path, with `FINITE_HINT`.
+    """
+    where = non_finite(value)
+    if where is None:
+        return ArgumentsRead(arguments=value)
+    return _not_finite(where)
+
+
+def _not_finite(what: str) -> ArgumentsRead:
+    return ArgumentsRead(
+        arguments=None,
+        error=f"arguments hold a number out of float range: {what}",
+        error_type="invalid_argument",
+        hint=FINITE_HINT,
+    )
 
 
 #: The fast path's decoder: refuses (so hands over to the slow path) anything it cannot read
@@ -435,6 +509,8 @@ def read_arguments(
             arguments=read.arguments, repair=f"{read.repair}; {note}" if read.repair else note
         )
     value, err = loads(text, strict=True)
+    if err is not None and _OUT_OF_RANGE in err:  # 1e999 is no number a tool can take
+        return _not_finite(err.removeprefix("not valid JSON (")[:-1])
     if err is not None and _TWICE in err:  # never guess which of the two values was meant
         return ArgumentsRead(
             arguments=None,
@@ -480,6 +556,8 @@ def _read_body(text: str, *, cut_off: bool, max_tokens: int | None) -> Arguments
             hint=_ONE_OBJECT,
         )
     value, err = loads(text, strict=True)
+    if err is not None and _OUT_OF_RANGE in err:
+        return _not_finite(err.removeprefix("not valid JSON (")[:-1])
     if err is None:
         if isinstance(value, dict):
             return ArgumentsRead(arguments=value)
@@ -606,7 +684,7 @@ def _fence_read_error(read: ArgumentsRead) -> ArgumentsRead:
 
 
 def _diagnose(text: str, err: str, *, cut_off: bool, max_tokens: int | None) -> ArgumentsRead:
-    decoder = json.JSONDecoder(parse_int=_int, parse_constant=_constant)
+    decoder = json.JSONDecoder(parse_int=_int, parse_float=_strict_float, parse_constant=_constant)
     stripped = text.strip()
     start = len(text) - len(text.lstrip())
     try:

@@ -205,6 +205,7 @@ def parse_completion(
     taken_ids: Collection[str] = (),
     new_id: Callable[[], str] | None = None,
     max_tokens: int | None = None,
+    exact: Any = None,
 ) -> ModelResponse:
     """Turn a chat-completions response body into a `ModelResponse`.
 
@@ -217,6 +218,10 @@ def parse_completion(
         max_tokens: the request's output limit (tokens); a reply whose `completion_tokens`
             reached it counts as cut off (like `finish_reason="length"`), and the truncation
             error quotes the value.
+        exact: the same body decoded with its out-of-range numbers kept as infinite floats
+            (where `body` has `null`), or `None` when it holds none. It is read instead of
+            `body`, so that a tool call whose object arguments hold `1e999` is refused
+            (`invalid_argument`) instead of reaching the tool with `null`.
 
     Returns:
         The normalized response; `raw` is `body`.
@@ -236,6 +241,7 @@ def parse_completion(
     err = body_error(body)
     if err is not None:
         raise ModelError(f"provider error: {err.message}", model=model, body=_snippet(body))
+    raw_body, body = body, exact if isinstance(exact, dict) else body
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ModelOutputError(
@@ -297,7 +303,7 @@ def parse_completion(
         usage=usage,
         finish_reason=finish,
         model=name,
-        raw=body,
+        raw=raw_body,
         original_content=original,
     )
 
@@ -568,8 +574,8 @@ class _Cut:
 def _arguments(raw: Any, cut: _Cut) -> _json.ArgumentsRead:
     if raw is None:
         return _json.ArgumentsRead(arguments={})
-    if isinstance(raw, dict):
-        return _json.ArgumentsRead(arguments=raw)
+    if isinstance(raw, dict):  # an object: refused if it holds inf (a number like 1e999)
+        return _json.finite_arguments(raw)
     if not isinstance(raw, str):
         return _json.ArgumentsRead(
             arguments=None,

@@ -604,6 +604,7 @@ class OpenAICompatModel:
         if stream:
             headers["accept"] = "text/event-stream"
         url = self._endpoint
+        exact: Any = None  # the body with numbers out of float range kept (see parse_completion)
         try:
             cap = self.max_response_bytes
             client = self._http()
@@ -623,6 +624,9 @@ class OpenAICompatModel:
                     data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
+                    # 1e999 in object arguments: read as inf, refused by the parser (not null)
+                    if _json.non_finite(data) is not None:
+                        exact = _json.clean(data, keep_non_finite=True)[0]
                     data, why = _json.clean(data)
                     if why is not None:
                         return _Failure(200, f"the streamed answer is {why}", False)
@@ -644,6 +648,10 @@ class OpenAICompatModel:
                         return self._provider_failure(
                             200, said, f"provider error: {said.message}", text
                         )
+                    if _json.may_hold_non_finite(raw):  # 1e999 in object arguments: kept as inf
+                        kept = _json.loads(raw, cleaned=False)[0]
+                        if _json.non_finite(kept) is not None:
+                            exact = _json.clean(kept, keep_non_finite=True)[0]
         except ModelOutputError:  # a stream chunk of the wrong shape: no retry, as unstreamed
             raise
         except ModelError as exc:  # the deadline or the size cap passed while the body arrived
@@ -662,6 +670,7 @@ class OpenAICompatModel:
                 taken_ids=taken,
                 new_id=new_id,
                 max_tokens=max_tokens,
+                exact=exact,
             )
         except ModelOutputError:
             raise

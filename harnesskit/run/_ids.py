@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import math
 from typing import TYPE_CHECKING
 
+from harnesskit import _json
 from harnesskit.errors import UsageError
-from harnesskit.messages import Message
+from harnesskit.messages import Message, ToolCall
 
 if TYPE_CHECKING:
     from harnesskit.run.state import RunState
@@ -103,10 +106,16 @@ def unique_call_ids(message: Message, state: RunState) -> Message:
     Returns:
         `message` itself when every id was fresh, else a copy whose replaced calls carry
         `call_<step>_<position>_<6 hex of sha256(run_id:branch_id)>` (plus `_<n>` in the rare
-        case that id is taken too) and the model's id in `original_id`.
+        case that id is taken too) and the model's id in `original_id`. A call whose
+        arguments hold a NaN or infinite float (any model's, not only an HTTP one's) is made
+        an `invalid_argument` call telling the model to send a finite number: `inf` never
+        reaches a tool.
     """
     taken, calls, changed = state.call_ids, [], False
     for i, c in enumerate(message.tool_calls):
+        if c.arguments and not _flat_finite(c.arguments):
+            refused = _finite_call(c)
+            c, changed = refused, changed or refused is not c
         if not c.id or c.id in taken or not _safe_call_id(c.id):
             stem = hashlib.sha256(f"{state.run_id}:{state.branch_id}".encode()).hexdigest()[:6]
             new_id, n = f"call_{state.step}_{i}_{stem}", 0
@@ -120,4 +129,31 @@ def unique_call_ids(message: Message, state: RunState) -> Message:
         return message
     return Message(
         role="assistant", content=message.content, tool_calls=tuple(calls), name=message.name
+    )
+
+
+def _flat_finite(arguments: dict[str, object]) -> bool:
+    """True when `arguments` hold only finite scalars (the common case: no walk needed)."""
+    for v in arguments.values():
+        kind = type(v)
+        if kind is float:
+            if not math.isfinite(v):  # type: ignore[arg-type]
+                return False
+        elif kind is dict or kind is list or kind is tuple:
+            return False
+    return True
+
+
+def _finite_call(call: ToolCall) -> ToolCall:
+    """`call`, or a copy answered `invalid_argument` when its arguments hold NaN or inf."""
+    read = _json.finite_arguments(call.arguments or {})
+    if read.arguments is not None:
+        return call
+    return dataclasses.replace(
+        call,
+        arguments=None,
+        raw_arguments=call.raw_arguments or json.dumps(call.arguments, default=repr),
+        parse_error=read.error,
+        parse_error_type=read.error_type,
+        parse_hint=read.hint,
     )
