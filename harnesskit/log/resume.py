@@ -56,8 +56,9 @@ from harnesskit.tools.idempotency import (
 )
 
 #: Finish reasons a new user turn goes on from (`Run.send`, and `fold` reading the log): an
-#: answer (`stop`), a pause for a human, and an answer cut by the output limit (`length`).
-RESUMABLE_BY_USER = frozenset({"stop", "paused", "length"})
+#: answer (`stop`), a pause for a human, an answer cut by the output limit (`length`), and a
+#: refusal or an answer the provider's content filter stopped (`content_filter`).
+RESUMABLE_BY_USER = frozenset({"stop", "paused", "length", "content_filter"})
 
 __all__ = [
     "ResumeCheck",

@@ -15,7 +15,9 @@ What it repairs, and how it records it:
   offered tool, so a model quoting JSON is not mistaken for a call;
 - arguments that do not parse when `finish_reason == "length"` get `parse_error="truncated"`,
   so the executor answers `truncated_call` with a hint to raise the output limit;
-- invented tool names are passed on unchanged (the executor answers `unknown_tool`).
+- invented tool names are passed on unchanged (the executor answers `unknown_tool`);
+- an OpenAI refusal (`message.refusal` with `content` null) is the answer's text, and the
+  reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does).
 
 Only text inside a fence or tag is parsed leniently (with `json_repair`: single quotes,
 trailing commas, Python literals), never structured `arguments`: there a parse failure goes
@@ -224,7 +226,9 @@ def parse_completion(
             (`invalid_argument`) instead of reaching the tool with `null`.
 
     Returns:
-        The normalized response; `raw` is `body`.
+        The normalized response; `raw` is `body`. A refusal (`message.refusal`, no content)
+        is the message's text, and `finish_reason` is `content_filter` when the provider said
+        `stop` or nothing.
 
     Raises:
         ModelError: the body is not a chat completion (not an object), or it reports a
@@ -270,8 +274,10 @@ def parse_completion(
     content, wrong = content_text(message.get("content"))
     if wrong is not None:
         raise ModelOutputError(f"the message {wrong}", model=model, body=_snippet(body))
-    if content is None and isinstance(message.get("refusal"), str):
-        content = message["refusal"]
+    refusal = message.get("refusal")
+    refused = not content and isinstance(refusal, str) and bool(refusal.strip())
+    if refused:  # OpenAI's refusal (content null): the model's answer is that it declines
+        content = refusal
     usage = parse_usage(body.get("usage"))
     reached = max_tokens is not None and usage is not None and usage.completion_tokens >= max_tokens
     cut = _Cut(finish == "length" or reached, max_tokens)
@@ -294,6 +300,8 @@ def parse_completion(
             original = content
         calls, content = recovered, remaining
     calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
+    if refused and not calls and finish in (None, "stop"):
+        finish = "content_filter"  # a refusal ends the run as a filtered answer does
     if finish is None:
         finish = "tool_calls" if calls else "stop"
     reported = body.get("model")

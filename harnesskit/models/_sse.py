@@ -70,6 +70,8 @@ class StreamAccumulator:
             on_delta(StreamDelta(kind="start"))
         self.content: list[str] = []
         self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        """Fragments of an OpenAI `refusal` (the model declining), read as the answer's text."""
         self.other_reasoning: dict[str, list[Any]] = {}
         """Reasoning fragments that are not text, by key, kept as sent (as a plain body keeps
         them): the folded body holds them, the answer's text does not."""
@@ -190,6 +192,11 @@ class StreamAccumulator:
             self.content.append(text)
             if emit is not None:
                 emit(StreamDelta(kind="text", text=text))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self.refusal.append(refusal)
+            if emit is not None:
+                emit(StreamDelta(kind="text", text=refusal))
         for key in ("reasoning_content", "reasoning"):
             value = delta.get(key)
             if isinstance(value, str):
@@ -280,6 +287,8 @@ class StreamAccumulator:
             message["tool_calls"] = list(self.calls)
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning)
+        if self.refusal:
+            message["refusal"] = "".join(self.refusal)
         for key, values in self.other_reasoning.items():
             kept = values[0] if len(values) == 1 else values
             message[key] = [message[key], kept] if key in message else kept

@@ -37,6 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Run"]
 
+#: The `run.finished` reason of a run ended by a refusal or the provider's content filter.
+FILTERED = (
+    "the model refused, or the provider's content filter stopped the answer "
+    "(finish_reason content_filter); send() a rephrased turn to go on"
+)
+
 
 class Run:
     """One run of a harness: step it in a notebook cell with `step()`, or `run()` to the end.
@@ -69,7 +75,8 @@ class Run:
         """Why the run ended, or `None`.
 
         `stop`, `length` (the last answer was cut by the model's output limit; the run is
-        `incomplete`), a brake's name, `cancelled`, `paused`, `error`, or a `StopRun` reason.
+        `incomplete`), `content_filter` (the model refused, or the provider's filter stopped
+        the answer), a brake's name, `cancelled`, `paused`, `error`, or a `StopRun` reason.
         """
         return self.state.finish_reason
 
@@ -253,6 +260,9 @@ class Run:
                     + (f" (max_tokens={limit})" if limit is not None else "")
                     + "; raise max_tokens, or send() a turn asking for a shorter answer",
                 )
+                return
+            if response.finish_reason == "content_filter":  # a refusal or a filtered answer
+                self._finish("content_filter", reason=FILTERED)
                 return
             self._finish("stop")
             return
