@@ -86,6 +86,30 @@ __all__ = [
 
 _DEFAULT_REDACTOR = Redactor()
 _PATH_TAKES = "the path of a .jsonl log (str or Path)"
+#: What to do about a line that is no event of ours, in a `CorruptLogError`.
+_MEND = "restore the log from a copy, or mend or delete the line in a copy and read that"
+_NOT_OURS = (
+    "check that the path names a run's event log (<log_dir>/<run_id>.jsonl); if it does, the "
+    f"line was added or edited by hand: {_MEND}"
+)
+_BOM_TEXT = "\ufeff"
+_JSON_KINDS = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _not_an_event(path: pathlib.Path, line: int, data: Any) -> CorruptLogError:
+    """The error for a line that is JSON but no event: what it is, and what to do.
+
+    An event line is an object with a `type` (`kind` in schema version 1).
+    """
+    if not isinstance(data, dict):
+        kind = "null" if data is None else _JSON_KINDS.get(type(data), type(data).__name__)
+        what = f"a JSON {kind}, not an event (an object with v, event_id, type, payload)"
+    else:
+        keys = ", ".join(repr(k)[:40] for k in list(data)[:6]) or "none"
+        what = f"not an event line: a JSON object with no 'type' field (its keys: {keys})"
+    return CorruptLogError(f"{path}:{line}: {what}; {_NOT_OURS}")
+
+
 _PATH_OR_NONE = f"{_PATH_TAKES}, or None for a log kept in memory"
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
@@ -717,7 +741,9 @@ class EventLog:
         Raises:
             UsageError: `path` is not a path (str or PathLike), the file does not exist, or
                 the arguments do not fit (no path, a second one).
-            CorruptLogError: a line other than the last is not valid JSON, lacks fields, or
+            CorruptLogError: a line starts with a byte-order mark, is JSON but no event (not
+                an object, or an object with no `type`), or a line other than the last is not
+                valid JSON, lacks fields, or
                 holds an envelope field of another type (`created_at`, `status`, `source`,
                 `summary`, `branch_id` not text; `parent_id`, `supersedes` not an id or null;
                 ...), or a payload field the run reads back (`check_shape`); the message names
@@ -746,6 +772,13 @@ class EventLog:
                     raw, msg = line.decode("utf-8", errors="replace"), f"not UTF-8: {exc.reason}"
                 else:
                     msg = exc.msg
+                if raw.startswith(_BOM_TEXT):  # an editor's byte-order mark: never torn
+                    raise CorruptLogError(
+                        f"{p}:{i + 1}: the line starts with a UTF-8 byte-order mark (U+FEFF), "
+                        "which harnesskit never writes (an editor or a tool such as PowerShell's "
+                        "Out-File added it); save the file as UTF-8 without a BOM (or delete "
+                        "the first 3 bytes of the line) and read it again"
+                    ) from exc
                 if bad is not None:  # two cut lines in a row: both must be starts of the same event
                     if not bad[1].lstrip().startswith("{"):
                         raise CorruptLogError(
@@ -759,8 +792,8 @@ class EventLog:
                     f"{p}:{i + 1}: a JSON line no event can be ({type(exc).__name__}: "
                     f"{str(exc)[:200]}); the log is corrupt"
                 ) from exc
-            if not isinstance(data, dict):
-                raise CorruptLogError(f"{p}:{i + 1}: a JSON {type(data).__name__}, not an event")
+            if not isinstance(data, dict) or ("type" not in data and "kind" not in data):
+                raise _not_an_event(p, i + 1, data)
             try:
                 version = schema_version(data)  # an int before it is counted or compared
                 log.source_versions[version] = log.source_versions.get(version, 0) + 1
@@ -768,13 +801,18 @@ class EventLog:
                     check_shape(data)  # here, naming its line, not later in resume or replay
                 event = decode(data)
             except CorruptLogError as exc:  # a payload of the wrong shape: name the line too
-                raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt") from exc
+                raise CorruptLogError(f"{p}:{i + 1}: {exc}; the log is corrupt ({_MEND})") from exc
             except SchemaVersionError as exc:  # name the line too
                 raise SchemaVersionError(f"{p}:{i + 1}: {exc}") from exc
-            except (KeyError, TypeError, AttributeError) as exc:
+            except KeyError as exc:  # a field every event line of its version has
                 raise CorruptLogError(
-                    f"{p}:{i + 1}: not an event line ({type(exc).__name__}: {exc}); "
-                    "the log is corrupt"
+                    f"{p}:{i + 1}: not an event line: it lacks the field {exc.args[0]!r:.40} "
+                    f"(schema version {data.get('v', 1)!r:.10}); {_NOT_OURS}"
+                ) from exc
+            except (TypeError, AttributeError) as exc:  # a field of another type
+                raise CorruptLogError(
+                    f"{p}:{i + 1}: not an event line: a field has the wrong type "
+                    f"({str(exc)[:200]}); {_NOT_OURS}"
                 ) from exc
             # one class test per envelope field (a hand edit fails here, not in resume/frame)
             parent = event.parent_id
