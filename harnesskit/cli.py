@@ -98,7 +98,8 @@ def _model(args: argparse.Namespace) -> object | None:
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(f"--timeout must be a finite number of seconds > 0, got {timeout:g}")
     if not args.model:
-        given = [f for f, v in (("--timeout", timeout), ("--base-url", args.base_url)) if v]
+        flags = (("--timeout", timeout), ("--base-url", args.base_url))
+        given = [f for f, v in (*flags, ("--api-key-env", args.api_key_env)) if v]
         if given:
             raise UsageError(
                 f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to a real "
@@ -116,6 +117,10 @@ def _model(args: argparse.Namespace) -> object | None:
     return get_model(args.model, **{k: v for k, v in options.items() if v is not None})
 
 
+#: `get_model` providers that answer without a server (`--base-url`/`--api-key-env` mean nothing).
+_OFFLINE_PROVIDERS = frozenset({"scripted", "function", "replay"})
+
+
 def _cli_model(spec: str, options: tuple[tuple[str, str], ...], trial: Any) -> Any:
     """Build one trial's model from the command line's spec and options (picklable)."""
     from harnesskit.models import get_model
@@ -128,7 +133,9 @@ def _eval_models(specs: Sequence[str], args: argparse.Namespace) -> dict[str, An
 
     Raises:
         UsageError: a spec names an unknown provider (the message lists the known providers
-            and the domain agents), or the options do not fit it.
+            and the domain agents), or the options do not fit it; `--base-url` or
+            `--api-key-env` given when every model is offline (a domain agent, `scripted`,
+            ...) and there is no `--user`, which they would be silently ignored by.
     """
     from harnesskit.analysis.evals.experiment import domain_agents
     from harnesskit.models import get_model
@@ -137,10 +144,24 @@ def _eval_models(specs: Sequence[str], args: argparse.Namespace) -> dict[str, An
     domains = {a.split(":", 1)[0] for a in agents}
     pairs = (("base_url", args.base_url), ("api_key_env", args.api_key_env))
     options = tuple((k, v) for k, v in pairs if v)
+    offline = [s for s in specs if s.partition(":")[0] in domains | _OFFLINE_PROVIDERS]
+    if options and len(offline) == len(specs) and not args.user:
+        flags = " and ".join(f"--{k.replace('_', '-')}" for k, _ in options)
+        raise UsageError(
+            f"{flags} {'apply' if len(options) > 1 else 'applies'} to a model served over HTTP, "
+            f"but the model{'s' * (len(specs) > 1)} ({', '.join(specs)}) "
+            f"{'are' if len(specs) > 1 else 'is'} offline and would ignore "
+            f"{'them' if len(options) > 1 else 'it'}: add --model with a server's spec (e.g. "
+            "--model openai-compat:NAME, ollama:qwen2.5) or --user SPEC, or drop "
+            f"{'them' if len(options) > 1 else 'it'}"
+        )
     out: dict[str, Any] = {}
     for spec in specs:
         if spec.partition(":")[0] in domains:
             out[spec] = spec  # the experiment checks the style and the cases' domain
+            continue
+        if spec.partition(":")[0] in _OFFLINE_PROVIDERS:
+            out[spec] = functools.partial(_cli_model, spec, ())  # no server: no options
             continue
         try:
             get_model(spec, **dict(options))  # validates before any trial; sends nothing
@@ -262,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="replay recorded tau-bench airline runs and compare their rewards"
     )
     replay.add_argument("path", help="trajectory file, e.g. .../gpt-4o-airline.json")
-    replay.add_argument("--limit", type=int, default=None, help="replay only the first N runs")
+    replay.add_argument("--limit", type=_count, default=None, help="replay only the first N runs")
     replay.add_argument("--log-dir", default=None, help="write one JSONL event log per run here")
     replay.add_argument("--summary", action="store_true", help="print only the summary lines")
     replay.add_argument(
@@ -282,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     suf.add_argument(
         "--policy", action="append", help="context policy (repeatable; default: default)"
     )
-    suf.add_argument("--limit", type=int, default=None, help="only the first N runs")
+    suf.add_argument("--limit", type=_count, default=None, help="only the first N runs")
     suf.set_defaults(func=_cmd_sufficiency)
     ev = sub.add_parser(
         "eval", help="run cases × policies × models × repeats and print the summary table"
@@ -304,16 +325,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
     ev.add_argument("--api-key-env", help="environment variable holding the API key for --model")
-    ev.add_argument("--repeats", type=int, default=1, help="trials per cell (pass^k needs k)")
-    ev.add_argument("--seed", type=int, default=0, help="experiment seed (default 0)")
+    ev.add_argument(
+        "--repeats", type=_count, default=1, help="trials per cell, >= 1 (pass^k needs k)"
+    )
+    ev.add_argument("--seed", type=_seed, default=0, help="experiment seed, >= 0 (default 0)")
     ev.add_argument(
         "--max-trials",
-        type=int,
+        type=_count,
         default=None,
         help="refuse an experiment of more trials than this (default 10000)",
     )
     ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
-    ev.add_argument("--workers", type=int, default=4, help="parallel trials (default 4)")
+    ev.add_argument("--workers", type=_count, default=4, help="parallel trials (default 4)")
     ev.add_argument("--name", default="eval", help="experiment name (default eval)")
     ev.add_argument("--domain", default=None, help="only cases of this domain")
     ev.add_argument("--tag", action="append", help="only cases with this tag (repeatable)")
@@ -340,6 +363,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.set_defaults(func=_cmd_eval)
     return parser
+
+
+def _count(text: str) -> int:
+    """A count from the command line: a whole number >= 1 (argparse exits 2 otherwise)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text} is less than 1 (a count: 1 or more)")
+    return count
+
+
+def _seed(text: str) -> int:
+    """A seed from the command line: a whole number >= 0 (argparse exits 2 otherwise)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative (a seed: 0 or more)")
+    return seed
 
 
 def _rate(text: str) -> float:

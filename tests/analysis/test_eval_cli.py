@@ -254,3 +254,75 @@ def test_fail_under_outside_0_to_1_is_a_usage_error_before_any_trial(rate, capsy
         cli.main(["eval", "datasets/cases/shop.jsonl", "--fail-under", rate])
     assert exc.value.code == 2
     assert "--fail-under" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--repeats", "0"),
+        ("--repeats", "-1"),
+        ("--workers", "0"),
+        ("--max-trials", "0"),
+        ("--seed", "-1"),
+        ("--repeats", "two"),
+    ],
+)
+def test_a_count_under_1_or_a_negative_seed_is_refused_naming_the_option(
+    tmp_path, capsys, option, value
+):
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", str(SHOP), "--out", str(out), "--no-progress", option, value])
+    assert exc.value.code == 2
+    assert f"argument {option}: " in capsys.readouterr().err
+    assert not out.exists()  # refused before the run directory, let alone a trial
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["replay", "x.json", "--limit", "0"], ["sufficiency", "x.json", "--limit", "-1"]],
+    ids=["replay-limit", "sufficiency-limit"],
+)  # fmt: skip
+def test_the_other_commands_counts_are_refused_too(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(command)
+    assert exc.value.code == 2
+    assert f"argument {command[-2]}: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--base-url", "http://127.0.0.1:9/v1"], ["--api-key-env", "MY_KEY"]],
+    ids=["base-url", "api-key-env"],
+)
+@pytest.mark.parametrize(
+    "models",
+    [[], ["--model", "shop:careful"], ["--model", "shop:careful", "--model", "scripted"]],
+    ids=["default-agent", "domain-agent", "agent-and-scripted"],
+)
+def test_server_options_for_an_offline_model_are_refused_not_ignored(
+    tmp_path, capsys, flags, models
+):
+    out = tmp_path / "run"
+    code = main(["eval", str(SHOP), "--out", str(out), "--no-progress", *models, *flags])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{flags[0]} applies to a model served over HTTP" in err and "offline" in err
+    assert not out.exists()
+
+
+def test_server_options_beside_a_real_model_are_kept(tmp_path):
+    from harnesskit import cli
+
+    parsed = cli.build_parser().parse_args(
+        ["eval", str(SHOP), "--model", "shop:careful", "--model", "openai-compat:m",
+         "--base-url", "http://127.0.0.1:9/v1"]
+    )  # fmt: skip
+    models = cli._eval_models(parsed.model, parsed)
+    assert models["shop:careful"] == "shop:careful"
+    assert models["openai-compat:m"].args[1] == (("base_url", "http://127.0.0.1:9/v1"),)
+
+
+def test_demo_refuses_api_key_env_without_a_model(capsys):
+    assert main(["demo", "--api-key-env", "MY_KEY"]) == 2
+    assert "--api-key-env applies to a real model" in capsys.readouterr().err
