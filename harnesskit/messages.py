@@ -751,8 +751,9 @@ class ModelResponse:
     """The assistant message (text and/or tool calls)."""
     usage: Usage | None = None
     """Provider token counts, or `None` when the provider reported none (the loop estimates)."""
-    finish_reason: str = "stop"
-    """`stop`, `tool_calls`, `length` or `content_filter`, as the provider said."""
+    finish_reason: str | None = "stop"
+    """`stop`, `tool_calls`, `length` or `content_filter`, as the provider said; `None` when
+    the provider's reply named none (it is never invented)."""
     model: str = ""
     """The model that answered."""
     raw: dict[str, Any] | None = None

@@ -254,7 +254,7 @@ def replay(
                         cached_tokens=usage.get("cached_tokens", 0),
                         estimated=usage.get("estimated", False),
                     ),
-                    finish_reason=e.finish_reason or "stop",
+                    finish_reason=e.finish_reason,  # None when the provider sent none
                     model=e.model or "",
                 )
             )

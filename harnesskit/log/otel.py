@@ -7,7 +7,8 @@ subscribes one to the run's log) or after the fact (`export_otlp`, `otlp_json`):
   `gen_ai.conversation.id`), from the task contract to `run.finished`;
 - one child span per model request, `chat <model>` (`gen_ai.request.model`,
   `gen_ai.response.model`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`,
-  `gen_ai.response.finish_reasons`), from `model.request` to `model.response`;
+  `gen_ai.response.finish_reasons`, only for a value in `FINISH_REASONS`: a reply that named
+  none, or an unknown one, has no such attribute), from `model.request` to `model.response`;
 - one child span per tool call, `execute_tool <tool>` (`gen_ai.tool.name`,
   `gen_ai.tool.call.id`), from `tool.call` to `tool.result`; a failed call has status ERROR
   and `error.type`.
@@ -39,10 +40,23 @@ from harnesskit.log._types import (
 )
 from harnesskit.log.events import EventLog
 
-__all__ = ["SERVICE_NAME", "SpanRecorder", "export_otlp", "otlp_json", "spans_of"]
+__all__ = [
+    "FINISH_REASONS",
+    "SERVICE_NAME",
+    "SpanRecorder",
+    "export_otlp",
+    "otlp_json",
+    "spans_of",
+]
 
 #: The `service.name` resource attribute of exported spans.
 SERVICE_NAME = "harnesskit"
+FINISH_REASONS = frozenset(
+    {"stop", "length", "content_filter", "tool_calls", "tool_call", "function_call", "error"}
+)
+"""Finish reasons exported as `gen_ai.response.finish_reasons`: the GenAI semantic
+conventions' values (`stop`, `length`, `content_filter`, `tool_call`, `error`) and the
+OpenAI-compatible names for them (`tool_calls`, `function_call`)."""
 
 
 def _otel() -> Any:
@@ -175,10 +189,11 @@ class SpanRecorder:
     def _end_chat(self, span: Any, event: ModelResponseEvent) -> None:
         usage = event.usage or {}
         prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+        if event.finish_reason in FINISH_REASONS:  # none said, or not a known value: left out
+            span.set_attribute("gen_ai.response.finish_reasons", [event.finish_reason])
         span.set_attributes(
             {
                 "gen_ai.response.model": event.model or self._model,
-                "gen_ai.response.finish_reasons": [event.finish_reason or "stop"],
                 "gen_ai.usage.input_tokens": prompt,
                 "gen_ai.usage.output_tokens": completion,
                 "llm.token_count.prompt": prompt,
@@ -198,9 +213,10 @@ class SpanRecorder:
         if self._run is not None:
             if isinstance(event, RunFinishedEvent):
                 p = event.payload
+                finish = p.get("finish_reason")
                 self._run.set_attributes(
                     {
-                        "harnesskit.finish_reason": str(p.get("finish_reason")),
+                        **({"harnesskit.finish_reason": finish} if isinstance(finish, str) else {}),
                         "gen_ai.usage.input_tokens": p.get("prompt_tokens") or 0,
                         "gen_ai.usage.output_tokens": p.get("completion_tokens") or 0,
                     }

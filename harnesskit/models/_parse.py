@@ -226,7 +226,8 @@ def parse_completion(
             (`invalid_argument`) instead of reaching the tool with `null`.
 
     Returns:
-        The normalized response; `raw` is `body`. A refusal (`message.refusal`, no content)
+        The normalized response; `raw` is `body`. Its `finish_reason` is the choice's, `None`
+        when the choice has none (or `null`, or ""). A refusal (`message.refusal`, no content)
         is the message's text, and `finish_reason` is `content_filter` when the provider said
         `stop` or nothing.
 
@@ -302,8 +303,8 @@ def parse_completion(
     calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
     if refused and not calls and finish in (None, "stop"):
         finish = "content_filter"  # a refusal ends the run as a filtered answer does
-    if finish is None:
-        finish = "tool_calls" if calls else "stop"
+    # a choice with no finish_reason keeps None: the provider said nothing, and an invented
+    # "stop" would pass for its word in the log and in exported traces
     reported = body.get("model")
     name = reported if isinstance(reported, str) and reported else model
     return ModelResponse(
