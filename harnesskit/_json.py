@@ -281,14 +281,17 @@ FINITE_HINT = (
     "infinite); for 'no limit' leave the argument out, or send null where the tool allows it"
 )
 """What a model is told when its arguments hold a number out of float range."""
-_NON_FINITE_TEXT = re.compile(rb"[eE][+]?\d{3}|Infinity|NaN")
+#: A JSON number token (after `:`, `[` or `,`) with an exponent of 3+ digits, or the tokens
+#: NaN / Infinity: what may decode to a non-finite float (ids such as "9e123ab" do not match).
+_NON_FINITE_TEXT = re.compile(rb"[:\[,][ \t\r\n]*-?(?:\d+(?:\.\d*)?[eE]\+?\d{3}|Infinity|NaN)")
 
 
 def may_hold_non_finite(text: bytes) -> bool:
     """Whether JSON `text` may hold a number that decodes to an infinite float (or NaN).
 
-    A cheap test on the raw bytes (an exponent of 3+ digits, `Infinity`, `NaN`); `True` may
-    be a false alarm (the word in a string), `False` is certain.
+    A cheap test on the raw bytes (a number with an exponent of 3+ digits, `Infinity`, `NaN`,
+    after `:`, `[` or `,`); `True` may be a false alarm (such text inside a string), `False`
+    is certain.
 
     Args:
         text: JSON text as received.
