@@ -368,6 +368,30 @@ def _limits_dict(limits: Any) -> dict[str, Any]:
     return dict(limits or {})
 
 
+def _as_logged(value: Any) -> Any:
+    """`value` as a log line holds it (tuples as lists, dates as their text): what it compares to.
+
+    The recorded side of a resume check is read back from JSON; the current side is put
+    through the same encoding, so an unchanged harness compares equal and a changed one does
+    not.
+    """
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _redacted_as_logged(harness: Any, value: Any) -> Any:
+    """`value` as the log wrote it: encoded, then redacted by the harness's redactor (R-S1).
+
+    The system prompt and the task are run data the log redacts; a placeholder in the
+    recorded contract compares with the same placeholder now, not with the clear text.
+    """
+    redactor = getattr(harness, "redactor", None)
+    if redactor is None or isinstance(redactor, str):
+        return _as_logged(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    redacted, counts = redactor.redact(text)
+    return json.loads(redacted if counts else text)
+
+
 def _diff(recorded: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> str:
     recorded, current = recorded or {}, current or {}
     keys = sorted(set(recorded) | set(current))
@@ -508,7 +532,7 @@ def _check(
     checks.append(ResumeCheck(name="checkpoint", ok=ok, detail=detail))
 
     # 4. permissions still valid
-    gate_now = harness.gate.to_dict()
+    gate_now = _as_logged(harness.gate.to_dict())
     statuses = tr.statuses(now=dt.datetime.fromtimestamp(harness.clock(), dt.UTC))
     expired = [
         e.label for e in view if e.type == "human.decision" and statuses[e.event_id] == "expired"
@@ -533,8 +557,8 @@ def _check(
 
     # 5. same policy and tool versions
     for name, key, now in (
-        ("tool_versions", "tools", harness.tools.versions()),
-        ("policy", "policy", harness.policy.to_dict()),
+        ("tool_versions", "tools", _as_logged(harness.tools.versions())),
+        ("policy", "policy", _as_logged(harness.policy.to_dict())),
     ):
         ok = start.get(key) == now
         checks.append(
@@ -554,9 +578,10 @@ def _check(
         "task": contract.task,
     }
     current_task = {
-        "system_prompt": harness.run_system_prompt,  # as recorded: with the bindings note
-        "limits": _limits_dict(harness.limits),
-        "task": dict(task) if task is not None else contract.task,
+        # as recorded: with the bindings note, redacted as the log wrote it
+        "system_prompt": _redacted_as_logged(harness, harness.run_system_prompt),
+        "limits": _as_logged(_limits_dict(harness.limits)),
+        "task": _redacted_as_logged(harness, dict(task)) if task is not None else contract.task,
     }
     ok = recorded_task == current_task
     checks.append(

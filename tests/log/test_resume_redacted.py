@@ -1,0 +1,111 @@
+"""Resume, restart and fork over logs the redactor rewrote (R-V6, R-S1, R-E5).
+
+The log is redacted before it is written: tool names such as `reset_password` or `get_token`
+look like credential names, and tool arguments such as a password are replaced by
+`[REDACTED:password]`. The frozen configuration must still be written exactly, and nothing
+that acts may take a placeholder for the value it replaced.
+"""
+
+from __future__ import annotations
+
+import harnesskit as hk
+from harnesskit.testing import reply
+
+
+def config_harness(tmp, turns, *, gate_for_reset="confirm", policy=None):
+    @hk.tool(risk="write")
+    def reset_password(user: str) -> str:
+        """Reset a user's password.
+
+        Args:
+            user: the user.
+        """
+        return "ok"
+
+    @hk.tool
+    def get_token(user: str) -> str:
+        """Look up a user's token id.
+
+        Args:
+            user: the user.
+        """
+        return "tok-id-1"
+
+    return hk.Harness(
+        tools=[reset_password, get_token],
+        model=hk.get_model("scripted", turns=turns),
+        log_dir=tmp,
+        gate=hk.Gate(tools={"reset_password": gate_for_reset, "get_token": "allow"}),
+        limits=hk.Limits(max_steps=7, max_seconds=1 / 3),
+        policy=policy,
+    )
+
+
+def half_run(tmp, **kw):
+    h = config_harness(tmp, [reply.tool_call("get_token", user="bob"), reply.text("done")], **kw)
+    run = h.start("look it up", run_id="cfg")
+    run.step()
+    run.log.close()
+    return tmp / "cfg.jsonl"
+
+
+def test_the_contract_and_frozen_starts_are_written_exactly_and_an_unchanged_harness_resumes(
+    tmp_path,
+):
+    path = half_run(tmp_path)
+    h = config_harness(tmp_path, [reply.text("done")])
+    contract = hk.EventLog.read(path).of_type("task.contract")[0]
+    assert contract.payload["tools"] == h.tools.versions()
+    assert contract.payload["gate"] == h.gate.to_dict()
+    assert contract.payload["limits"]["max_seconds"] == 1 / 3
+    report = hk.check_resume(h, path)
+    assert report.ok, report.failed
+    run = h.resume(path)  # `run.resume` freezes the harness again: exactly
+    run.log.close()
+    resumed = hk.EventLog.read(path).last("run.resume")
+    assert resumed.payload["frozen"]["tools"] == h.tools.versions()
+    assert resumed.payload["frozen"]["permissions"] == h.gate.to_dict()
+    again = config_harness(tmp_path, [reply.text("done")])
+    assert hk.check_resume(again, path).ok  # checked against the resume's frozen start
+
+
+def test_a_real_change_hidden_by_redaction_is_still_detected(tmp_path):
+    path = half_run(tmp_path)
+    changed = config_harness(tmp_path, [reply.text("done")], gate_for_reset="allow")
+    report = hk.check_resume(changed, path)
+    assert report.failed == ("permissions",)
+    assert "confirm" in report.checks[3].detail and "allow" in report.checks[3].detail
+
+
+def test_a_policy_whose_text_looks_like_a_credential_is_kept_and_compared_exactly(tmp_path):
+    policy = {"name": "mine", "version": "2", "description": "token: never shown to the model"}
+    path = half_run(tmp_path, policy=policy)
+    h = config_harness(tmp_path, [reply.text("done")], policy=dict(policy))
+    assert hk.check_resume(h, path).ok
+
+
+def test_a_fork_freezes_its_start_exactly(tmp_path):
+    h = config_harness(tmp_path, [reply.tool_call("get_token", user="bob"), reply.text("done")])
+    run = h.start("look it up", run_id="fk")
+    run.step()
+    branch = run.fork(run.log.last("tool.result").event_id, "alt", reason="try again")
+    branch.log.close()
+    fork = hk.EventLog.read(tmp_path / "fk.jsonl").last("branch.fork")
+    assert fork.payload["frozen"]["tools"] == h.tools.versions()
+    assert fork.payload["frozen"]["permissions"] == h.gate.to_dict()
+
+
+def test_a_system_prompt_holding_a_secret_compares_as_the_log_wrote_it(tmp_path):
+    def harness(prompt):
+        h = config_harness(tmp_path, [reply.tool_call("get_token", user="bob"), reply.text("x")])
+        h.system_prompt = prompt
+        return h
+
+    run = harness("Call the API with api_key=abcd1234efgh5678.").start("go", run_id="sp")
+    run.step()
+    run.log.close()
+    path = tmp_path / "sp.jsonl"
+    assert "abcd1234efgh5678" not in path.read_text()
+    assert hk.check_resume(harness("Call the API with api_key=abcd1234efgh5678."), path).ok
+    changed = hk.check_resume(harness("Call the other API with api_key=abcd1234efgh5678."), path)
+    assert changed.failed == ("task_contract",)
