@@ -36,7 +36,14 @@ from typing import Any
 from harnesskit._lazy import lazy_pattern
 from harnesskit.errors import UsageError
 
-__all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "redact_fields", "scrub_literal"]
+__all__ = [
+    "DEFAULT_KINDS",
+    "PERSONAL_KINDS",
+    "Redactor",
+    "placeholders",
+    "redact_fields",
+    "scrub_literal",
+]
 
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
@@ -1071,3 +1078,35 @@ def _escaped_forms(secret: str) -> tuple[str, ...]:
 
 def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
+
+
+#: A redaction placeholder as `_marker` writes it (an `extra` kind's name included).
+_PLACEHOLDER = lazy_pattern(r"\[REDACTED:[^\]\s]{1,64}\]")
+
+
+def placeholders(value: Any) -> tuple[str, ...]:
+    """The redaction placeholders (`[REDACTED:password]`, ...) anywhere in a JSON value.
+
+    A value read back from a redacted log holds a placeholder where the clear text was; the
+    clear text is not on disk, so such a value must never be acted on as if it were the real
+    one (a `$bind`, a resumed or replayed tool call).
+
+    Args:
+        value: a decoded JSON value (strings, dicts with their keys, lists); other values hold
+            none.
+
+    Returns:
+        Each placeholder found, once, in the order first seen; empty when there is none.
+    """
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "[REDACTED:" in item:
+                found.update(dict.fromkeys(_PLACEHOLDER.findall(item)))
+        elif isinstance(item, dict):
+            stack.extend(reversed([*item.values(), *item.keys()]))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return tuple(found)

@@ -8,6 +8,8 @@ that acts may take a placeholder for the value it replaced.
 
 from __future__ import annotations
 
+import json
+
 import harnesskit as hk
 from harnesskit.testing import reply
 
@@ -109,3 +111,75 @@ def test_a_system_prompt_holding_a_secret_compares_as_the_log_wrote_it(tmp_path)
     assert hk.check_resume(harness("Call the API with api_key=abcd1234efgh5678."), path).ok
     changed = hk.check_resume(harness("Call the other API with api_key=abcd1234efgh5678."), path)
     assert changed.failed == ("task_contract",)
+
+
+# ---------------------------------------------------------------- tool arguments redacted
+
+SECRET = "hunter2-secret-value"
+
+
+class Desk:
+    """A vault handing out a credential and a login write tool that records what it got."""
+
+    def __init__(self):
+        self.logins = []
+
+    def tools(self):
+        @hk.tool
+        def get_credentials(user: str) -> dict:
+            """Read a user's stored credentials.
+
+            Args:
+                user: the user.
+            """
+            return {"user": user, "password": SECRET}
+
+        @hk.tool(risk="write")
+        def login(user: str, password: str) -> dict:
+            """Log a user in.
+
+            Args:
+                user: the user.
+                password: the user's password.
+            """
+            self.logins.append((user, password))
+            return {"session": f"s-{len(self.logins)}", "user": user}
+
+        return [get_credentials, login]
+
+    def harness(self, tmp, turns, **kw):
+        return hk.Harness(
+            tools=self.tools(), model=hk.get_model("scripted", turns=turns), log_dir=tmp, **kw
+        )
+
+
+def test_a_bind_to_a_value_the_log_redacted_is_refused_after_resume(tmp_path):
+    desk = Desk()
+    run = desk.harness(
+        tmp_path, [reply.tool_call("get_credentials", id="cred1", user="bob")]
+    ).start("log bob in", run_id="bind")
+    run.step()
+    run.log.close()  # the process ends here; the clear password was in memory only
+    path = tmp_path / "bind.jsonl"
+    assert SECRET not in path.read_text()
+    bound = {"$bind": "cred1#/password"}
+    turns = [reply.tool_call("login", user="bob", password=bound), reply.text("could not")]
+    resumed = desk.harness(tmp_path, turns).resume(path).run()
+    assert desk.logins == []  # never acted with the placeholder
+    result = resumed.log.last("tool.result")
+    assert result.payload["ok"] is False and result.payload["error_type"] == "invalid_argument"
+    message = json.loads(result.payload["content"])["message"]
+    assert "redacted" in message and "[REDACTED:password]" in message
+
+
+def test_a_bind_within_the_live_run_moves_the_clear_value(tmp_path):
+    desk = Desk()
+    bound = {"$bind": "cred1#/password"}
+    turns = [
+        reply.tool_call("get_credentials", id="cred1", user="bob"),
+        reply.tool_call("login", user="bob", password=bound),
+        reply.text("in"),
+    ]
+    desk.harness(tmp_path, turns).start("log bob in", run_id="live").run()
+    assert desk.logins == [("bob", SECRET)]
+    assert SECRET not in (tmp_path / "live.jsonl").read_text()
