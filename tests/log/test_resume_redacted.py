@@ -9,9 +9,13 @@ that acts may take a placeholder for the value it replaced.
 from __future__ import annotations
 
 import json
+import pathlib
+
+import pytest
 
 import harnesskit as hk
 from harnesskit.testing import reply
+from harnesskit.tools import EffectCheck
 
 
 def config_harness(tmp, turns, *, gate_for_reset="confirm", policy=None):
@@ -183,3 +187,61 @@ def test_a_bind_within_the_live_run_moves_the_clear_value(tmp_path):
     desk.harness(tmp_path, turns).start("log bob in", run_id="live").run()
     assert desk.logins == [("bob", SECRET)]
     assert SECRET not in (tmp_path / "live.jsonl").read_text()
+
+
+def killed_after(tmp, desk, event_type, *, ledger="as is"):
+    """Run `login` with a typed password to the end, then cut the log after the first
+    `event_type` event (a kill there); `ledger="started"` keeps only its `started` lines."""
+    turns = [reply.tool_call("login", id="lg1", user="bob", password=SECRET), reply.text("in")]
+    desk.harness(tmp, turns).start("log bob in", run_id="kill").run()
+    path = tmp / "kill.jsonl"
+    lines = path.read_text().splitlines()
+    n = next(i for i, x in enumerate(lines) if json.loads(x)["type"] == event_type)
+    path.write_text("\n".join(lines[: n + 1]) + "\n")
+    idem = pathlib.Path(f"{path}.idem")
+    if ledger == "started":
+        idem.write_text("".join(x + "\n" for x in idem.read_text().splitlines() if "started" in x))
+    elif ledger == "lost":
+        idem.write_text("")
+    desk.logins.clear()
+    return path
+
+
+def test_resume_never_reruns_a_call_whose_arguments_were_redacted(tmp_path):
+    desk = Desk()
+    path = killed_after(tmp_path, desk, "model.response", ledger="lost")  # it never started
+    h = desk.harness(tmp_path, [reply.text("please type your password again")])
+    report = hk.check_resume(h, path)
+    assert report.ok and report.redacted_calls == ("lg1",)
+    assert "redacted" in report.checks[1].detail
+    run = h.resume(path).run()
+    assert desk.logins == []  # never run with "[REDACTED:password]"
+    back = hk.EventLog.read(path)
+    resumed = back.last("run.resume").payload
+    assert resumed["redacted_calls"] == [{"tool_call_id": "lg1", "tool": "login"}]
+    result = back.last("tool.result").payload
+    assert result["tool_call_id"] == "lg1" and result["ok"] is False
+    assert "redacted" in json.loads(result["content"])["message"]
+    assert run.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_redacted_write_settled_by_a_confirmer_keeps_its_key_and_is_not_rerun(tmp_path, applied):
+    desk = Desk()
+    path = killed_after(tmp_path, desk, "tool.call", ledger="started")
+    original = json.loads(pathlib.Path(f"{path}.idem").read_text().splitlines()[0])["key"]
+    seen = []
+
+    def confirm(record):
+        seen.append(record.key)
+        return EffectCheck(applied=applied, evidence="the session table")
+
+    h = desk.harness(tmp_path, [reply.text("done")], confirmers={"login": confirm})
+    run = h.resume(path).run()
+    assert set(seen) == {original}
+    assert desk.logins == []
+    back = hk.EventLog.read(path)
+    result = back.last("tool.result").payload
+    assert result["tool_call_id"] == "lg1" and result["ok"] is applied
+    assert back.last("run.resume").payload["redacted_calls"][0]["tool_call_id"] == "lg1"
+    assert run.finish_reason == "stop"
