@@ -245,3 +245,15 @@ def test_a_redacted_write_settled_by_a_confirmer_keeps_its_key_and_is_not_rerun(
     assert result["tool_call_id"] == "lg1" and result["ok"] is applied
     assert back.last("run.resume").payload["redacted_calls"][0]["tool_call_id"] == "lg1"
     assert run.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("ledger", ["as is", "started", "lost"])
+def test_resuming_after_a_finished_redacted_write_adds_no_step(tmp_path, ledger):
+    desk = Desk()
+    path = killed_after(tmp_path, desk, "tool.result", ledger=ledger)
+    run = desk.harness(tmp_path, [reply.text("in")]).resume(path).run()
+    assert desk.logins == []
+    back = hk.EventLog.read(path)
+    assert [e.payload["step"] for e in back.of_type("model.response")] == [1, 2]
+    assert [e.payload["tool_call_id"] for e in back.of_type("tool.result")] == ["lg1"]
+    assert run.finish_reason == "stop" and run.state.step == 2
