@@ -19,7 +19,7 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ContextError, HarnessError, ToolError, UsageError
+from harnesskit.errors import ContextError, CorruptLogError, HarnessError, ToolError, UsageError
 from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
     ArtifactCreatedEvent,
@@ -114,18 +114,31 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
     themselves are not stood in for: the replay's harness adds its own.
     """
     results = {e.tool_call_id: e.payload for e in view if isinstance(e, ToolResultEvent)}
+    for e in view:
+        if isinstance(e, ToolResultEvent) and e.ok is False:
+            _failure_body(log, e)  # checked before anything runs
     stored = _recorded_artifacts(log, view)
     from harnesskit.run.harness import RESERVED_TOOL_PREFIX
     from harnesskit.tools.groups import CHOOSE_GROUP
 
-    specs: dict[str, dict[str, Any]] = {}
+    specs: dict[str, tuple[dict[str, Any], ModelRequestEvent]] = {}
     for e in view:
         if isinstance(e, ModelRequestEvent):
             for spec in log.request_tools(e.event_id):
-                name = spec["function"]["name"]
+                function = spec.get("function") if isinstance(spec, dict) else None
+                name = function.get("name") if isinstance(function, dict) else None
+                if not isinstance(function, dict) or not isinstance(name, str) or not name:
+                    raise _corrupt(
+                        log,
+                        e,
+                        f"a stored tool spec is not a chat-completions tool "
+                        f"({json.dumps(spec, default=str)[:120]}; expected "
+                        '{"type": "function", "function": {"name": ..., "parameters": {...}}})',
+                        _SPEC_TODO,
+                    )
                 if name.startswith(RESERVED_TOOL_PREFIX) or name == CHOOSE_GROUP:
                     continue  # a built-in tool: the replay's harness adds its own again
-                specs.setdefault(name, spec["function"])
+                specs.setdefault(name, (function, e))
 
     def make(name: str) -> Callable[..., Any]:
         def recorded(ctx: ToolContext, **_: Any) -> Any:
@@ -143,17 +156,64 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
 
         return recorded
 
-    return ToolRegistry(
-        Tool(
-            name=name,
-            description=spec.get("description", ""),
-            parameters=spec.get("parameters") or {"type": "object"},
-            fn=make(name),
-            context_param="ctx",
-            timeout_seconds=None,
-        )
-        for name, spec in specs.items()
+    tools = []
+    for name, (spec, request) in specs.items():
+        description = spec.get("description")
+        try:
+            tools.append(
+                Tool(
+                    name=name,
+                    description=description if isinstance(description, str) else "",
+                    parameters=spec.get("parameters") or {"type": "object"},
+                    fn=make(name),
+                    context_param="ctx",
+                    timeout_seconds=None,
+                )
+            )
+        except UsageError as exc:
+            raise _corrupt(
+                log, request, f"the stored spec of tool {name!r} is damaged ({exc})", _SPEC_TODO
+            ) from None
+    return ToolRegistry(tools)
+
+
+#: What to do about a damaged tool spec in a recorded log.
+_SPEC_TODO = (
+    "replay with tools='live' (the harness's own tools answer; the specs are only compared), "
+    "or restore the log from a backup"
+)
+
+
+def _corrupt(log: EventLog, event: Event, what: str, todo: str) -> CorruptLogError:
+    """A `CorruptLogError` naming the log, the event and what is wrong, and what to do."""
+    where = log.path or "the recorded log"
+    return CorruptLogError(
+        f"{where}: event {event.event_id} ({event.type}): {what}; the log is corrupt (a hand "
+        f"edit, a damaged copy or a log written by another tool), so it cannot be replayed: "
+        f"{todo}"
     )
+
+
+def _failure_body(log: EventLog, e: ToolResultEvent) -> None:
+    """Check that a recorded failure is the structured body the stand-in tools give back.
+
+    Raises:
+        CorruptLogError: its content is not `{"ok": false, "error_type", "message", "hint"}`
+            (plain text such as `Error: upstream failed`, or other JSON).
+    """
+    try:
+        body = json.loads(e.content or "{}")
+    except json.JSONDecodeError:
+        body = None
+    if not isinstance(body, dict) or not isinstance(body.get("message", ""), str):
+        raise _corrupt(
+            log,
+            e,
+            f"a failed tool result holds {(e.content or '')[:80]!r}, not the structured "
+            '{"ok": false, "error_type", "message", "hint"} a failure is logged as (R-E1)',
+            "replay with tools='live' (the tools run again and their results are compared), "
+            "or restore the log from a backup",
+        )
 
 
 def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:
@@ -183,6 +243,34 @@ def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:
         except (HarnessError, ValueError):  # not readable: the recorded summary answers instead
             continue
     return out
+
+
+def _recorded_message(log: EventLog, e: ModelResponseEvent) -> Message:
+    """The assistant message a `model.response` recorded.
+
+    Raises:
+        CorruptLogError: it recorded no message (`null`), a failure (`{"error": ...}`) or a
+            message that is not a chat message (no role, a call without a name).
+    """
+    if e.message is None:
+        raise _corrupt(log, e, "it records no message", _MESSAGE_TODO)
+    try:
+        return Message.from_openai(e.message)
+    except UsageError as exc:
+        raise _corrupt(
+            log,
+            e,
+            f"its message {json.dumps(e.message, default=str)[:100]} is not an assistant chat "
+            f"message ({str(exc)[:160]})",
+            _MESSAGE_TODO,
+        ) from None
+
+
+#: What to do about a model turn a recorded log holds damaged.
+_MESSAGE_TODO = (
+    "a model call that failed is logged as `run.finished` with finish_reason 'error', never as "
+    "a model.response; restore the log from a backup, or replay a copy cut before this event"
+)
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
@@ -223,7 +311,10 @@ def replay(
         UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
             is not a `Harness`.
         CorruptLogError: the log is corrupt (see `EventLog.read`), or its contract's
-            `created_at`, the replay's clock, is not a time.
+            `created_at`, the replay's clock, is not a time; a `model.response` records no
+            chat message (`null`, a recorded failure such as `{"error": ...}`, a call without a
+            name); with `tools="recorded"`, a stored tool spec is damaged or a failed result is
+            not the structured failure body (plain text). Each names the event and what to do.
     """
     from harnesskit.models.offline import ReplayModel
     from harnesskit.run.harness import Harness
@@ -247,7 +338,7 @@ def replay(
             usage = e.usage or {}
             responses.append(
                 ModelResponse(
-                    message=Message.from_openai(e.message or {}),
+                    message=_recorded_message(recorded_log, e),
                     usage=Usage(
                         prompt_tokens=usage.get("prompt_tokens", 0),
                         completion_tokens=usage.get("completion_tokens", 0),

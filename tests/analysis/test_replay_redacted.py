@@ -1,0 +1,108 @@
+"""Replay of damaged and redacted logs (R-V7, R-S1).
+
+A damaged log (a model turn that records a failure instead of a message, a stored tool spec
+that is not one) is a `CorruptLogError` naming the event, never a `KeyError` or `TypeError`.
+A log whose tool arguments were redacted replays with recorded tools; live, a call whose
+arguments were redacted is never run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+import harnesskit as hk
+from harnesskit.errors import CorruptLogError
+from harnesskit.testing import reply
+
+SECRET = "hunter2-secret-value"
+
+
+@hk.tool
+def lookup(x: str) -> str:
+    """Look something up.
+
+    Args:
+        x: what to look up.
+    """
+    return f"value of {x}"
+
+
+def recorded(tmp_path):
+    turns = [reply.tool_call("lookup", x="a"), reply.text("done")]
+    run = hk.Harness(tools=[lookup], model=hk.ScriptedModel(turns), log_dir=tmp_path)
+    run = run.start("go", run_id="ok").run()
+    return [json.loads(x) for x in run.log.path.read_text().splitlines()]
+
+
+def damaged(tmp_path, lines, edit):
+    lines = copy.deepcopy(lines)
+    event_id = edit(lines)
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path, event_id
+
+
+def nth(lines, type_, n=0):
+    return [x for x in lines if x["type"] == type_][n]
+
+
+def set_message(value, n=-1):
+    def edit(lines):
+        e = nth(lines, "model.response", n)
+        e["payload"]["message"] = value
+        return e["event_id"]
+
+    return edit
+
+
+def set_tools(value):
+    def edit(lines):
+        e = nth(lines, "model.request")
+        e["payload"]["tools"] = value
+        return e["event_id"]
+
+    return edit
+
+
+DAMAGE = {
+    "a recorded model failure": set_message({"error": "rate limited"}),
+    "no message at all": set_message(None),
+    "a call without a name": set_message({"role": "assistant", "tool_calls": [{"id": "x"}]}, 0),
+    "a spec without its function": set_tools([{"type": "function"}]),
+    "a spec that is a name": set_tools(["lookup"]),
+    "a function that is a name": set_tools([{"type": "function", "function": "lookup"}]),
+    "a function without a name": set_tools([{"type": "function", "function": {}}]),
+    "parameters that are no schema": set_tools(
+        [{"type": "function", "function": {"name": "lookup", "parameters": "bad"}}]
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["live", "recorded"])
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_log_is_a_corrupt_log_error_naming_the_event(tmp_path, damage, mode):
+    path, event_id = damaged(tmp_path, recorded(tmp_path), DAMAGE[damage])
+    h = hk.Harness(tools=[lookup], model=hk.ScriptedModel(["unused"]))
+    if mode == "live" and damage.startswith(("a spec", "a function", "parameters")):
+        report = hk.replay(path, h, tools=mode)  # live tools: the spec is only compared
+        assert [d.what for d in report.divergences] == ["request", "request"]
+        return
+    with pytest.raises(CorruptLogError, match=rf"event {event_id} \(model\.re"):
+        hk.replay(path, h, tools=mode)
+
+
+def test_a_plain_text_failure_reply_is_named_with_recorded_tools_and_compared_live(tmp_path):
+    def edit(lines):
+        e = nth(lines, "tool.result")
+        e["payload"].update(ok=False, error_type="tool_error", content="Error: upstream failed")
+        return e["event_id"]
+
+    path, event_id = damaged(tmp_path, recorded(tmp_path), edit)
+    h = hk.Harness(tools=[lookup], model=hk.ScriptedModel(["unused"]))
+    with pytest.raises(CorruptLogError, match=rf"event {event_id} \(tool\.result\).*tools='live'"):
+        hk.replay(path, h, tools="recorded")
+    report = hk.replay(path, h, tools="live")
+    assert "tool_result" in [d.what for d in report.divergences]
