@@ -106,3 +106,75 @@ def test_a_plain_text_failure_reply_is_named_with_recorded_tools_and_compared_li
         hk.replay(path, h, tools="recorded")
     report = hk.replay(path, h, tools="live")
     assert "tool_result" in [d.what for d in report.divergences]
+
+
+#: The password is constrained as a real form's would be: the placeholder the log holds in its
+#: place (`[REDACTED:password]`) does not fit it.
+LOGIN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "user": {"type": "string", "description": "the user"},
+        "password": {"type": "string", "pattern": "^[a-z0-9-]+$", "maxLength": 64},
+    },
+    "required": ["user", "password"],
+    "additionalProperties": False,
+}
+
+
+class Desk:
+    """A login write tool that records what it got."""
+
+    def __init__(self):
+        self.logins = []
+
+    def tools(self):
+        @hk.tool
+        def get_user(user: str) -> dict:
+            """Read a user's profile.
+
+            Args:
+                user: the user.
+            """
+            return {"user": user, "plan": "gold"}
+
+        @hk.tool(risk="write", parameters=LOGIN_SCHEMA)
+        def login(user: str, password: str) -> dict:
+            """Log a user in.
+
+            Args:
+                user: the user.
+                password: the user's password.
+            """
+            self.logins.append((user, password))
+            return {"session": f"s-{len(self.logins)}", "user": user}
+
+        return [get_user, login]
+
+
+def redacted_run(tmp_path):
+    desk = Desk()
+    turns = [
+        reply.tool_call("get_user", user="bob"),
+        reply.tool_call("login", user="bob", password=SECRET),
+        reply.text("you are in"),
+    ]
+    h = hk.Harness(tools=desk.tools(), model=hk.ScriptedModel(turns), log_dir=tmp_path)
+    run = h.start("log me in, my password is in the next message", run_id="red").run()
+    text = run.log.path.read_text()
+    assert SECRET not in text and "[REDACTED:password]" in text
+    return run.log.path, desk
+
+
+def test_recorded_replay_of_redacted_arguments_reproduces_the_recorded_results(tmp_path):
+    path, _ = redacted_run(tmp_path)
+    desk = Desk()
+    report = hk.replay(
+        path, hk.Harness(tools=desk.tools(), model=hk.ScriptedModel([])), tools="recorded"
+    )
+    assert report.identical, report.divergences
+    assert report.replayed_steps == report.steps == 3
+    assert report.run.finish_reason == "stop"
+    assert desk.logins == []
+    results = [e.payload["content"] for e in report.run.log.of_type("tool.result")]
+    recorded_results = [e.payload["content"] for e in hk.EventLog.read(path).of_type("tool.result")]
+    assert results == recorded_results
