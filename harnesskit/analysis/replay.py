@@ -19,7 +19,14 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ContextError, CorruptLogError, HarnessError, ToolError, UsageError
+from harnesskit.errors import (
+    ContextError,
+    CorruptLogError,
+    HarnessError,
+    StopRun,
+    ToolError,
+    UsageError,
+)
 from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
     ArtifactCreatedEvent,
@@ -29,6 +36,7 @@ from harnesskit.log._types import (
     ModelResponseEvent,
     RunFinishedEvent,
     TaskContractEvent,
+    ToolCallEvent,
     ToolResultEvent,
     UserMessageEvent,
 )
@@ -117,6 +125,7 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
     for e in view:
         if isinstance(e, ToolResultEvent) and e.ok is False:
             _failure_body(log, e)  # checked before anything runs
+    stops = _stopping_calls(view, results)
     stored = _recorded_artifacts(log, view)
     from harnesskit.run.harness import RESERVED_TOOL_PREFIX
     from harnesskit.tools.groups import CHOOSE_GROUP
@@ -143,6 +152,12 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
     def make(name: str) -> Callable[..., Any]:
         def recorded(ctx: ToolContext, **_: Any) -> Any:
             r = results.get(ctx.tool_call_id)
+            if r is None and ctx.tool_call_id in stops:  # it ended the recorded run: again
+                finish = stops[ctx.tool_call_id]
+                reason = finish.payload.get("reason")
+                raise StopRun(
+                    finish.finish_reason or "stopped", reason if isinstance(reason, str) else ""
+                )
             if r is None:
                 raise ToolError(f"no recorded result for call {ctx.tool_call_id} of {name}")
             if r.get("ok"):
@@ -222,6 +237,29 @@ def _failure_body(log: EventLog, e: ToolResultEvent) -> None:
             "replay with tools='live' (the tools run again and their results are compared), "
             "or restore the log from a backup",
         )
+
+
+def _stopping_calls(
+    view: Sequence[Event], results: dict[str | None, Any]
+) -> dict[str, RunFinishedEvent]:
+    """`{tool_call_id: run.finished}` of the calls that ended a recorded segment.
+
+    A tool that raises `StopRun` (the airline `transfer_to_human_agents` in strict mode) gets
+    no result: its `tool.call` is followed by the segment's `run.finished`, whose finish
+    reason (`transferred`) and `reason` text the stand-in raises again.
+    """
+    stops: dict[str, RunFinishedEvent] = {}
+    open_calls: list[str] = []
+    for e in view:
+        if isinstance(e, ToolCallEvent) and e.tool_call_id and e.tool_call_id not in results:
+            open_calls.append(e.tool_call_id)
+        elif isinstance(e, RunFinishedEvent):
+            for call_id in open_calls:
+                stops.setdefault(call_id, e)
+            open_calls = []
+        elif isinstance(e, UserMessageEvent | ModelResponseEvent):
+            open_calls = []  # the run went on past them: they did not end it
+    return stops
 
 
 def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:

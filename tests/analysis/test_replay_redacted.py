@@ -178,3 +178,57 @@ def test_recorded_replay_of_redacted_arguments_reproduces_the_recorded_results(t
     results = [e.payload["content"] for e in report.run.log.of_type("tool.result")]
     recorded_results = [e.payload["content"] for e in hk.EventLog.read(path).of_type("tool.result")]
     assert results == recorded_results
+
+
+# ---------------------------------------------------------------- the call that ended the run
+
+
+@hk.tool
+def hand_over(summary: str) -> str:
+    """Hand the conversation to a human agent; the run ends.
+
+    Args:
+        summary: what the human agent needs to know.
+    """
+    raise hk.StopRun("transferred", f"transferred to a human agent: {summary}")
+
+
+def stopped_run(tmp_path):
+    turns = [
+        reply.tool_call("lookup", x="a"),
+        reply.tool_call("hand_over", summary="needs a human"),
+    ]
+    h = hk.Harness(tools=[lookup, hand_over], model=hk.ScriptedModel(turns), log_dir=tmp_path)
+    run = h.start("help", run_id="stop").run()
+    assert run.finish_reason == "transferred"
+    return run.log.path
+
+
+@pytest.mark.parametrize("mode", ["recorded", "live"])
+def test_the_call_that_ended_the_run_replays_with_the_same_finish_reason(tmp_path, mode):
+    path = stopped_run(tmp_path)
+    h = hk.Harness(tools=[lookup, hand_over], model=hk.ScriptedModel([]))
+    report = hk.replay(path, h, tools=mode)
+    assert report.identical, report.divergences
+    assert report.run.finish_reason == "transferred"
+    finished = report.run.log.last("run.finished").payload
+    assert finished["reason"] == "transferred to a human agent: needs a human"
+
+
+def test_a_real_transfer_replays_with_recorded_tools(tmp_path):
+    from harnesskit.domains import airline
+    from harnesskit.domains.airline import replay as air
+    from tests.conftest import SHARED
+
+    path = (
+        SHARED / "datasets/sierra-research__tau-bench/historical_trajectories/gpt-4o-airline.json"
+    )
+    if not path.is_file():
+        pytest.skip(f"recorded τ-bench runs not at {path} (../shared exists only in the dev setup)")
+    run = next(r for r in airline.load_recorded_runs(path) if (r.task_id, r.trial) == (4, 0))
+    log = airline.replay_run(run, log_dir=tmp_path, mode="strict").log
+    assert log.last("run.finished").payload["finish_reason"] == "transferred"
+    harness, _ = air.replay_harness(run, mode="strict")
+    report = hk.replay(log.path, harness, tools="recorded")
+    assert report.identical, report.divergences
+    assert report.run.finish_reason == "transferred"
