@@ -41,9 +41,10 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog, hash_json
+from harnesskit.log.redact import placeholders
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.log.trajectory import _calls_of, visible_events
-from harnesskit.messages import Message, ModelResponse, Usage
+from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
 
 __all__ = ["Divergence", "ReplayReport", "counterfactual", "replay"]
@@ -239,6 +240,35 @@ def _failure_body(log: EventLog, e: ToolResultEvent) -> None:
         )
 
 
+#: The finish reason of a live replay stopped before a call whose arguments were redacted.
+REDACTED_ARGUMENTS = "redacted_arguments"
+
+
+def _refusing_redacted(
+    bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None,
+) -> Callable[[dict[str, Any], ToolCall], dict[str, Any]]:
+    """The live replay's argument hook: stop before a call whose arguments were redacted.
+
+    The recorded log holds `[REDACTED:<kind>]` where a secret was typed (R-S1); the real
+    value is not kept, so the call cannot be made again as it was. The check runs before
+    bindings, validation and the gate, so no tool of that turn starts.
+    """
+
+    def check(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        found = placeholders(arguments)
+        if found:
+            raise StopRun(
+                REDACTED_ARGUMENTS,
+                f"live replay stopped before call {call.id} ({call.name}): its recorded "
+                f"arguments hold {', '.join(found[:3])}, where the log redacted a secret; the "
+                "real value is not kept, so the call is not run with the placeholder. Replay "
+                "with tools='recorded' to reproduce the recorded results",
+            )
+        return bind(arguments, call) if bind is not None else arguments
+
+    return check
+
+
 def _stopping_calls(
     view: Sequence[Event], results: dict[str | None, Any]
 ) -> dict[str, RunFinishedEvent]:
@@ -349,6 +379,9 @@ def replay(
         branch_id: the branch to replay (its view: ancestors and itself).
         tools: `"live"` runs `harness.tools`; `"recorded"` answers every call with its
             recorded result (nothing acts; only context building and the loop are replayed).
+            A live replay stops (finish reason `redacted_arguments`, the call named in the
+            `run.finished` reason) before a call whose recorded arguments hold a redaction
+            placeholder: the real value is not in the log, and nothing acts on a placeholder.
 
     Returns:
         A `ReplayReport`.
@@ -417,6 +450,8 @@ def replay(
     if tools == "recorded":
         h.tools = _recorded_registry(recorded_log, view)
     run = _open(h, contract.run_id, opening, contract.task)
+    if tools == "live":  # a placeholder is not the value it replaced: never act on one
+        run.executor.bind = _refusing_redacted(run.executor.bind)
     divergences: list[Divergence] = []
     try:
         _drive(run, finishes[0] if finishes else None)

@@ -124,8 +124,9 @@ LOGIN_SCHEMA = {
 class Desk:
     """A login write tool that records what it got."""
 
-    def __init__(self):
+    def __init__(self, schema=LOGIN_SCHEMA):
         self.logins = []
+        self.schema = schema
 
     def tools(self):
         @hk.tool
@@ -137,7 +138,7 @@ class Desk:
             """
             return {"user": user, "plan": "gold"}
 
-        @hk.tool(risk="write", parameters=LOGIN_SCHEMA)
+        @hk.tool(risk="write", parameters=self.schema)
         def login(user: str, password: str) -> dict:
             """Log a user in.
 
@@ -151,8 +152,8 @@ class Desk:
         return [get_user, login]
 
 
-def redacted_run(tmp_path):
-    desk = Desk()
+def redacted_run(tmp_path, schema=LOGIN_SCHEMA):
+    desk = Desk(schema)
     turns = [
         reply.tool_call("get_user", user="bob"),
         reply.tool_call("login", user="bob", password=SECRET),
@@ -232,3 +233,17 @@ def test_a_real_transfer_replays_with_recorded_tools(tmp_path):
     report = hk.replay(log.path, harness, tools="recorded")
     assert report.identical, report.divergences
     assert report.run.finish_reason == "transferred"
+
+
+@pytest.mark.parametrize("schema", [LOGIN_SCHEMA, None], ids=["pattern", "any string"])
+def test_live_replay_never_runs_a_call_whose_arguments_were_redacted(tmp_path, schema):
+    path, _ = redacted_run(tmp_path, schema)
+    desk = Desk(schema)
+    report = hk.replay(path, hk.Harness(tools=desk.tools(), model=hk.ScriptedModel([])))
+    assert desk.logins == []  # never acted with "[REDACTED:password]"
+    assert report.run.finish_reason == "redacted_arguments"
+    reason = report.run.log.last("run.finished").payload["reason"]
+    assert "login" in reason and "[REDACTED:password]" in reason and "tools='recorded'" in reason
+    assert report.replayed_steps == 2 and not report.identical
+    step_one = [d for d in report.divergences if d.step == 1]
+    assert step_one == []  # the steps before it replayed as recorded
