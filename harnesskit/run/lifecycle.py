@@ -121,7 +121,8 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
         branch_id: the branch to go on with.
 
     Returns:
-        The run; pending calls have results (writes done return their recorded results).
+        The run; pending calls have results (writes done return their recorded results; a
+        call whose arguments the log holds redacted is answered, never run again).
 
     Raises:
         ResumeError: a resume check failed.
