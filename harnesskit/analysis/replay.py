@@ -19,7 +19,14 @@ from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ContextError, HarnessError, ToolError, UsageError
+from harnesskit.errors import (
+    ContextError,
+    CorruptLogError,
+    HarnessError,
+    StopRun,
+    ToolError,
+    UsageError,
+)
 from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
     ArtifactCreatedEvent,
@@ -29,13 +36,15 @@ from harnesskit.log._types import (
     ModelResponseEvent,
     RunFinishedEvent,
     TaskContractEvent,
+    ToolCallEvent,
     ToolResultEvent,
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog, hash_json
+from harnesskit.log.redact import placeholders
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.log.trajectory import _calls_of, visible_events
-from harnesskit.messages import Message, ModelResponse, Usage
+from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 from harnesskit.tools.spec import Tool, ToolContext, ToolRegistry
 
 __all__ = ["Divergence", "ReplayReport", "counterfactual", "replay"]
@@ -114,22 +123,42 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
     themselves are not stood in for: the replay's harness adds its own.
     """
     results = {e.tool_call_id: e.payload for e in view if isinstance(e, ToolResultEvent)}
+    for e in view:
+        if isinstance(e, ToolResultEvent) and e.ok is False:
+            _failure_body(log, e)  # checked before anything runs
+    stops = _stopping_calls(view, results)
     stored = _recorded_artifacts(log, view)
     from harnesskit.run.harness import RESERVED_TOOL_PREFIX
     from harnesskit.tools.groups import CHOOSE_GROUP
 
-    specs: dict[str, dict[str, Any]] = {}
+    specs: dict[str, tuple[dict[str, Any], ModelRequestEvent]] = {}
     for e in view:
         if isinstance(e, ModelRequestEvent):
             for spec in log.request_tools(e.event_id):
-                name = spec["function"]["name"]
+                function = spec.get("function") if isinstance(spec, dict) else None
+                name = function.get("name") if isinstance(function, dict) else None
+                if not isinstance(function, dict) or not isinstance(name, str) or not name:
+                    raise _corrupt(
+                        log,
+                        e,
+                        f"a stored tool spec is not a chat-completions tool "
+                        f"({json.dumps(spec, default=str)[:120]}; expected "
+                        '{"type": "function", "function": {"name": ..., "parameters": {...}}})',
+                        _SPEC_TODO,
+                    )
                 if name.startswith(RESERVED_TOOL_PREFIX) or name == CHOOSE_GROUP:
                     continue  # a built-in tool: the replay's harness adds its own again
-                specs.setdefault(name, spec["function"])
+                specs.setdefault(name, (function, e))
 
     def make(name: str) -> Callable[..., Any]:
         def recorded(ctx: ToolContext, **_: Any) -> Any:
             r = results.get(ctx.tool_call_id)
+            if r is None and ctx.tool_call_id in stops:  # it ended the recorded run: again
+                finish = stops[ctx.tool_call_id]
+                reason = finish.payload.get("reason")
+                raise StopRun(
+                    finish.finish_reason or "stopped", reason if isinstance(reason, str) else ""
+                )
             if r is None:
                 raise ToolError(f"no recorded result for call {ctx.tool_call_id} of {name}")
             if r.get("ok"):
@@ -143,17 +172,124 @@ def _recorded_registry(log: EventLog, view: Sequence[Event]) -> ToolRegistry:
 
         return recorded
 
-    return ToolRegistry(
-        Tool(
-            name=name,
-            description=spec.get("description", ""),
-            parameters=spec.get("parameters") or {"type": "object"},
-            fn=make(name),
-            context_param="ctx",
-            timeout_seconds=None,
-        )
-        for name, spec in specs.items()
+    tools = []
+    for name, (spec, request) in specs.items():
+        description = spec.get("description")
+        try:
+            stand_in = Tool(
+                name=name,
+                description=description if isinstance(description, str) else "",
+                parameters=spec.get("parameters") or {"type": "object"},
+                fn=make(name),
+                context_param="ctx",
+                timeout_seconds=None,
+            )
+        except UsageError as exc:
+            raise _corrupt(
+                log, request, f"the stored spec of tool {name!r} is damaged ({exc})", _SPEC_TODO
+            ) from None
+        # every call is answered with its recorded result, a schema failure included, so the
+        # arguments are not validated again: as logged they may hold redaction placeholders
+        # (`[REDACTED:password]`) that no longer fit the schema the real values fitted (R-S1)
+        object.__setattr__(stand_in, "_accepts", _accept_any)
+        tools.append(stand_in)
+    return ToolRegistry(tools)
+
+
+def _accept_any(arguments: Any) -> bool:
+    """A stand-in tool's argument check: the recorded call was checked when it was made."""
+    return True
+
+
+#: What to do about a damaged tool spec in a recorded log.
+_SPEC_TODO = (
+    "replay with tools='live' (the harness's own tools answer; the specs are only compared), "
+    "or restore the log from a backup"
+)
+
+
+def _corrupt(log: EventLog, event: Event, what: str, todo: str) -> CorruptLogError:
+    """A `CorruptLogError` naming the log, the event and what is wrong, and what to do."""
+    where = log.path or "the recorded log"
+    return CorruptLogError(
+        f"{where}: event {event.event_id} ({event.type}): {what}; the log is corrupt (a hand "
+        f"edit, a damaged copy or a log written by another tool), so it cannot be replayed: "
+        f"{todo}"
     )
+
+
+def _failure_body(log: EventLog, e: ToolResultEvent) -> None:
+    """Check that a recorded failure is the structured body the stand-in tools give back.
+
+    Raises:
+        CorruptLogError: its content is not `{"ok": false, "error_type", "message", "hint"}`
+            (plain text such as `Error: upstream failed`, or other JSON).
+    """
+    try:
+        body = json.loads(e.content or "{}")
+    except json.JSONDecodeError:
+        body = None
+    if not isinstance(body, dict) or not isinstance(body.get("message", ""), str):
+        raise _corrupt(
+            log,
+            e,
+            f"a failed tool result holds {(e.content or '')[:80]!r}, not the structured "
+            '{"ok": false, "error_type", "message", "hint"} a failure is logged as (R-E1)',
+            "replay with tools='live' (the tools run again and their results are compared), "
+            "or restore the log from a backup",
+        )
+
+
+#: The finish reason of a live replay stopped before a call whose arguments were redacted.
+REDACTED_ARGUMENTS = "redacted_arguments"
+
+
+def _refusing_redacted(
+    bind: Callable[[dict[str, Any], ToolCall], dict[str, Any]] | None,
+) -> Callable[[dict[str, Any], ToolCall], dict[str, Any]]:
+    """The live replay's argument hook: stop before a call whose arguments were redacted.
+
+    The recorded log holds `[REDACTED:<kind>]` where a secret was typed (R-S1); the real
+    value is not kept, so the call cannot be made again as it was. The check runs before
+    bindings, validation and the gate, so no tool of that turn starts.
+    """
+
+    def check(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
+        found = placeholders(arguments)
+        if found:
+            raise StopRun(
+                REDACTED_ARGUMENTS,
+                f"live replay stopped before call {call.id} ({call.name}): its recorded "
+                f"arguments hold {', '.join(found[:3])}, where the log redacted a secret; the "
+                "real value is not kept, so the call is not run with the placeholder. Replay "
+                "with tools='recorded' to reproduce the recorded results",
+            )
+        return bind(arguments, call) if bind is not None else arguments
+
+    return check
+
+
+def _stopping_calls(
+    view: Sequence[Event], results: dict[str | None, Any]
+) -> dict[str, RunFinishedEvent]:
+    """`{tool_call_id: run.finished}` of the calls that ended a recorded segment.
+
+    A tool that raises `StopRun` (the airline `transfer_to_human_agents` in strict mode) gets
+    no result: its `tool.call` is followed by the segment's `run.finished`, whose finish
+    reason (`transferred`) and `reason` text the stand-in raises again.
+    """
+    stops: dict[str, RunFinishedEvent] = {}
+    open_calls: list[str] = []
+    for e in view:
+        if isinstance(e, ToolCallEvent) and e.tool_call_id and e.tool_call_id not in results:
+            open_calls.append(e.tool_call_id)
+        elif isinstance(e, RunFinishedEvent):
+            for call_id in open_calls:
+                stops.setdefault(call_id, e)
+            open_calls = []
+        elif isinstance(e, UserMessageEvent | ModelResponseEvent):
+            open_calls = []  # the run went on past them: they did not end it
+    return stops
 
 
 def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:
@@ -183,6 +319,34 @@ def _recorded_artifacts(log: EventLog, view: Sequence[Event]) -> dict[str, Any]:
         except (HarnessError, ValueError):  # not readable: the recorded summary answers instead
             continue
     return out
+
+
+def _recorded_message(log: EventLog, e: ModelResponseEvent) -> Message:
+    """The assistant message a `model.response` recorded.
+
+    Raises:
+        CorruptLogError: it recorded no message (`null`), a failure (`{"error": ...}`) or a
+            message that is not a chat message (no role, a call without a name).
+    """
+    if e.message is None:
+        raise _corrupt(log, e, "it records no message", _MESSAGE_TODO)
+    try:
+        return Message.from_openai(e.message)
+    except UsageError as exc:
+        raise _corrupt(
+            log,
+            e,
+            f"its message {json.dumps(e.message, default=str)[:100]} is not an assistant chat "
+            f"message ({str(exc)[:160]})",
+            _MESSAGE_TODO,
+        ) from None
+
+
+#: What to do about a model turn a recorded log holds damaged.
+_MESSAGE_TODO = (
+    "a model call that failed is logged as `run.finished` with finish_reason 'error', never as "
+    "a model.response; restore the log from a backup, or replay a copy cut before this event"
+)
 
 
 def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
@@ -215,6 +379,9 @@ def replay(
         branch_id: the branch to replay (its view: ancestors and itself).
         tools: `"live"` runs `harness.tools`; `"recorded"` answers every call with its
             recorded result (nothing acts; only context building and the loop are replayed).
+            A live replay stops (finish reason `redacted_arguments`, the call named in the
+            `run.finished` reason) before a call whose recorded arguments hold a redaction
+            placeholder: the real value is not in the log, and nothing acts on a placeholder.
 
     Returns:
         A `ReplayReport`.
@@ -223,7 +390,10 @@ def replay(
         UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
             is not a `Harness`.
         CorruptLogError: the log is corrupt (see `EventLog.read`), or its contract's
-            `created_at`, the replay's clock, is not a time.
+            `created_at`, the replay's clock, is not a time; a `model.response` records no
+            chat message (`null`, a recorded failure such as `{"error": ...}`, a call without a
+            name); with `tools="recorded"`, a stored tool spec is damaged or a failed result is
+            not the structured failure body (plain text). Each names the event and what to do.
     """
     from harnesskit.models.offline import ReplayModel
     from harnesskit.run.harness import Harness
@@ -247,7 +417,7 @@ def replay(
             usage = e.usage or {}
             responses.append(
                 ModelResponse(
-                    message=Message.from_openai(e.message or {}),
+                    message=_recorded_message(recorded_log, e),
                     usage=Usage(
                         prompt_tokens=usage.get("prompt_tokens", 0),
                         completion_tokens=usage.get("completion_tokens", 0),
@@ -280,6 +450,8 @@ def replay(
     if tools == "recorded":
         h.tools = _recorded_registry(recorded_log, view)
     run = _open(h, contract.run_id, opening, contract.task)
+    if tools == "live":  # a placeholder is not the value it replaced: never act on one
+        run.executor.bind = _refusing_redacted(run.executor.bind)
     divergences: list[Divergence] = []
     try:
         _drive(run, finishes[0] if finishes else None)

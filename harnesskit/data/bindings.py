@@ -45,6 +45,7 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog
+from harnesskit.log.redact import placeholders
 from harnesskit.messages import ToolCall
 
 __all__ = ["BINDINGS_NOTE", "ID_PATTERNS", "Binder", "TransportAudit", "transport_audit"]
@@ -136,7 +137,7 @@ class Binder:
             if kind == "artifact":
                 self._raise_class(self.store.ref(target).data_class)
                 return self.store.value(target, pointer)
-            return jt.resolve(target, pointer)
+            value = jt.resolve(target, pointer)
         except ArtifactNotFoundError as exc:
             raise ToolNotFoundError(
                 f"argument {path}: $bind {spec!r}: {exc}",
@@ -147,6 +148,17 @@ class Binder:
                 f"argument {path}: $bind {spec!r} does not resolve: {exc}",
                 hint="fix the JSON pointer (after '#') to name a value that exists",
             ) from None
+        if kind == "logged" and (found := placeholders(value)):
+            # the log holds a placeholder where the secret was, and the clear value was in
+            # memory only (a resumed run, or one reading another's log): it cannot be moved
+            raise ToolArgumentsError(
+                f"argument {path}: $bind {spec!r} names a value that was redacted when it was "
+                f"logged ({', '.join(found[:3])}); the real value is not kept anywhere the run "
+                "can read it now, so it cannot be moved, and the placeholder is not the value",
+                hint="call the tool that produced it again and bind to the new result, or ask "
+                "the user for the value",
+            )
+        return value
 
     def _source(self, source: str, path: str) -> tuple[str, Any]:
         if source in self.store:
@@ -168,12 +180,14 @@ class Binder:
         self._raise_class(event.data_class)
         if event.artifact:
             return "artifact", event.artifact
+        source_kind = "logged"  # as read from the log: may hold redaction placeholders
         if self.log is not None:  # the runtime binds the exact value, not the redacted one
             exact = self.log.exact(event)
-            event = exact if isinstance(exact, ToolResultEvent) else event
+            if isinstance(exact, ToolResultEvent) and exact is not event:
+                event, source_kind = exact, "value"
         content = "" if event.content is None else event.content
         value, kind = _decode(content)
-        return "value", value if kind == "json" else content
+        return source_kind, value if kind == "json" else content
 
     def _result_event(self, source: str) -> ToolResultEvent | None:
         if self.log is None:

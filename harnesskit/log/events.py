@@ -251,6 +251,20 @@ class _Auto:
 _AUTO = _Auto()
 
 
+#: Payload fields written exactly, never redacted: the harness's runtime configuration that
+#: resume compares with the harness going on (R-V6): the contract's tool versions, gate,
+#: context policy and limits, and the frozen start of a fork, resume or restart. Tool names
+#: such as `reset_password` or `get_token` look like credential names to the redactor; a
+#: placeholder there would hide a real change and refuse an unchanged harness. These fields
+#: hold names, versions, decisions and numbers a harness is configured with, not run data.
+EXACT_FIELDS: dict[str, tuple[str, ...]] = {
+    "task.contract": ("tools", "gate", "policy", "limits"),
+    "branch.fork": ("frozen",),
+    "run.resume": ("frozen",),
+    "run.restart": ("frozen",),
+}
+
+
 def _renamed(data: dict[str, Any], event: Event) -> bool:
     """True when redaction changed a name of the line or of its payload's top level.
 
@@ -528,6 +542,9 @@ class EventLog:
                 data = json.loads(line)
                 if counts and _renamed(data, exact):  # an `extra` pattern hit the log's names
                     data = _redact_by_field(redactor, exact)
+                for name in EXACT_FIELDS.get(exact.type, ()) if counts else ():
+                    if name in exact.payload:  # configuration, compared on resume: as given
+                        data["payload"][name] = exact.payload[name]
                 if personal:  # R-S1/R-S2: personal data is kept exact and marked, not rewritten
                     data["payload"]["personal_data"] = list(personal)
                 event = Event.from_dict(data)  # same class, redacted payload

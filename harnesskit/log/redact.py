@@ -36,7 +36,14 @@ from typing import Any
 from harnesskit._lazy import lazy_pattern
 from harnesskit.errors import UsageError
 
-__all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "redact_fields", "scrub_literal"]
+__all__ = [
+    "DEFAULT_KINDS",
+    "PERSONAL_KINDS",
+    "Redactor",
+    "placeholders",
+    "redact_fields",
+    "scrub_literal",
+]
 
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
@@ -651,6 +658,9 @@ class Redactor:
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
                 text, n = _anchored_subn(pattern, text, low, anchors, _marker(kind))
+                if kind == "password" and ", received " in text:  # a schema message (R-E1)
+                    text, received = _redact_received(text)
+                    n += received
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -982,7 +992,9 @@ def _anchored_subn(
     Text whose lower case has another length (a few non-ASCII letters) takes `subn` itself.
     """
     if len(low) != len(text):
-        return pattern.subn(lambda m: m.group(1) + marker, text)
+        return pattern.subn(
+            lambda m: m.group(0) if _names_a_path(text, m) else m.group(1) + marker, text
+        )
     starts: set[int] = set()
     for word in anchors:
         i = low.find(word)
@@ -999,7 +1011,7 @@ def _anchored_subn(
         if i < last:
             continue
         m = pattern.match(text, i)
-        if m is None:
+        if m is None or _names_a_path(text, m):
             continue
         out.append(text[last : m.start()])
         out.append(m.group(1) + marker)
@@ -1009,6 +1021,67 @@ def _anchored_subn(
         return text, 0
     out.append(text[last:])
     return "".join(out), n
+
+
+def _names_a_path(text: str, m: re.Match[str]) -> bool:
+    """Whether a `name: value` match of the `password` kind is a path in a message instead.
+
+    A JSONPath (`$.password`, `$.user.api_key`, `$[0].token`) or a JSON pointer
+    (`/password`, `/auth/token`) followed by `: ` names an argument in a schema or binding
+    message (`at $.password: expected a string matching ^[a-z0-9-]+$, received ...`), not
+    a YAML or INI line: what follows is the message, and taking it as the password cut the
+    schema's pattern at its `]`. The value the model sent is redacted by `_redact_received`.
+    A quoted key (`{"$.password": "x"}`) and a dotted name not rooted at `$` or `/`
+    (`spring.datasource.password: x`) stay credentials.
+    """
+    if m.group(2) is None or not text.startswith(":", m.start(2)) or m.start(2) < 1:
+        return False
+    if not (text[m.start(2) - 1].isalnum() or text[m.start(2) - 1] in "_-"):
+        return False  # a quote or bracket before the colon: a key, not a path's last name
+    k = m.start()
+    while k > 0 and not text[k - 1].isspace() and text[k - 1] not in _PATH_STOPS:
+        k -= 1
+    if k > 0 and text[k - 1] in "\"'\\":
+        return False
+    token = text[k : m.start()]
+    return token[:2] in ("$.", "$[") or token.startswith("/")
+
+
+#: Characters a JSONPath or JSON pointer in a message does not hold: where it starts.
+_PATH_STOPS = "\"'\\(,:=<>{}"
+
+#: The value an executor schema message quotes for a credential-named argument (R-E1):
+#: `at $.password: expected <what>, received <value> (<jsonschema's message>)`. The path
+#: names the argument (`_names_a_path`), so the pattern takes what the model sent: the
+#: `received` value, quoted at any escaping depth or bare.
+_RECEIVED = lazy_pattern(
+    r"(?i)((?<![^\s(])(?:\$[.\[]|/)[^\s:'\"\\]{0,200}?"
+    + _KEY_NAMES
+    + r"[\w\-]*:[ ]expected[ ][^\n]{1,600}?,[ ]received[ ]"
+    + _OPENER
+    + r")(?!\[REDACTED)(?!(?:null|true|false)\b)"
+    + _VALUE
+)
+#: jsonschema's message after a redacted `received` value starts with the same value as
+#: Python writes it (`'Hunter 2!' does not match ...`): taken whole, with its quotes.
+_RECEIVED_REPR = lazy_pattern(
+    r"(\[REDACTED:password\]\\*[\"']?[ ]\()"
+    + r"(?:'(?:[^'\\\n]|\\+[^'\\\n])+'|\\*\"(?:[^\"\\\n]|\\+[^\"\\\n])+?\\*\")"
+)
+
+
+def _redact_received(text: str) -> tuple[str, int]:
+    """Redact the value a schema message quotes for a credential-named argument.
+
+    Returns:
+        `(text, n)`: the text with each such value (and jsonschema's repr of it) replaced by
+        `[REDACTED:password]`, and how many messages were.
+    """
+    marker = _marker("password")
+    text, n = _RECEIVED.subn(lambda m: m.group(1) + marker, text)
+    if n:
+        text = _RECEIVED_REPR.sub(lambda m: m.group(1) + marker, text)
+    return text, n
 
 
 def scrub_literal(text: str, *secrets: str | None) -> str:
@@ -1071,3 +1144,35 @@ def _escaped_forms(secret: str) -> tuple[str, ...]:
 
 def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
+
+
+#: A redaction placeholder as `_marker` writes it (an `extra` kind's name included).
+_PLACEHOLDER = lazy_pattern(r"\[REDACTED:[^\]\s]{1,64}\]")
+
+
+def placeholders(value: Any) -> tuple[str, ...]:
+    """The redaction placeholders (`[REDACTED:password]`, ...) anywhere in a JSON value.
+
+    A value read back from a redacted log holds a placeholder where the clear text was; the
+    clear text is not on disk, so such a value must never be acted on as if it were the real
+    one (a `$bind`, a resumed or replayed tool call).
+
+    Args:
+        value: a decoded JSON value (strings, dicts with their keys, lists); other values hold
+            none.
+
+    Returns:
+        Each placeholder found, once, in the order first seen; empty when there is none.
+    """
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "[REDACTED:" in item:
+                found.update(dict.fromkeys(_PLACEHOLDER.findall(item)))
+        elif isinstance(item, dict):
+            stack.extend(reversed([*item.values(), *item.keys()]))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return tuple(found)

@@ -44,8 +44,9 @@ from harnesskit.log._types import (
     UserMessageEvent,
 )
 from harnesskit.log.events import EventLog
+from harnesskit.log.redact import placeholders
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
-from harnesskit.messages import ToolCall
+from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.idempotency import (
     EffectCheck,
     IdempotencyLedger,
@@ -66,6 +67,7 @@ __all__ = [
     "ResumeReport",
     "check_resume",
     "rebuild_state",
+    "redacted_result",
     "reopen",
     "restart_point",
 ]
@@ -100,6 +102,10 @@ class ResumeReport:
     """Every check, in the order of the contract."""
     pending: tuple[str, ...] = ()
     """Tool call ids of the step in flight that have no result yet."""
+    redacted_calls: tuple[str, ...] = ()
+    """Tool call ids among `pending` whose arguments the log holds redacted
+    (`[REDACTED:...]`): the real arguments are gone, so resuming never runs them again; each
+    gets its settled write's recorded result, or a failure saying so."""
 
     @property
     def ok(self) -> bool:
@@ -146,6 +152,9 @@ class ResumePoint:
     """Calls of the step in flight that still need a result."""
     logged: dict[str, int] = field(default_factory=dict)
     """`{tool_call_id: tool.call event id}` for pending calls already logged."""
+    redacted: tuple[ToolCall, ...] = ()
+    """Calls of the step in flight whose arguments the log holds redacted: never run again
+    (not in `pending`); `redacted_result` answers each."""
     answered: str | None = None
     """A finish reason when the run had answered but not logged `run.finished`."""
     report: ResumeReport | None = None
@@ -356,6 +365,60 @@ def _record_for(
     )
 
 
+def _redacted_arguments(call: ToolCall) -> str:
+    """Why `call`'s logged arguments are not its real ones ("" when they are).
+
+    The log writes a tool call's arguments redacted (R-S1); read back, a placeholder
+    (`[REDACTED:password]`) stands where the clear value was, and the value is nowhere else.
+    """
+    found = placeholders(call.arguments if call.arguments is not None else call.raw_arguments)
+    if not found:
+        return ""
+    return f"its arguments were redacted in the log ({', '.join(found[:3])})"
+
+
+def redacted_result(ledger: IdempotencyLedger, call: ToolCall, branch_id: str) -> ToolResult:
+    """The result a resumed call whose arguments were redacted gets instead of running again.
+
+    A write the ledger holds as done (finished, or settled as applied by a confirmer) answers
+    with its recorded result, as a repeat of that write would; anything else is a failure
+    telling the model the call was not run because its real arguments are gone.
+
+    Args:
+        ledger: the run's write ledger, reopened (and settled).
+        call: the pending call, as the log holds it.
+        branch_id: the branch it was made on.
+
+    Returns:
+        The `ToolResult` to log for `call`.
+    """
+    record = _record_for(ledger, "", call, branch_id)
+    if record is not None and record.state == "done" and record.result:
+        r = record.result
+        return ToolResult(
+            tool_call_id=call.id,
+            name=call.name,
+            ok=bool(r.get("ok")),
+            content=r.get("content", ""),
+            error_type=r.get("error_type"),
+            meta={"idempotency_key": record.key, "duplicate": True, "duplicate_of": call.id},
+        )
+    effect = (
+        f"; its ledger record says it had no effect ({record.state})"
+        if record is not None and record.state in ("absent", "failed")
+        else ""
+    )
+    return ToolResult.failure(
+        call,
+        "invalid_argument",
+        f"not run: the run was resumed from its log, where this call's arguments are redacted "
+        f"({', '.join(placeholders(call.arguments or call.raw_arguments)[:3])}); the real "
+        f"values are not kept, so the call was not run again{effect}",
+        "ask the user for the value again (it was a secret) and make the call again",
+        redacted_arguments=True,
+    )
+
+
 def _default_branch(log: EventLog) -> str:
     for e in reversed(log.events):
         if e.type not in ("run.resume",):
@@ -367,6 +430,30 @@ def _limits_dict(limits: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(limits) and not isinstance(limits, type):
         return dataclasses.asdict(limits)
     return dict(limits or {})
+
+
+def _as_logged(value: Any) -> Any:
+    """`value` as a log line holds it (tuples as lists, dates as their text): what it compares to.
+
+    The recorded side of a resume check is read back from JSON; the current side is put
+    through the same encoding, so an unchanged harness compares equal and a changed one does
+    not.
+    """
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _redacted_as_logged(harness: Any, value: Any) -> Any:
+    """`value` as the log wrote it: encoded, then redacted by the harness's redactor (R-S1).
+
+    The system prompt and the task are run data the log redacts; a placeholder in the
+    recorded contract compares with the same placeholder now, not with the clear text.
+    """
+    redactor = getattr(harness, "redactor", None)
+    if redactor is None or isinstance(redactor, str):
+        return _as_logged(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    redacted, counts = redactor.redact(text)
+    return json.loads(redacted if counts else text)
 
 
 def _diff(recorded: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> str:
@@ -458,21 +545,36 @@ def _check(
     settlements: list[tuple[str, EffectCheck]] = []
     notes, unknown = [], []
     ledger_on = bool((contract.idempotency or {}).get("ledger"))
+    redacted: list[str] = []
     for c in pending:
         tool = harness.tools.get(c.name)
+        hidden = _redacted_arguments(c)
+        if hidden:
+            redacted.append(c.id)
         if tool is None or tool.risk == "read" or c.arguments is None:
-            notes.append(f"{c.id} ({c.name}): no side effect; runs again")
+            notes.append(
+                f"{c.id} ({c.name}): {hidden}; not run again"
+                if hidden
+                else f"{c.id} ({c.name}): no side effect; runs again"
+            )
             continue
         run_id = log.run_id or contract.run_id or ""
         key = key_for(run_id, branch_id, c.name, c.arguments, tool.parameters)
         record = _record_for(ledger, key, c, branch_id)
+        if record is not None:  # the key it was written under (redacted arguments key else)
+            key = record.key
         if record is None:  # not even its tool.call was logged: it never started
-            if ledger_on:
+            if hidden:
+                notes.append(f"{c.id} ({c.name}): never started and {hidden}; not run again")
+            elif ledger_on:
                 notes.append(f"{c.id} ({c.name}): never started (no tool.call logged); runs now")
             else:
                 unknown.append(f"{c.id} ({c.name}): the run kept no write ledger")
         elif record.state in ("done", "failed", "absent"):
-            notes.append(f"{c.id} ({c.name}): {record.state} per its ledger record")
+            notes.append(
+                f"{c.id} ({c.name}): {record.state} per its ledger record"
+                + (f"; {hidden}: not run again" if hidden else "")
+            )
         else:
             verdict = ledger.check(record)
             if verdict.applied is None:
@@ -509,7 +611,7 @@ def _check(
     checks.append(ResumeCheck(name="checkpoint", ok=ok, detail=detail))
 
     # 4. permissions still valid
-    gate_now = harness.gate.to_dict()
+    gate_now = _as_logged(harness.gate.to_dict())
     statuses = tr.statuses(now=dt.datetime.fromtimestamp(harness.clock(), dt.UTC))
     expired = [
         e.label for e in view if e.type == "human.decision" and statuses[e.event_id] == "expired"
@@ -534,8 +636,8 @@ def _check(
 
     # 5. same policy and tool versions
     for name, key, now in (
-        ("tool_versions", "tools", harness.tools.versions()),
-        ("policy", "policy", harness.policy.to_dict()),
+        ("tool_versions", "tools", _as_logged(harness.tools.versions())),
+        ("policy", "policy", _as_logged(harness.policy.to_dict())),
     ):
         ok = start.get(key) == now
         checks.append(
@@ -555,9 +657,10 @@ def _check(
         "task": contract.task,
     }
     current_task = {
-        "system_prompt": harness.run_system_prompt,  # as recorded: with the bindings note
-        "limits": _limits_dict(harness.limits),
-        "task": dict(task) if task is not None else contract.task,
+        # as recorded: with the bindings note, redacted as the log wrote it
+        "system_prompt": _redacted_as_logged(harness, harness.run_system_prompt),
+        "limits": _as_logged(_limits_dict(harness.limits)),
+        "task": _redacted_as_logged(harness, dict(task)) if task is not None else contract.task,
     }
     ok = recorded_task == current_task
     checks.append(
@@ -574,6 +677,7 @@ def _check(
         branch_id=branch_id,
         checks=tuple(checks),
         pending=tuple(c.id for c in pending),
+        redacted_calls=tuple(redacted),
     )
     return report, settlements
 
@@ -682,6 +786,8 @@ def _reopen(
         ledger.settle(key, verdict)
     view = visible_events(log, branch)
     pending, logged, answered, _ = _pending_step(view)
+    redacted = [c for c in pending if c.id in report.redacted_calls]
+    pending = [c for c in pending if c.id not in report.redacted_calls]
     state = rebuild_state(log, branch)
     log.append(
         "run.resume",
@@ -690,6 +796,8 @@ def _reopen(
                 dataclasses.asdict(c) | {"recorded": None, "current": None} for c in report.checks
             ],
             "pending": [c.id for c in pending],
+            # calls whose real arguments the log does not hold: answered, never run again
+            "redacted_calls": [{"tool_call_id": c.id, "tool": c.name} for c in redacted],
             "settled": [k for k, _ in settlements],
             **({"ledger_restored": [r.key for r in restored]} if restored else {}),
             "torn_tail": log.incomplete_tail is not None,
@@ -708,6 +816,7 @@ def _reopen(
         disabled=_disabled_tools(view),
         pending=tuple(pending),
         logged=logged,
+        redacted=tuple(redacted),
         answered=answered,
         report=report,
     )

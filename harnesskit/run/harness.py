@@ -314,7 +314,10 @@ class Harness:
         """Reopen a logged run and go on from where it stopped (R-V6; see `resume.reopen`).
 
         The six resume checks must pass; the step in flight is finished (writes already done
-        return their recorded results, never act twice), then `run()` goes on.
+        return their recorded results, never act twice), then `run()` goes on. A pending call
+        whose arguments the log holds redacted (`[REDACTED:password]`) is never run again: it
+        gets its settled write's recorded result or a failure saying so, and is listed in
+        the `run.resume` event (`redacted_calls`) and by `hk.check_resume(...).redacted_calls`.
 
         Args:
             path: the run's `.jsonl` log.

@@ -121,7 +121,8 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
         branch_id: the branch to go on with.
 
     Returns:
-        The run; pending calls have results (writes done return their recorded results).
+        The run; pending calls have results (writes done return their recorded results; a
+        call whose arguments the log holds redacted is answered, never run again).
 
     Raises:
         ResumeError: a resume check failed.
@@ -132,12 +133,36 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
     started = _started(harness)  # before the log is opened: a bad timer leaves nothing open
     point = reopen(harness, path, branch_id=branch_id)
     run = attach(harness, point, started=started)
+    if point.redacted:
+        _answer_redacted(run, point)
     if point.pending:
         run._execute(point.pending, logged=point.logged)
     elif point.answered:
         run._finish(point.answered)
     run.log.flush()
     return run
+
+
+def _answer_redacted(run: Run, point: ResumePoint) -> None:
+    """Log a result for each pending call whose arguments the log holds redacted, unrun.
+
+    The real arguments are not on disk (R-S1), so the call is never run again with the
+    placeholders: a write the ledger holds as done answers with its recorded result, any
+    other call with a failure saying why (`resume.redacted_result`).
+    """
+    from harnesskit.log.resume import redacted_result
+    from harnesskit.run import _records as record
+    from harnesskit.tools.executor import Executed
+
+    st, log = run.state, run.log
+    made_by = log.last("model.response", branch_id=st.branch_id)
+    made_class = made_by.data_class if made_by is not None else "internal"
+    events = record.tool_calls(log, st, point.redacted, point.logged, made_class)
+    for call in point.redacted:
+        result = redacted_result(point.ledger, call, st.branch_id)
+        ex = Executed(call=call, result=result, tool=run.harness.tools.get(call.name))
+        record.tool_result(log, st, ex, events[call.id], None)
+        st.tool_history.append((st.step, call.name, result.ok))
 
 
 def restart(
