@@ -21,7 +21,7 @@ HarnessError
 │   ├── SchemaVersionError
 │   └── CorruptLogError
 ├── ResumeError           a resume check failed: .failed names it, .options offers restart/fork
-└── ExperimentInterrupted Ctrl-C stopped an experiment: .path .finished .total
+└── ExperimentInterrupted Ctrl-C or a failed write stopped an experiment: .path .finished .total
 StopRun(Exception)        control-flow signal, deliberately not a HarnessError
 ```
 
@@ -300,7 +300,7 @@ class ResumeError(HarnessError):
 
 
 class ExperimentInterrupted(HarnessError):
-    """Ctrl-C stopped an experiment; the finished trials are saved and `resume` runs the rest.
+    """Ctrl-C or a failed write stopped an experiment; `resume` runs the trials not saved.
 
     Attributes:
         path: the run directory (`results.jsonl` holds the finished trials), as a string.

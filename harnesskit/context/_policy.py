@@ -185,8 +185,12 @@ class ContextPolicy:
             UsageError: not a built-in name.
         """
         if name not in BUILTIN_POLICIES:
+            import difflib
+
+            near = difflib.get_close_matches(name, BUILTIN_POLICIES, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
             raise UsageError(
-                f"unknown context policy {name!r}; built in: {', '.join(BUILTIN_POLICIES)} "
+                f"unknown context policy {name!r}; {hint}built in: {', '.join(BUILTIN_POLICIES)} "
                 "(or give a dict or a path to a YAML file)"
             )
         return _builtin(name)
