@@ -895,15 +895,19 @@ class EventLog:
             The matching events, in append order.
 
         Raises:
-            UsageError: an unknown type tag (the message lists the valid ones), or something
-                that is neither a tag nor an event class.
+            UsageError: an unknown type tag (the message lists the valid ones), something
+                that is neither a tag nor an event class, or a `branch_id` no event is on
+                (`check_branch`, looked up only when nothing matched).
         """
         tags = _tags(types)
-        return [
-            e  # type: ignore[misc]
+        found = [
+            e
             for e in self.events
             if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id)
         ]
+        if not found and branch_id is not None:  # checked only when nothing matched: free
+            self.check_branch(branch_id, where="of_type(branch_id=...)")
+        return found  # type: ignore[return-value]
 
     def last(self, type: str | type[Event], *, branch_id: str | None = None) -> AnyEvent | None:
         """The most recent event of `type` (a class or a tag), optionally on one branch.
@@ -916,13 +920,59 @@ class EventLog:
             The event, or `None` when there is none.
 
         Raises:
-            UsageError: an unknown type tag (the message lists the valid ones).
+            UsageError: an unknown type tag (the message lists the valid ones), or a
+                `branch_id` no event is on (`check_branch`, looked up only when none matched).
         """
         tags = _tags((type,))
         for e in reversed(self.events):
             if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id):
                 return e  # type: ignore[return-value]
+        if branch_id is not None:
+            self.check_branch(branch_id, where="last(branch_id=...)")
         return None
+
+    @property
+    def branch_ids(self) -> list[str]:
+        """The branches events are on, sorted (`main` too while the log is empty)."""
+        known = set(self._last_by_branch)
+        if len(self._last_by_branch) < len(self.events):  # events put in without `_add`
+            known.update(e.branch_id for e in self.events)
+        return sorted(known) if known else ["main"]
+
+    def check_branch(self, branch_id: Any, *, where: str) -> None:
+        """Refuse a branch this log does not have: the one check every branch argument uses.
+
+        A branch exists once an event is on it (a fork's `branch.fork` is its first); `main`
+        is taken while the log is still empty. O(1) for a branch the log appended or read.
+
+        Args:
+            branch_id: the branch name given.
+            where: the call and argument, for the message (e.g. `"visible_events(branch_id)"`).
+
+        Raises:
+            UsageError: `branch_id` is not a string, or no event is on that branch; the message
+                says "did you mean" the closest known branch and lists the known ones.
+        """
+        if branch_id.__class__ is str and (
+            branch_id in self._last_by_branch or (branch_id == "main" and not self.events)
+        ):
+            return
+        if isinstance(branch_id, str) and any(e.branch_id == branch_id for e in self.events):
+            return  # a str subclass, or events put in without `_add` (a replay's view)
+        known = self.branch_ids
+        if not isinstance(branch_id, str):
+            raise UsageError(
+                f"{where} takes a branch name (str), got {type(branch_id).__name__} "
+                f"{branch_id!r:.60}; branches: {known}"
+            )
+        import difflib
+
+        near = difflib.get_close_matches(branch_id, known, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise UsageError(
+            f"{where}: no branch {branch_id!r} in this log; {hint}branches: {known} "
+            "(a branch exists once it has an event: fork one with run.fork(event_id, name))"
+        )
 
     def _request(self, event_id: int) -> ModelRequestEvent:
         event = self[event_id]
