@@ -301,7 +301,9 @@ class EventLog:
                 `EventLog.read` to load one; a file that is no log is never appended to),
                 another writer has it open, `path` is a symbolic link (even a dangling one:
                 a log is never written through a link), `path` is not a path (str or Path) or
-                None, or `redactor` is not a `Redactor` (or `None`).
+                None, `path` is a folder or cannot be created and opened for writing (its
+                folder is a file, read-only, not writable: refused here, not at the first
+                append), or `redactor` is not a `Redactor` (or `None`).
         """
         refuse_type(path, (str, os.PathLike, type(None)), "EventLog(path)", _PATH_OR_NONE)
         if redactor is not None and not isinstance(redactor, Redactor):
@@ -340,6 +342,11 @@ class EventLog:
         if self.path is not None:
             if self.path.is_symlink():  # even a dangling one: it would be created where it points
                 raise UsageError(_link_message(self.path, "a new event log is never created"))
+            if self.path.is_dir():
+                raise UsageError(
+                    f"EventLog(path): {self.path} is a folder, not a file; pass the path of a "
+                    "new .jsonl file (e.g. <folder>/<run_id>.jsonl)"
+                )
             if self.path.exists() and self.path.stat().st_size > 0:
                 kind = _existing_kind(self.path)
                 if kind == "other":
@@ -357,8 +364,16 @@ class EventLog:
                 self._needs_newline = not _ends_with_newline(self.path)
                 self.torn_lines = [1]
                 self._disk_size = self.path.stat().st_size
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = _open_append(self.path, self._disk_size)
+            try:  # refused now, when the run is created, not at its first append
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = _open_append(self.path, self._disk_size)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot create the event log {self.path}: {exc.strerror or exc} (errno "
+                    f"{exc.errno}); the folder {self.path.parent} must be a writable folder. "
+                    "Pass another log_dir (or path), fix its permissions, or None to keep the "
+                    "log in memory"
+                ) from exc
 
     # -- writing ---------------------------------------------------------------------------
 
