@@ -1163,6 +1163,15 @@ class EventLog:
         The log keeps the last frame it built: a later call copies it, and after more events
         builds rows for the new events only and appends them (when their column types agree;
         otherwise, and after a tombstone, it builds the whole frame again).
+
+        `parent_id`, `step`, `prompt_tokens` and `completion_tokens` are pandas' nullable
+        `Int64`, exact (never through float64: counts above 2**53 keep every unit), `<NA>`
+        where an event has none; `event_id` is `int64`.
+
+        Raises:
+            UsageError: an event appended in memory holds a `step` or token count that is not
+                a whole number from -2**63 to 2**63 - 1 (a str, a fraction), or a `usage` that
+                is not an object; the message names the event and the field.
         """
         import pandas as pd
 
