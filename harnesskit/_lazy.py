@@ -142,6 +142,12 @@ def frozen_dataclass(
     `__post_init__`, are those `dataclass` writes). Methods the class body defines are kept,
     as `dataclass` keeps them.
 
+    An unknown keyword in a call of the class raises `errors.UnknownArgumentError` (a
+    `UsageError` and a `TypeError`) with Python's words plus a did-you-mean of the field
+    names; a field name close to it is named in the message, else the arguments are added as
+    a note. `__init__` takes `**` for that (hidden from its signature): a good call pays one
+    empty dict and one truth test, nothing else.
+
     One difference: setting an attribute that is not a field raises `FrozenInstanceError`
     (as for a field); on Python 3.11 `dataclass(frozen=True, slots=True)` raises `TypeError`
     there (a `super()` call on the pre-slots class). `InitVar` and `KW_ONLY` annotations are
@@ -467,6 +473,9 @@ def _init_fn(cls: type) -> Callable[..., None]:
     params = [param(f) for f in fields if f.init and not f.kw_only]
     kw = [param(f) for f in fields if f.init and f.kw_only]
     refuse = not params and bool(kw)  # keyword-only: a positional argument is a UsageError
+    # an unknown keyword lands in `**__dataclass_unknown__` and is refused with a did-you-mean
+    # (`_refuse_unknown`); on a good call that costs one empty dict and one truth test
+    local["__dataclass_unknown_fn__"] = _refuse_unknown
     if refuse:
         # positional arguments are taken, then refused; a required keyword defaults to a
         # marker so that a missing one does not pre-empt that (its TypeError is raised below,
@@ -475,16 +484,24 @@ def _init_fn(cls: type) -> Callable[..., None]:
         local["__dataclass_refuse__"] = _refuse_arguments
         local["__dataclass_required__"] = _REQUIRED
         kw = [f"{p}=__dataclass_required__" if p.split(":")[0] in required else p for p in kw]
-        params = ["*__dataclass_positional__", *kw]
+        params = ["*__dataclass_positional__", *kw, "**__dataclass_unknown__"]
         missing = " or ".join(f"{n} is __dataclass_required__" for n in required)
         lines.insert(
             0,
-            f"if __dataclass_positional__{' or ' + missing if missing else ''}: "
+            f"if __dataclass_positional__ or __dataclass_unknown__"
+            f"{' or ' + missing if missing else ''}: "
             f"__dataclass_refuse__({self_name}, __dataclass_positional__, "
-            f"[{', '.join(required)}], {tuple(required)!r})",
+            f"[{', '.join(required)}], {tuple(required)!r}, __dataclass_unknown__)",
         )
-    elif kw:
-        params += ["*", *kw]
+    else:
+        if kw:
+            params += ["*", *kw]
+        params.append("**__dataclass_unknown__")
+        lines.insert(
+            0,
+            f"if __dataclass_unknown__: "
+            f"__dataclass_unknown_fn__({self_name}, __dataclass_unknown__)",
+        )
     body = "\n".join(f"  {b}" for b in lines or ["pass"])
     text = f" def __init__({','.join([self_name, *params])})->_return_type:\n{body}"
     text = f"def __create_fn__({', '.join(local)}):\n{text}\n return __init__"
@@ -494,16 +511,16 @@ def _init_fn(cls: type) -> Callable[..., None]:
     exec(code, module.__dict__ if module is not None else {}, ns)  # as dataclass does
     fn: Callable[..., None] = ns["__create_fn__"](**local)
     fn.__qualname__ = f"{cls.__qualname__}.__init__"
-    if refuse:  # shown as `dataclass` writes it: keyword-only, no `*args`, no marker
-        import inspect  # loaded by `dataclasses` already
+    # shown as `dataclass` writes it: no `*args` or `**unknown`, no marker
+    import inspect  # loaded by `dataclasses` already
 
-        sig = inspect.signature(fn)
-        kept = [
-            p.replace(default=p.empty) if p.default is _REQUIRED else p
-            for p in sig.parameters.values()
-            if p.kind is not p.VAR_POSITIONAL
-        ]
-        fn.__signature__ = sig.replace(parameters=kept)  # type: ignore[attr-defined]
+    sig = inspect.signature(fn)
+    kept = [
+        p.replace(default=p.empty) if p.default is _REQUIRED else p
+        for p in sig.parameters.values()
+        if p.kind is not p.VAR_KEYWORD and (p.kind is not p.VAR_POSITIONAL or not refuse)
+    ]
+    fn.__signature__ = sig.replace(parameters=kept)  # type: ignore[attr-defined]
     return fn
 
 
@@ -517,16 +534,55 @@ class _Required:
 _REQUIRED = _Required()
 
 
+def _refuse_unknown(obj: Any, unknown: dict[str, Any]) -> None:
+    """Refuse keywords that name no field with an `UnknownArgumentError`.
+
+    It is a `UsageError` and a `TypeError`, in Python's words plus a did-you-mean of the
+    fields (or, for a key a class takes elsewhere, `_KEYWORDS_ELSEWHERE`, where it goes) and
+    the class's arguments. With no field name close to the keyword the message is Python's
+    own (as `dataclass` raises it), and the arguments are added as a note (in tracebacks).
+    """
+    import difflib
+
+    from harnesskit.errors import UnknownArgumentError
+
+    cls = type(obj)
+    name = next(iter(unknown))
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    elsewhere: dict[str, str] = getattr(cls, "_KEYWORDS_ELSEWHERE", {})
+    text = f"{cls.__init__.__qualname__}() got an unexpected keyword argument {name!r}"
+    listed = f"{cls.__qualname__} takes: {', '.join(names) or 'no arguments'}"
+    if name in elsewhere:
+        raise UnknownArgumentError(f"{text}; pass it as {elsewhere[name] % name}. {listed}")
+    near = difflib.get_close_matches(name, [*names, *elsewhere], n=1)
+    if near and near[0] in elsewhere:
+        where = elsewhere[near[0]] % near[0]
+        raise UnknownArgumentError(f"{text}; did you mean {near[0]!r} ({where})? {listed}")
+    if near:
+        raise UnknownArgumentError(f"{text}; did you mean {near[0]!r}? {listed}")
+    err = UnknownArgumentError(text)  # Python's words, as `dataclass` raises them
+    hint = getattr(cls, "_POSITIONAL_HINT", "")
+    err.add_note(f"{listed}{'. ' + hint if hint else ''}")
+    raise err
+
+
 def _refuse_arguments(
-    obj: Any, args: tuple[Any, ...], values: list[Any], required: tuple[str, ...]
+    obj: Any,
+    args: tuple[Any, ...],
+    values: list[Any],
+    required: tuple[str, ...],
+    unknown: dict[str, Any],
 ) -> None:
-    """Refuse positional arguments (`UsageError`), or missing required keywords (`TypeError`).
+    """Refuse positional arguments (`UsageError`), unknown keywords, or missing required ones.
 
     Positional arguments first: `Message("user", "hi")` says to name them, not that `role`
-    is missing. A missing keyword raises the `TypeError` Python (and `dataclass`) raises.
+    is missing. Then an unknown keyword (`_refuse_unknown`), as Python checks it before a
+    missing one. A missing keyword raises the `TypeError` Python (and `dataclass`) raises.
     A class may add how to build it otherwise as a `_POSITIONAL_HINT` string.
     """
     cls = type(obj)
+    if unknown and not args:
+        _refuse_unknown(obj, unknown)
     if not args:
         names = [f"'{n}'" for n, v in zip(required, values, strict=True) if v is _REQUIRED]
         listed = (

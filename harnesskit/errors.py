@@ -3,6 +3,7 @@
 ```
 HarnessError
 ├── UsageError            you called the API wrong; the message says how to call it
+│   └── UnknownArgumentError  a value class got a keyword it has no field for (also a TypeError)
 ├── ModelError            a provider failed: .model, .status_code, .body
 │   ├── ModelOutputError  the model's output could not be used
 │   └── RateLimitError    429 until the retries or the time ran out
@@ -21,7 +22,7 @@ HarnessError
 │   ├── SchemaVersionError
 │   └── CorruptLogError
 ├── ResumeError           a resume check failed: .failed names it, .options offers restart/fork
-└── ExperimentInterrupted Ctrl-C stopped an experiment: .path .finished .total
+└── ExperimentInterrupted Ctrl-C or a failed write stopped an experiment: .path .finished .total
 StopRun(Exception)        control-flow signal, deliberately not a HarnessError
 ```
 
@@ -57,6 +58,7 @@ __all__ = [
     "ToolNotFoundError",
     "ToolServerError",
     "ToolTimeoutError",
+    "UnknownArgumentError",
     "UsageError",
     "checked_call",
     "refuse_type",
@@ -69,6 +71,14 @@ class HarnessError(Exception):
 
 class UsageError(HarnessError):
     """The API was called wrong; the message names what was wrong and what to do instead."""
+
+
+class UnknownArgumentError(UsageError, TypeError):
+    """A value class was given a keyword that names none of its fields.
+
+    Also a `TypeError`, which Python raises for an unexpected keyword, so code that caught
+    that still does. The message is Python's words plus a did-you-mean of the field names.
+    """
 
 
 class ModelError(HarnessError):
@@ -300,7 +310,7 @@ class ResumeError(HarnessError):
 
 
 class ExperimentInterrupted(HarnessError):
-    """Ctrl-C stopped an experiment; the finished trials are saved and `resume` runs the rest.
+    """Ctrl-C or a failed write stopped an experiment; `resume` runs the trials not saved.
 
     Attributes:
         path: the run directory (`results.jsonl` holds the finished trials), as a string.

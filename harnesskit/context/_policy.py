@@ -21,6 +21,7 @@ POLICY_DIR = Path(__file__).with_name("policies")
 #: Names accepted by `ContextPolicy.resolve` without a file.
 BUILTIN_POLICIES = ("default", "full-history", "naive", "summary", "window")
 _LIMITS = ("max_events", "max_tool_output_chars", "max_prompt_tokens", "recent_turns")
+_DOC_KEYS = ("include", "exclude", "limits", "require", "summary")
 
 
 @functools.cache
@@ -77,6 +78,12 @@ class ContextPolicy:
         "A policy by name, file or dict is ContextPolicy.resolve('window'), or pass the name "
         "where a policy is taken: hk.Harness(policy='window')"
     )
+    #: Keys that go in the policy document, not in the constructor (`_lazy._refuse_unknown`):
+    #: `ContextPolicy(max_prompt_tokens=...)` is answered with where the key goes.
+    _KEYWORDS_ELSEWHERE = {
+        **dict.fromkeys(_LIMITS, "ContextPolicy.resolve({'name': 'mine', 'limits': {'%s': ...}})"),
+        **dict.fromkeys(_DOC_KEYS, "ContextPolicy.resolve({'name': 'mine', '%s': ...})"),
+    }
 
     name: str = "full-history"
     """The policy's name, recorded in every `context.injected` event."""
@@ -185,8 +192,12 @@ class ContextPolicy:
             UsageError: not a built-in name.
         """
         if name not in BUILTIN_POLICIES:
+            import difflib
+
+            near = difflib.get_close_matches(name, BUILTIN_POLICIES, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
             raise UsageError(
-                f"unknown context policy {name!r}; built in: {', '.join(BUILTIN_POLICIES)} "
+                f"unknown context policy {name!r}; {hint}built in: {', '.join(BUILTIN_POLICIES)} "
                 "(or give a dict or a path to a YAML file)"
             )
         return _builtin(name)

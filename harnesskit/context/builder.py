@@ -773,13 +773,16 @@ class ContextBuilder:
         Raises:
             ContextError: the core (task contract, user turns, human decisions, failure
                 evidence and the last turn) does not fit the policy's limits.
-            UsageError: `log` is not an `EventLog`.
+            UsageError: `log` is not an `EventLog`, or `branch_id` names no branch of it (with
+                a did-you-mean).
         """
         if not isinstance(log, EventLog):
             raise UsageError(
                 f"ContextBuilder.build takes an EventLog (run.log, or EventLog.read(path)), "
                 f"got {type(log).__name__}"
             )
+        if branch_id not in self._views:  # (a branch built before is known: no lookup)
+            log.check_branch(branch_id, where="ContextBuilder.build(branch_id=...)")
         try:
             view = self._view(log, branch_id)
             prompt, volatile = self._compose(log, view, tuple(extra))

@@ -28,7 +28,8 @@ FRAME_COLUMNS = [
     "summary", "data_class", "tool", "tool_call_id", "ok", "error_type", "prompt_tokens",
     "completion_tokens", "payload",
 ]  # fmt: skip
-#: The columns given pandas' nullable `Int64` type (missing values stay <NA>, not 1.0).
+#: The columns of pandas' nullable `Int64` type (missing values <NA>; built exact, never as
+#: float64, so ids and token counts above 2**53 are kept to the unit).
 INT_COLUMNS = ["parent_id", "step", "prompt_tokens", "completion_tokens"]
 
 
@@ -45,14 +46,82 @@ def build_frame(pd: Any, events: list[Event]) -> Any:
     df = _fast_frame(pd, events) if events else None
     if df is None:
         df = _general_frame(pd, events)
-    return df.astype(dict.fromkeys(INT_COLUMNS, "Int64"))
+    return df
 
 
 def _general_frame(pd: Any, events: list[Event]) -> Any:
-    """The frame before the `Int64` columns, every column's type inferred by pandas from a list."""
-    if events:
-        return pd.DataFrame(_frame_columns(events), columns=FRAME_COLUMNS)
-    return pd.DataFrame.from_records([], columns=FRAME_COLUMNS)  # no rows: object columns
+    """The frame with every column's type inferred by pandas from a list, but `INT_COLUMNS`.
+
+    Those are exact `Int64` arrays (`_int_array`), never inferred (a list of whole numbers
+    and None is inferred as float64, which rounds numbers above 2**53).
+
+    Raises:
+        UsageError: a value of an `INT_COLUMNS` column is not a whole number in int64 range,
+            or a payload's `usage` is not a mapping.
+    """
+    if not events:  # no rows: object columns, then the `Int64` ones
+        empty = pd.DataFrame.from_records([], columns=FRAME_COLUMNS)
+        return empty.astype(dict.fromkeys(INT_COLUMNS, "Int64"))
+    try:
+        columns: dict[str, Any] = _frame_columns(events)
+    except AttributeError:  # a `usage` without `.get`: named (else re-raised as it is)
+        _check_usages(events)
+        raise
+    for name in INT_COLUMNS:
+        columns[name] = _int_array(pd, columns[name], events, name)
+    return pd.DataFrame(columns, columns=FRAME_COLUMNS)
+
+
+#: Where each `INT_COLUMNS` column is read from in an event, for the error naming it.
+_INT_SOURCES = {
+    "parent_id": "parent_id",
+    "step": "payload step",
+    "prompt_tokens": "payload usage.prompt_tokens",
+    "completion_tokens": "payload usage.completion_tokens",
+}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _int_array(pd: Any, values: list[Any], events: list[Event], name: str) -> Any:
+    """`values` as an exact `Int64` array: whole numbers kept as they are, None as <NA>.
+
+    An integral float (`3.0`) is its integer and a NaN (or `pd.NA`) is missing, as pandas'
+    `Int64` conversion takes them; nothing goes through float64.
+
+    Raises:
+        UsageError: a value that is not a whole number from -2**63 to 2**63 - 1 (a str, a
+            fraction, a number beyond 64 bits), naming the event, the column and the value.
+    """
+    import numpy as np
+
+    n = len(values)
+    numbers, missing = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    try:
+        if _put_ints(np, (numbers, missing), slice(0, n), values):
+            return pd.arrays.IntegerArray(numbers, missing)
+    except OverflowError:
+        pass  # named below
+    for i, value in enumerate(values):
+        if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+            missing[i] = True
+        elif isinstance(value, int | np.integer) and _INT64_MIN <= value <= _INT64_MAX:
+            numbers[i] = value
+        elif (
+            isinstance(value, float | np.floating)
+            and float(value).is_integer()
+            and _INT64_MIN <= value <= _INT64_MAX
+        ):
+            numbers[i] = int(value)
+        else:
+            from harnesskit.errors import UsageError
+
+            raise UsageError(
+                f"EventLog.frame(): event {events[i].event_id}'s {_INT_SOURCES[name]} is "
+                f"{type(value).__name__} {value!r:.60}, not a whole number from -2**63 to "
+                f"2**63 - 1 or null; the {name!r} column holds exact integers (Int64). Append "
+                "that field as an int (or leave it out)"
+            )
+    return pd.arrays.IntegerArray(numbers, missing)
 
 
 def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
@@ -81,6 +150,28 @@ def _frame_columns(events: list[Event]) -> dict[str, list[Any]]:
     return columns
 
 
+def _check_usages(events: list[Event]) -> None:
+    """Refuse a payload `usage` that is not a mapping (its token counts cannot be read).
+
+    Raises:
+        UsageError: naming the event and the value.
+    """
+    from collections.abc import Mapping
+
+    for event in events:
+        payload = event.payload
+        usage = payload.get("usage") if isinstance(payload, Mapping) else None
+        if usage and not isinstance(usage, Mapping):
+            from harnesskit.errors import UsageError
+
+            raise UsageError(
+                f"EventLog.frame(): event {event.event_id}'s payload usage is "
+                f"{type(usage).__name__} {usage!r:.60}, not an object of token counts "
+                "({'prompt_tokens': int, 'completion_tokens': int}); append it as one (or "
+                "leave it out)"
+            )
+
+
 def _gets(dicts: list[Any], key: str) -> Iterator[Any]:
     """`d.get(key)` of each of `dicts`, by `dict.get` when all are plain dicts (C speed)."""
     if set(map(type, dicts)) <= {dict}:
@@ -105,8 +196,11 @@ _SHARED_TEXT = frozenset({"branch_id", "source", "status", "data_class"})
 _NO_USAGE: dict[str, Any] = {}
 
 
+_NULLABLE_INTS = frozenset(INT_COLUMNS)
+
+
 def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
-    """The frame before the `Int64` columns, as `_general_frame` builds it, or None to use that.
+    """The frame `_general_frame` builds, or None to use that (the `Int64` columns exact).
 
     Each column is gathered a chunk of events at a time (the chunk's events, payloads and
     values stay in the CPU cache) straight into an array of its final type, the values' types
@@ -179,7 +273,9 @@ def _fast_frame(pd: Any, events: list[Event]) -> Any | None:
     text_dtype = pd.Series(["x"]).dtype  # pandas' type for text inferred from a list
     columns = {}
     for name in FRAME_COLUMNS:
-        if name in _INTS:
+        if name in _NULLABLE_INTS:  # exact, missing values masked (never float64)
+            column = pd.Series(pd.arrays.IntegerArray(*ints[name]), copy=False)
+        elif name in _INTS:
             column = pd.Series(_int_column(np, *ints[name]), copy=False)
         elif name in texted:
             column = _text_column(pd, objects[name], absent.get(name), text_dtype)
@@ -237,8 +333,8 @@ def _put_ints(np: Any, column: tuple[Any, Any], where: Any, values: list[Any]) -
 def _int_column(np: Any, numbers: Any, missing: Any) -> Any:
     """The array pandas infers from the list of these numbers, None where `missing`.
 
-    `int64` when none is missing, `float64` with NaN when some are (the `Int64` conversion
-    after reads it as a list's would be read), objects (None) when all are.
+    `int64` when none is missing, `float64` with NaN when some are, objects (None) when all
+    are. Only for `event_id` (never missing); `INT_COLUMNS` are exact `IntegerArray`s.
     """
     if not missing.any():
         return numbers

@@ -339,7 +339,9 @@ class EventLog:
                 `EventLog.read` to load one; a file that is no log is never appended to),
                 another writer has it open, `path` is a symbolic link (even a dangling one:
                 a log is never written through a link), `path` is not a path (str or Path) or
-                None, or `redactor` is not a `Redactor` (or `None`).
+                None, `path` is a folder or cannot be created and opened for writing (its
+                folder is a file, read-only, not writable: refused here, not at the first
+                append), or `redactor` is not a `Redactor` (or `None`).
         """
         refuse_type(path, (str, os.PathLike, type(None)), "EventLog(path)", _PATH_OR_NONE)
         if redactor is not None and not isinstance(redactor, Redactor):
@@ -378,6 +380,11 @@ class EventLog:
         if self.path is not None:
             if self.path.is_symlink():  # even a dangling one: it would be created where it points
                 raise UsageError(_link_message(self.path, "a new event log is never created"))
+            if self.path.is_dir():
+                raise UsageError(
+                    f"EventLog(path): {self.path} is a folder, not a file; pass the path of a "
+                    "new .jsonl file (e.g. <folder>/<run_id>.jsonl)"
+                )
             if self.path.exists() and self.path.stat().st_size > 0:
                 kind = _existing_kind(self.path)
                 if kind == "other":
@@ -395,8 +402,16 @@ class EventLog:
                 self._needs_newline = not _ends_with_newline(self.path)
                 self.torn_lines = [1]
                 self._disk_size = self.path.stat().st_size
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = _open_append(self.path, self._disk_size)
+            try:  # refused now, when the run is created, not at its first append
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = _open_append(self.path, self._disk_size)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot create the event log {self.path}: {exc.strerror or exc} (errno "
+                    f"{exc.errno}); the folder {self.path.parent} must be a writable folder. "
+                    "Pass another log_dir (or path), fix its permissions, or None to keep the "
+                    "log in memory"
+                ) from exc
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -950,15 +965,19 @@ class EventLog:
             The matching events, in append order.
 
         Raises:
-            UsageError: an unknown type tag (the message lists the valid ones), or something
-                that is neither a tag nor an event class.
+            UsageError: an unknown type tag (the message lists the valid ones), something
+                that is neither a tag nor an event class, or a `branch_id` no event is on
+                (`check_branch`, looked up only when nothing matched).
         """
         tags = _tags(types)
-        return [
-            e  # type: ignore[misc]
+        found = [
+            e
             for e in self.events
             if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id)
         ]
+        if not found and branch_id is not None:  # checked only when nothing matched: free
+            self.check_branch(branch_id, where="of_type(branch_id=...)")
+        return found  # type: ignore[return-value]
 
     def last(self, type: str | type[Event], *, branch_id: str | None = None) -> AnyEvent | None:
         """The most recent event of `type` (a class or a tag), optionally on one branch.
@@ -971,13 +990,59 @@ class EventLog:
             The event, or `None` when there is none.
 
         Raises:
-            UsageError: an unknown type tag (the message lists the valid ones).
+            UsageError: an unknown type tag (the message lists the valid ones), or a
+                `branch_id` no event is on (`check_branch`, looked up only when none matched).
         """
         tags = _tags((type,))
         for e in reversed(self.events):
             if (tags is None or e.type in tags) and (branch_id is None or e.branch_id == branch_id):
                 return e  # type: ignore[return-value]
+        if branch_id is not None:
+            self.check_branch(branch_id, where="last(branch_id=...)")
         return None
+
+    @property
+    def branch_ids(self) -> list[str]:
+        """The branches events are on, sorted (`main` too while the log is empty)."""
+        known = set(self._last_by_branch)
+        if len(self._last_by_branch) < len(self.events):  # events put in without `_add`
+            known.update(e.branch_id for e in self.events)
+        return sorted(known) if known else ["main"]
+
+    def check_branch(self, branch_id: Any, *, where: str) -> None:
+        """Refuse a branch this log does not have: the one check every branch argument uses.
+
+        A branch exists once an event is on it (a fork's `branch.fork` is its first); `main`
+        is taken while the log is still empty. O(1) for a branch the log appended or read.
+
+        Args:
+            branch_id: the branch name given.
+            where: the call and argument, for the message (e.g. `"visible_events(branch_id)"`).
+
+        Raises:
+            UsageError: `branch_id` is not a string, or no event is on that branch; the message
+                says "did you mean" the closest known branch and lists the known ones.
+        """
+        if branch_id.__class__ is str and (
+            branch_id in self._last_by_branch or (branch_id == "main" and not self.events)
+        ):
+            return
+        if isinstance(branch_id, str) and any(e.branch_id == branch_id for e in self.events):
+            return  # a str subclass, or events put in without `_add` (a replay's view)
+        known = self.branch_ids
+        if not isinstance(branch_id, str):
+            raise UsageError(
+                f"{where} takes a branch name (str), got {type(branch_id).__name__} "
+                f"{branch_id!r:.60}; branches: {known}"
+            )
+        import difflib
+
+        near = difflib.get_close_matches(branch_id, known, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise UsageError(
+            f"{where}: no branch {branch_id!r} in this log; {hint}branches: {known} "
+            "(a branch exists once it has an event: fork one with run.fork(event_id, name))"
+        )
 
     def _request(self, event_id: int) -> ModelRequestEvent:
         event = self[event_id]
@@ -1153,6 +1218,15 @@ class EventLog:
         The log keeps the last frame it built: a later call copies it, and after more events
         builds rows for the new events only and appends them (when their column types agree;
         otherwise, and after a tombstone, it builds the whole frame again).
+
+        `parent_id`, `step`, `prompt_tokens` and `completion_tokens` are pandas' nullable
+        `Int64`, exact (never through float64: counts above 2**53 keep every unit), `<NA>`
+        where an event has none; `event_id` is `int64`.
+
+        Raises:
+            UsageError: an event appended in memory holds a `step` or token count that is not
+                a whole number from -2**63 to 2**63 - 1 (a str, a fraction), or a `usage` that
+                is not an object; the message names the event and the field.
         """
         import pandas as pd
 

@@ -747,7 +747,8 @@ def reopen(
 
     Raises:
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
-        UsageError: the file is missing or holds no task contract.
+        UsageError: the file is missing or holds no task contract, or `branch_id` names no
+            branch of the log (with a did-you-mean; nothing is written).
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt: a line other than a
             cut-off last one is not a write record (it could hide a write that started); or
             the log's causal order cannot be established (a missing or looping parent, R-V4).
@@ -766,6 +767,8 @@ def _reopen(
 ) -> ResumePoint:
     _refuse_never_started(log)
     _refuse_broken_ancestry(log, close=True)
+    if branch_id is not None:  # before anything is written
+        log.check_branch(branch_id, where="resume(branch_id=...)")
     ledger = _open_ledger(harness, path, log)
     restored = _restore_from_log(harness, log, ledger, write=True)
     branch = branch_id or _default_branch(log)

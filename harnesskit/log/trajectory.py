@@ -79,7 +79,11 @@ def branch_limits(log: EventLog, branch_id: str) -> dict[str, float]:
 
     Returns:
         `{branch: last visible event id}`, `inf` for `branch_id` itself.
+
+    Raises:
+        UsageError: no branch `branch_id` in the log (`EventLog.check_branch`).
     """
+    log.check_branch(branch_id, where="branch_limits(branch_id)")
     view = BranchView.of(log.events, branch_id)
     return {b: _INF if cut is None else cut for b, cut in view.cutoffs.items()}
 
@@ -96,7 +100,11 @@ def branch_filter(log: EventLog, branch_id: str) -> Callable[[Event], bool]:
 
     Returns:
         `BranchView.visible` of that branch.
+
+    Raises:
+        UsageError: no branch `branch_id` in the log (`EventLog.check_branch`).
     """
+    log.check_branch(branch_id, where="the branch view (branch_id)")
     return BranchView.of(log.events, branch_id).visible
 
 
@@ -111,6 +119,9 @@ def visible_events(log: EventLog, branch_id: str = "main") -> list[Event]:
 
     Returns:
         The visible events, in append order (a valid causal order within one log).
+
+    Raises:
+        UsageError: no branch `branch_id` in the log (`EventLog.check_branch`).
     """
     visible = branch_filter(log, branch_id)
     return [e for e in log.events if visible(e)]
@@ -598,9 +609,10 @@ class Trajectory:
         Raises:
             UsageError: unknown branch, or `into` equals `branch`.
         """
+        self.log.check_branch(branch, where="merge(branch)")
+        if into is not None:
+            self.log.check_branch(into, where="merge(into=...)")
         forks = self.branches()
-        if branch not in forks:
-            raise UsageError(f"no branch {branch!r}; branches: {sorted(forks)}")
         fork = forks[branch]
         target = into or (
             (fork.from_branch or "main") if isinstance(fork, BranchForkEvent) else None
@@ -743,9 +755,10 @@ class Trajectory:
             kind, summary.
 
         Raises:
-            UsageError: an unknown event type, status or kind (a typo would match nothing), a
-                filter that is not a string or an iterable of strings, or a `since`/`until`
-                that is not one of the time forms above.
+            UsageError: an unknown event type, status, kind or branch (a typo would match
+                nothing; a branch with a did-you-mean), a filter that is not a string or an
+                iterable of strings, or a `since`/`until` that is not one of the time forms
+                above.
         """
         type, branch = _filter("type", type), _filter("branch", branch)
         status, kind = _filter("status", status), _filter("kind", kind)
@@ -758,6 +771,8 @@ class Trajectory:
             bad = [v for v in values if v not in known]
             if bad:
                 raise UsageError(f"search({name}=...): unknown {bad}; use one of {sorted(known)}")
+        for b in [branch] if isinstance(branch, str) else list(branch or ()):
+            self.log.check_branch(b, where="search(branch=...)")  # a typo would match nothing
         if text is not None and not isinstance(text, str):
             raise UsageError(f"search(text=...) takes a string, got {text!r}")
         idx = self._search_index(with_text=text is not None)

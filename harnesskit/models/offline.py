@@ -10,8 +10,9 @@ import dataclasses
 import functools
 import itertools
 import json
+import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
 from harnesskit.errors import UsageError
 from harnesskit.messages import (
@@ -130,7 +131,10 @@ def _without_messages(request: ModelRequest) -> ModelRequest:
 class Requests(Sequence[ModelRequest]):
     """The requests a fake model received, in order: a list whose memory stays flat.
 
-    Read-only but for `clear()` (a long benchmark or notebook empties it between runs).
+    Read-only but for `clear()` (a long benchmark or notebook empties it between runs):
+    `append`, `extend`, `insert`, `pop`, `remove`, `sort`, `reverse`, `+=` and item
+    assignment or deletion raise `UsageError`. Indexing is a list's: an int (negative from the
+    end) or a slice (a list); any other index is a `TypeError`, as for a list.
 
     A run's prompts grow by a few messages a step; keeping each request's whole message tuple
     would hold a quadratic number of references (which every full garbage collection walks).
@@ -155,7 +159,7 @@ class Requests(Sequence[ModelRequest]):
         self._last: tuple[Message, ...] = ()  # its messages
         self._spine: list[Message] | None = None  # the newest request's shared list, if any
 
-    def append(self, request: ModelRequest) -> None:
+    def _keep(self, request: ModelRequest) -> None:
         """Keep `request` (the models call this; O(new messages) when the prompt grew)."""
         messages, last, spine = request.messages, self._last, self._spine
         if self._bare and known_prefix(last, messages):
@@ -182,6 +186,12 @@ class Requests(Sequence[ModelRequest]):
     def __getitem__(self, index: int | slice) -> ModelRequest | list[ModelRequest]:
         if isinstance(index, slice):
             return [self[i] for i in range(len(self))[index]]
+        try:
+            index = operator.index(index)  # 1.0 is no index (`1.0 == 1` would pass below)
+        except TypeError:
+            raise TypeError(
+                f"Requests indices must be integers or slices, not {type(index).__name__}"
+            ) from None
         if self._newest is not None and index in (-1, len(self._bare) - 1):
             return self._newest  # the very object received (`requests[-1] is ...`)
         kept, n = self._kept[index], self._n[index]
@@ -196,6 +206,50 @@ class Requests(Sequence[ModelRequest]):
 
     def __repr__(self) -> str:
         return repr(list(self))  # as the plain list it replaces
+
+    def _read_only(self, what: str) -> NoReturn:
+        raise UsageError(
+            f"model.requests is read-only (the requests the model received); {what} is not "
+            "allowed. Only clear() is (to empty it between runs); copy it first to edit: "
+            "list(model.requests)"
+        )
+
+    def append(self, request: Any) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("append")
+
+    def extend(self, requests: Any) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("extend")
+
+    def insert(self, index: Any, request: Any) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("insert")
+
+    def pop(self, index: Any = -1) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("pop")
+
+    def remove(self, request: Any) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("remove")
+
+    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("sort")
+
+    def reverse(self) -> NoReturn:
+        """Refused: the list is read-only (`UsageError`)."""
+        self._read_only("reverse")
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        self._read_only("item assignment")
+
+    def __delitem__(self, index: Any) -> NoReturn:
+        self._read_only("item deletion")
+
+    def __iadd__(self, other: Any) -> NoReturn:
+        self._read_only("+=")
 
 
 def _check_encodable(call: ToolCall) -> None:
@@ -242,6 +296,7 @@ class ScriptedModel:
             except UsageError as exc:
                 raise UsageError(f"ScriptedModel turn {i}: {exc}") from None
         self._next = 0
+        self._received = 0  # requests received in all (`requests.clear()` does not reset it)
         self.requests = Requests()
 
     @property
@@ -255,11 +310,12 @@ class ScriptedModel:
         Raises:
             UsageError: every scripted turn was already used.
         """
-        self.requests.append(request)
+        self.requests._keep(request)
+        self._received += 1
         if self._next >= len(self._turns):
             raise UsageError(
                 f"ScriptedModel ran out of turns: all {len(self._turns)} were used and request "
-                f"{len(self.requests)} (step {request.step}) asked for another; script more turns "
+                f"{self._received} (step {request.step}) asked for another; script more turns "
                 "(a brake's closing request needs one too)"
             )
         turn = self._turns[self._next]
@@ -303,7 +359,7 @@ class FunctionModel:
         Raises:
             UsageError: the policy returned a shape that is not a turn (named with the step).
         """
-        self.requests.append(request)
+        self.requests._keep(request)
         turn = self.fn(request.messages, request)
         try:
             return as_response(turn, model=self.name, ids=self._ids)

@@ -6,6 +6,7 @@ lifecycle itself lives in `run.lifecycle`, around the loop.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -414,6 +415,12 @@ def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: 
                 f"({type(exc).__name__}: {exc.strerror or exc}); pass a writable folder path, "
                 f"or None to keep logs in memory"
             ) from exc
+        if not os.access(log_dir, os.W_OK | os.X_OK):  # (root passes: start() then refuses)
+            raise UsageError(
+                f"Harness(log_dir={str(log_dir)!r}) is not writable (no permission to create "
+                "files in it); pass a writable folder path, fix its permissions, or None to "
+                "keep logs in memory"
+            )
     if not isinstance(system_prompt, str):
         raise UsageError(
             f"Harness(system_prompt=...) takes a string ('' for none), got {system_prompt!r}"

@@ -1,7 +1,7 @@
 """An artifact that cannot be written does not lose the result of a call that ran (R-E1, R-A1).
 
-The store fails for real: a file where `<log_dir>/artifacts` should be (what a full or broken
-disk looks like to the run), or a folder without write permission. The tool has acted already,
+The store fails for real: a file put where `<log_dir>/artifacts` should be after the harness
+was built (what a full or broken disk looks like to the run), or a folder without write permission. The tool has acted already,
 so its result is still recorded: a bounded preview inline, a note, `artifact_error` in its meta;
 the ledger records the write as done and the run goes on.
 """
@@ -32,10 +32,13 @@ def _export_tool(acted: list[str]):
     return export_orders
 
 
-def _run(tmp_path):
+def _run(tmp_path, break_store=None):
     acted: list[str] = []
     model = hk.ScriptedModel([reply.tool_call("export_orders", q="all", id="c1"), "exported"])
-    run = hk.Harness([_export_tool(acted)], model, log_dir=tmp_path).start("go", run_id="r")
+    h = hk.Harness([_export_tool(acted)], model, log_dir=tmp_path)
+    if break_store is not None:
+        break_store()  # after the harness checked its folders: the store breaks mid-run
+    run = h.start("go", run_id="r")
     return run.run(), acted
 
 
@@ -63,8 +66,10 @@ def _check_recorded(run, acted, tmp_path):
 
 
 def test_a_file_in_place_of_the_artifacts_folder(tmp_path):
-    (tmp_path / "artifacts").write_text("not a folder: the store cannot write here\n")
-    run, acted = _run(tmp_path)
+    def break_store():
+        (tmp_path / "artifacts").write_text("not a folder: the store cannot write here\n")
+
+    run, acted = _run(tmp_path, break_store)  # (one there already is refused by the Harness)
     _check_recorded(run, acted, tmp_path)
 
 

@@ -34,7 +34,7 @@ def test_requests_read_back_equal_to_the_ones_received():
     sent.append(_request(grown_tuple(spine), 13))  # extends request 8's list, not the last
     kept = Requests()
     for request in sent:
-        kept.append(request)
+        kept._keep(request)
     assert len(kept) == len(sent) and kept == sent and list(kept) == sent
     for i, request in enumerate(sent):
         assert kept[i] == request and isinstance(kept[i].messages, tuple)
@@ -71,9 +71,9 @@ def test_a_function_model_keeps_each_request_of_a_run():
 def test_the_newest_request_is_the_object_received():
     kept = Requests()
     first, second = _request((M(0),), 1), _request((M(0), M(1)), 2)
-    kept.append(first)
+    kept._keep(first)
     assert kept[-1] is first and kept[0] is first
-    kept.append(second)
+    kept._keep(second)
     assert kept[-1] is second and kept[1] is second and list(kept)[-1] is second
     assert kept[0] == first and kept[-2] == first
 

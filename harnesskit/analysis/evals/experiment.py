@@ -56,7 +56,9 @@ from harnesskit.analysis.evals.user import UserSimulator
 from harnesskit.context.builder import ContextPolicy
 from harnesskit.data.artifacts import atomic_write
 from harnesskit.errors import (
+    ArtifactError,
     CorruptLogError,
+    EventLogError,
     ExperimentInterrupted,
     ModelError,
     UsageError,
@@ -310,7 +312,11 @@ class Experiment:
 
     Raises:
         UsageError: `cases` is not a list of `Case`s (see `load_cases`); no cases, policies or
-            models; duplicate labels or case ids; `repeats`, `max_workers` or `max_trials` not
+            models; a field of the wrong type, naming it (`policies`, `models` not lists or
+            `{label: spec}`; `seed` not an int; `name` not a non-empty string; `limits`,
+            `gate`, `domains`, `per_endpoint`, `settings` not what they take), an unknown
+            policy (with a did-you-mean) or `settings` a `Harness` would refuse; duplicate
+            labels or case ids; `repeats`, `max_workers` or `max_trials` not
             an int >= 1; more trials than `max_trials`; `settings` holding NaN or Infinity
             (the logs are JSON, which has no such numbers); arguments that do not fit (a
             fourth positional one, an unknown keyword).
@@ -351,6 +357,10 @@ class Experiment:
             policies = [policies]  # one policy, not its characters
         if isinstance(models, str):
             models = [models]
+        _check_config(
+            policies=policies, models=models, seed=seed, name=name, domains=domains,
+            limits=limits, gate=gate, per_endpoint=per_endpoint, settings=settings,
+        )  # fmt: skip
         ids = [c.id for c in cases]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
@@ -360,9 +370,9 @@ class Experiment:
             if type(n) is not int or n < 1:  # (a bool is no count either)
                 raise UsageError(f"{what} must be an int >= 1, got {n!r:.40}")
         self.cases = list(cases)
-        self.policies = _labelled(policies, lambda p: ContextPolicy.resolve(p).name, "policy")
+        self.policies = _labelled(policies, _policy_label, "policy")
         for p in self.policies.values():
-            ContextPolicy.resolve(p)  # fail early on an unknown policy
+            _policy_label(p)  # fail early on an unknown policy
         self.domains = dict(domains or {})
         self.models = _labelled(models, _model_label, "model")
         total = len(self.cases) * len(self.policies) * len(self.models) * repeats
@@ -400,6 +410,12 @@ class Experiment:
                 f"Experiment(settings=...) holds a number JSON cannot write ({bad}); every "
                 "trial's log must stay JSON. Pass a finite number, or leave the key out"
             )
+        try:  # what each trial's Harness would refuse, refused before any trial runs
+            ModelRequest(
+                messages=(), settings={k: v for k, v in self.settings.items() if k != "data_class"}
+            )
+        except UsageError as exc:
+            raise UsageError(f"Experiment(settings=...): {exc}") from None
         if user is not None and not isinstance(user, UserSimulator):
             raise UsageError(f"user must be a UserSimulator, got {type(user).__name__}")
         self.user = user
@@ -456,20 +472,43 @@ class Experiment:
         Returns:
             The `ExperimentResult`, rows in trial order.
 
+        Each trial's row is appended to `results.jsonl` as it finishes (whole lines only), and
+        the file is rewritten in trial order at the end.
+
         Raises:
-            UsageError: `out_dir` exists and is not empty, a case names an unknown domain, or
-                the arguments do not fit (an unknown keyword).
-            ExperimentInterrupted: Ctrl-C stopped the run (the finished trials are saved).
+            UsageError: `out_dir` is not a path, is a file, exists and is not empty, or cannot
+                be written (checked by writing `cases.jsonl` and `experiment.json` before any
+                trial runs); a case names an unknown domain; the arguments do not fit (an
+                unknown keyword).
+            ExperimentInterrupted: Ctrl-C stopped the run, or a write failed mid-run (disk
+                full, permission removed): no trial starts after it, the finished trials are
+                saved (no half-written line), and `resume(path)` runs the rest once the folder
+                is writable again.
         """
+        if out_dir is not None and (
+            not isinstance(out_dir, str | os.PathLike) or not str(os.fspath(out_dir))
+        ):
+            raise UsageError(
+                f"exp.run(out_dir=...) takes a folder path (str or Path) or None, "
+                f"got {type(out_dir).__name__} {out_dir!r:.60}"
+            )
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"exp.run(out_dir=...): {path} is a file, not a folder; pick a folder")
         if path.exists() and any(path.iterdir()):
             raise UsageError(f"run directory {path} is not empty; pick a new one")
-        (path / "logs").mkdir(parents=True, exist_ok=True)
         for case in self.cases:
             self._domain(case)  # fail before starting on an unknown domain
-        save_cases(self.cases, path / "cases.jsonl", redactor=_redactor())  # runs use self.cases
         trials = self.trials()
-        _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
+        try:  # the first writes prove the folder writable before any trial runs
+            (path / "logs").mkdir(parents=True, exist_ok=True)
+            save_cases(self.cases, path / "cases.jsonl", redactor=_redactor())
+            _write_json(path / "experiment.json", self._manifest(len(trials), finished=False))
+        except (OSError, ArtifactError) as exc:
+            raise UsageError(
+                f"exp.run(out_dir=...): cannot write the run directory {path} ({_why(exc)}); "
+                "pick a writable folder (no trial was run)"
+            ) from exc
         return self._execute(path, trials, {}, parallel, progress, executor)
 
     @checked_call("call it as exp.resume(run_dir, parallel=..., progress=...)")
@@ -504,7 +543,8 @@ class Experiment:
                 damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
                 `run_id` it does not have: they would be dropped); the message names the file
                 and the lines or rows, and nothing is run or changed.
-            ExperimentInterrupted: Ctrl-C stopped the run again.
+            ExperimentInterrupted: Ctrl-C stopped the run again, or a write failed (as for
+                `run`).
         """
         p = Path(path)
         manifest = read_manifest(p)
@@ -599,17 +639,42 @@ class Experiment:
         quiet = not progress or quiet_output()  # no bar lines in CI logs (not a TTY)
         bar = tqdm(total=total, initial=len(rows), desc=self.name, unit="trial", disable=quiet)
 
+        results = path / "results.jsonl"
+        broken: list[BaseException] = []  # the first write failure: no new trials after it
+
+        def write_failed(exc: BaseException) -> None:
+            if not broken:
+                broken.append(exc)
+            stop.scheduling.set()
+
         def done(trial: Trial, row: dict[str, Any]) -> None:
             if stop.cancel.is_set() and row.get("finish_reason") == "cancelled":
                 return  # cancelled by the second Ctrl-C: not a result, resume runs it again
+            if broken:
+                return  # written or not, resume runs it again once the folder is writable
             # as the trial's log holds it (R-S1): check details and errors quote case text
-            rows[trial.index] = redact_fields(_redactor(), row, keep=_ROW_NAMES)
+            row = redact_fields(_redactor(), row, keep=_ROW_NAMES)
+            try:  # saved as it finishes: a killed experiment keeps every finished trial
+                _append_row(results, _row_line(row))
+            except OSError as exc:
+                write_failed(exc)
+                return
+            rows[trial.index] = row
             bar.update(1)
 
         def failed(trial: Trial, exc: BaseException) -> dict[str, Any]:
+            if isinstance(exc, _WriteFailed):
+                write_failed(exc.__cause__ or exc)
             return _row(trial, None, f"{type(exc).__name__}: {exc}", {}, None)
 
         try:
+            try:  # only the kept rows, in order: a rerun trial's old row must not stay beside it
+                atomic_write(results, "".join(_row_line(rows[i]) for i in sorted(rows)).encode())
+            except ArtifactError as exc:
+                raise UsageError(
+                    f"cannot write {results} ({_why(exc)}); make the folder writable "
+                    "(no trial was run)"
+                ) from exc
             _schedule.run_trials(todo, done, failed, backend=backend, stop=stop)
         finally:
             bar.close()
@@ -617,12 +682,25 @@ class Experiment:
             if own_client is not None:
                 own_client.close()
         ordered = [rows[i] for i in sorted(rows)]
-        lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in ordered)
-        atomic_write(path / "results.jsonl", lines.encode())
         finished = len(ordered) == total
-        manifest = self._manifest(total, finished=finished)
-        manifest["interrupted"] = bool(stop.presses)
-        _write_json(path / "experiment.json", manifest)
+        try:
+            atomic_write(results, "".join(_row_line(r) for r in ordered).encode())
+            manifest = self._manifest(total, finished=finished)
+            manifest["interrupted"] = bool(stop.presses or broken)
+            _write_json(path / "experiment.json", manifest)
+        except (OSError, ArtifactError) as exc:
+            write_failed(exc)  # results.jsonl still holds every saved row, in finishing order
+        if broken:
+            raise ExperimentInterrupted(
+                f"could not write the experiment's files in {path} ({_why(broken[0])}); "
+                f"stopped starting trials: {len(ordered)} of {total} are saved in {results} "
+                "(no line is half-written). Free disk space or restore write permission, then "
+                f"run the rest with Experiment.resume({str(path)!r}) or "
+                f"`harnesskit eval --resume {path}`",
+                path=str(path),
+                finished=len(ordered),
+                total=total,
+            ) from broken[0]
         if stop.presses and not finished:
             raise ExperimentInterrupted(
                 f"interrupted: {len(ordered)} of {total} trials finished and saved in {path}; "
@@ -802,6 +880,8 @@ class Experiment:
             if self.user is not None:
                 self._simulate_user(trial, run)
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
+            if isinstance(exc, OSError) or type(exc) is EventLogError:  # (read/write I/O)
+                raise _WriteFailed(f"{type(exc).__name__}: {exc}") from exc  # the disk, not it
             error = f"{type(exc).__name__}: {exc}"
         finally:
             if remove_hook is not None:
@@ -809,6 +889,8 @@ class Experiment:
             if run is not None:  # a crashed run did not reach its own close
                 run.executor.close()
                 run.log.close()
+        if run is not None and run.log.write_error is not None:  # the disk failed, not the trial
+            raise _WriteFailed(str(run.log.write_error)) from run.log.write_error
         if error is None and run is not None and isinstance(run.error, ModelError):
             error = f"{type(run.error).__name__}: {run.error}"  # infrastructure, not behaviour
         return _row(trial, run, error, risks, env)
@@ -923,6 +1005,86 @@ def _labelled(items: Any, label: Callable[[Any], str], what: str) -> dict[str, A
     return out
 
 
+def _policy_label(spec: Any) -> str:
+    """The label of a policy spec; an unknown or invalid one is refused naming `policies`."""
+    try:
+        return ContextPolicy.resolve(spec).name
+    except UsageError as exc:
+        raise UsageError(f"Experiment(policies=...): {exc}") from None
+
+
+def _refuse(field: str, value: Any, takes: str) -> UsageError:
+    return UsageError(
+        f"Experiment({field}=...) takes {takes}, got {type(value).__name__} {value!r:.60}"
+    )
+
+
+def _check_config(
+    *,
+    policies: Any,
+    models: Any,
+    seed: Any,
+    name: Any,
+    domains: Any,
+    limits: Any,
+    gate: Any,
+    per_endpoint: Any,
+    settings: Any,
+) -> None:
+    """Refuse an experiment configuration of the wrong types before anything runs.
+
+    Raises:
+        UsageError: naming the field (`policies`, `models`, `seed`, ...), what it takes and
+            what came.
+    """
+    for field_name, value, what in (
+        (
+            "policies",
+            policies,
+            "a list of policies (names, dicts, ContextPolicy) or {label: policy}",
+        ),
+        ("models", models, "a list of model specs (str, Model, fn(trial)) or {label: spec}"),
+    ):
+        if isinstance(value, Mapping):
+            bad = [k for k in value if not isinstance(k, str) or not k]
+            if bad:
+                raise UsageError(
+                    f"Experiment({field_name}=...) labels must be non-empty strings, "
+                    f"got {bad[0]!r:.60}"
+                )
+        elif isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise _refuse(field_name, value, what)
+    specs = models.values() if isinstance(models, Mapping) else models
+    for spec in specs:
+        model_like = callable(getattr(spec, "request", None)) or callable(spec)
+        if not isinstance(spec, str) and not model_like:
+            raise _refuse(
+                "models",
+                spec,
+                "model specs: a str such as 'shop:careful', a Model, or fn(trial) -> Model",
+            )
+    if type(seed) is not int:
+        raise _refuse("seed", seed, "an int")
+    if not isinstance(name, str) or not name.strip():
+        raise _refuse("name", name, "a non-empty string")
+    if domains is not None and (
+        not isinstance(domains, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, Domain) for k, v in domains.items())
+    ):
+        raise _refuse("domains", domains, "{name: Domain} or None")
+    if limits is not None and not isinstance(limits, Limits):
+        raise _refuse("limits", limits, "hk.Limits(...) or None")
+    if gate is not None and not isinstance(gate, Gate):
+        raise _refuse("gate", gate, "hk.Gate(...) or None")
+    counts = per_endpoint.values() if isinstance(per_endpoint, Mapping) else [per_endpoint]
+    if per_endpoint is not None and not all(type(n) is int and n >= 1 for n in counts):
+        raise _refuse("per_endpoint", per_endpoint, "None, an int >= 1, or {endpoint: int >= 1}")
+    if settings is not None and (
+        not isinstance(settings, Mapping) or not all(isinstance(k, str) for k in settings)
+    ):
+        raise _refuse("settings", settings, "a dict such as {'temperature': 0} or None")
+
+
 def _model_label(spec: Any) -> str:
     if isinstance(spec, str):
         return spec
@@ -950,6 +1112,38 @@ def _default_dir(name: str) -> Path:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     return Path("runs") / "experiments" / f"{safe}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+class _WriteFailed(Exception):
+    """A trial could not write its log (disk full, permission): the experiment stops."""
+
+
+def _why(exc: BaseException) -> str:
+    cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+    if isinstance(cause, OSError) and cause.strerror:
+        return f"{cause.strerror}, errno {cause.errno}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _row_line(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
+
+
+def _append_row(path: Path, line: str) -> None:
+    """Append one `results.jsonl` line whole, or leave the file as it was.
+
+    Raises:
+        OSError: the write failed; the file was cut back to its old end (when it could be).
+    """
+    data = line.encode()
+    start = path.stat().st_size if path.exists() else 0
+    try:
+        with open(path, "ab") as fh:
+            fh.write(data)
+    except OSError:
+        with contextlib.suppress(OSError):  # a half-written line must not stay behind
+            os.truncate(path, start)
+        raise
 
 
 def _write_json(path: Path, data: Any) -> None:
