@@ -1,4 +1,4 @@
-"""Secret scanning before anything is written (R-S1).
+r"""Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm, PyPI,
@@ -14,7 +14,10 @@ its real closing quote), "my password is X", private keys (PEM, PGP, cut off), `
 in URLs (an empty user, a password holding `/` or `@`), `curl -u user:password`,
 `http -a user:password`, `mysql -pX` and `sshpass -p X` (and more config and CLI forms:
 Kubernetes name/value pairs, `AccountKey=`, `--password X`, `docker login -p X`, `.netrc`,
-signed URLs) — and replaces each with a `[REDACTED:<kind>]` marker. The event log runs every
+signed URLs) — and replaces each with a `[REDACTED:<kind>]` marker. A credential
+written at the start of a line of JSON-escaped text (after `\n`, `\r`, `\t` written as two
+characters, at any depth) starts a word as it does after a raw line break: every pattern's
+word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log runs every
 line through it, `model.request` included, before the line is written. Personal data (e-mail
 addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event is
 marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
@@ -38,6 +41,10 @@ from harnesskit.errors import UsageError
 
 __all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "redact_fields", "scrub_literal"]
 
+#: After a JSON-escaped line break or tab (`\n`, `\r`, `\t` written as two characters, at any
+#: depth): a word starts here, although the escape's letter is a word character. Every
+#: pattern's word boundary (`\b`, `(?<![\w-])`) holds here too: `(?:\b|" + _ESC + r")`.
+_ESC = r"(?<=\\[nrt])"
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
 _Q = r"(?:\\*[\"'])?"
@@ -130,12 +137,16 @@ _LINE_VALUE = (
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
 #: stays outside it and readable: `DB_PASS`, `MYSQL_ROOT_PASSWORD`, `VAULT_SECRET`, `accessKey`.
 _KEY_NAMES = (
-    r"(?:password|passwd|passphrase|passcode|(?<![a-z])pass(?![a-z])|sshpass|pwd"
+    r"(?:password|passwd|passphrase|passcode|(?:(?<![a-z])|" + _ESC + r")pass(?![a-z])|sshpass|pwd"
     r"|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key|access[_-]?key|subscription[_-]?key"
     r"|(?:encryption|master|signing|account|auth|session)[_-]?key"
-    r"|(?:client[_-])?key[_-]data|(?<![a-z\-])auth(?=\\*[\"'][ \t]*:)|[_-]pat(?![a-z])"
+    r"|(?:client[_-])?key[_-]data|(?:(?<![a-z\-])|"
+    + _ESC
+    + r")auth(?=\\*[\"'][ \t]*:)|[_-]pat(?![a-z])"
     r"|(?:auth|identity|refresh|access|session|api)token"
-    r"|x-auth|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    r"|x-auth|private[_-]?key|(?:(?<![a-z])|"
+    + _ESC
+    + r")token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
     r"(?<!tokens)"
 )
 #: Sensitive HTTP header names, one list for every header form. `Name: value` and
@@ -177,7 +188,9 @@ _PATTERNS: dict[str, str] = {
     # `ya29.`, refresh `1//0` and OAuth client secret `GOCSPX-` tokens), RubyGems, Docker Hub,
     # HashiCorp Vault (`hvs.`, `hvb.`, `hvr.`), SendGrid (`SG.<22>.<43>`), Shopify, DigitalOcean
     # and Grafana service-account tokens.
-    "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
+    "api_key": r"(?:\b|"
+    + _ESC
+    + r")(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
@@ -186,18 +199,22 @@ _PATTERNS: dict[str, str] = {
     r"|GOCSPX-[A-Za-z0-9_\-]{20,}|rubygems_[A-Za-z0-9]{30,}|dckr_pat_[A-Za-z0-9_\-]{20,}"
     r"|hv[sbr]\.[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"
     r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,})"
-    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}"
+    r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
     # webhook URLs whose path is the secret (the host stays readable), and an API key given
     # as a `key` query parameter (16 characters or more)
-    r"|((?<![\w.])hooks\.slack\.com/(?:services|workflows|triggers)/"
-    r"|(?<![\w.])discord(?:app)?\.com/api/webhooks/|[?&]key="
+    r"|((?:(?<![\w.])|" + _ESC + r")hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|(?:(?<![\w.])|" + _ESC + r")discord(?:app)?\.com/api/webhooks/|[?&]key="
     # a signed URL's signature (S3, GCS, Azure SAS `sig`) or an `auth` query parameter
     r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)=)[A-Za-z0-9_/\-%+.]{16,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
     # in a header written over two lines, raw or JSON-escaped).
-    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|((?:\bauthorization"
+    "bearer": r"(?i)(?:\b|"
+    + _ESC
+    + r")bearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|((?:(?:\b|"
+    + _ESC
+    + r")authorization"
     + _Q
     + r"[ \t\n]*[:=]"
     + _GAP
@@ -211,7 +228,9 @@ _PATTERNS: dict[str, str] = {
     # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
     # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header: it
     # is a cookie jar, whose values `_redact_jars` redacts one by one (same kind).
-    "cookie": r"(?i)((?<![\w\-])(?:(?:set-)?cookies?"
+    "cookie": r"(?i)((?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:(?:set-)?cookies?"
     + _Q
     + r"[ \t]*[:=]"
     + _GAP
@@ -220,7 +239,9 @@ _PATTERNS: dict[str, str] = {
     + _HEADER_VALUE,
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
     # A token written over several lines (broken after a dot, raw or JSON-escaped) is one.
-    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.(?:"
+    "jwt": r"(?:\b|"
+    + _ESC
+    + r")eyJ[A-Za-z0-9_\-]{8,}\.(?:"
     + _BREAK
     + r")?eyJ[A-Za-z0-9_\-]{8,}\.(?:"
     + _BREAK
@@ -275,10 +296,16 @@ _PATTERNS: dict[str, str] = {
     # "my password is X", "the passcode was: X" (natural language).
     # "the password for the admin account is X", "my pw is X", "Password - X"; a `.netrc`
     # line (`login bob password X`) and PowerShell's `ConvertTo-SecureString 'X'`.
-    "password_phrase": r"(?i)((?:\b(?:password|passphrase|passcode|pwd|pw)"
+    "password_phrase": r"(?i)((?:(?:\b|"
+    + _ESC
+    + r")(?:password|passphrase|passcode|pwd|pw)"
     + r"(?:\s+(?:for|of|to)\s+[^\n.:;\"'\\]{1,60}?)?\s+(?:is|was|-)\s*:?\s*"
-    + r"|\blogin[ \t]+[^\s\"'\\]+[ \t]+password[ \t]+"
-    + r"|\bconvertto-securestring[ \t]+(?:-string[ \t]+)?)"
+    + r"|(?:\b|"
+    + _ESC
+    + r")login[ \t]+[^\s\"'\\]+[ \t]+password[ \t]+"
+    + r"|(?:\b|"
+    + _ESC
+    + r")convertto-securestring[ \t]+(?:-string[ \t]+)?)"
     + _OPENER
     + r")(?!\[REDACTED)"
     + _VALUE,
@@ -293,25 +320,39 @@ _PATTERNS: dict[str, str] = {
     # password only; a user alone, `-u admin`, is no secret).
     # A MySQL/MariaDB client's `-pPASSWORD` (lower-case `p`, joined: `-P` is the port) and
     # `sshpass -p PASSWORD` (the password only).
-    "basic_auth": r"(?i)((?:(?<![\w\-])(?:-u|--user|--proxy-user|--auth)"
-    + r"|(?<![\w\-/.])(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
+    "basic_auth": r"(?i)((?:(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:-u|--user|--proxy-user|--auth)"
+    + r"|(?:(?<![\w\-/.])|"
+    + _ESC
+    + r")(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
     + _OPENER
     + r"(?!\[REDACTED)[^\s:\"'\\]*:"
     # a secret given to a long option after a space (`--password X`, `--token X`), or to a
     # client's short option: `docker login -p X`, `redis-cli -a X`, `ldapsearch -w X`,
     # `sqlcmd -P X`; requests' `auth=('user', 'X')`
-    + r"|(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
     + r"|auth-token|with-token)[ \t]+"
     + _OPENER
-    + r"|(?<![\w\-])(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
     + r"|add|delete|whoami|passwd)|sqlcmd)\b[^\n\"'\\|;&]{0,256}?[ \t]"
     + r"(?:(?<=login[ \t])|(?<=[ \t]))(?-i:-p|-a|-w|-P)[ \t]+"
     + _OPENER
-    + r"|\bauth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
+    + r"|(?:\b|"
+    + _ESC
+    + r")auth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
     + _OPENER
-    + r"|(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
     + r"(?-i:-p)(?=[^\s\-])"
-    + r"|(?<![\w\-])sshpass[ \t]+(?-i:-p)[ \t]*"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")sshpass[ \t]+(?-i:-p)[ \t]*"
     + _OPENER
     + r")(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
@@ -756,7 +797,13 @@ def _json_shape_changed(before: str, after: str) -> bool:
 #: `csrftoken`), so every one is a credential; or a list of cookie objects (a browser's
 #: `[{"name": "sid", "value": "..."}]`), whose `value`s are. Group 1 is the opening bracket.
 _JAR = lazy_pattern(
-    r"(?i)(?<![\w\-])cookie(?:s|_?jar)?" + _Q + r"[ \t]*[:=]" + _GAP + r"(?:dict\()?(\{|\[)"
+    r"(?i)(?:(?<![\w\-])|"
+    + _ESC
+    + r")cookie(?:s|_?jar)?"
+    + _Q
+    + r"[ \t]*[:=]"
+    + _GAP
+    + r"(?:dict\()?(\{|\[)"
 )
 #: One `key: value` pair of a jar (JSON or a Python dict, at any escaping depth): group 1 up to
 #: the value's opening quote, then the value up to its real closing quote (`_QUOTED_VALUE`).
