@@ -2,29 +2,28 @@ r"""Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm, PyPI,
-RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face `hf_`,
-Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key` query
-parameter, bearer tokens and `Authorization` header values (the credential on the next line
-too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of
-`[name, value]` pairs too), the values of cookie jars, JWTs (over several lines too), the value
-of any password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`,
-`accessKey`: one name grammar for JSON keys, env names, YAML including every line of a block
-scalar, and markup `<password>x</password>`) at any JSON escaping depth (a quoted value up to
-its real closing quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@`
-in URLs (an empty user, a password holding `/` or `@`), `curl -u user:password`,
-`http -a user:password`, `mysql -pX` and `sshpass -p X` (and more config and CLI forms:
-Kubernetes name/value pairs, `AccountKey=`, `--password X`, `docker login -p X`, `.netrc`,
-signed URLs) — and replaces each with a `[REDACTED:<kind>]` marker. A credential
-written at the start of a line of JSON-escaped text (after `\n`, `\r`, `\t` written as two
-characters, at any depth) starts a word as it does after a raw line break: every pattern's
-word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log runs every
-line through it, `model.request` included, before the line is written. Personal data (e-mail
-addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event is
-marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
+RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face `hf_`, Slack,
+AWS, Google `AIza`/`ya29.`/`GOCSPX-`, Mailgun, Databricks, Notion, age, Twilio `SK`, Telegram bot
+tokens), a Sentry DSN's key, PuTTY private lines, Slack and Discord webhook URLs, a `key` query
+parameter, bearer tokens and `Authorization` header values (the credential on the next line too),
+`Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of `[name,
+value]` pairs too), the values of cookie jars, JWTs (over several lines too), the value of any
+password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`: one name
+grammar for JSON keys, env names, YAML including every line of a block scalar, and markup
+`<password>x</password>`) at any JSON escaping depth (a quoted value up to its real closing quote),
+"my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty user, a
+password holding `/` or `@`), `curl -u user:password`, `http -a user:password`, `mysql -pX` and
+`sshpass -p X` (and more config and CLI forms: Kubernetes name/value pairs, `AccountKey=`,
+`--password X`, `docker login -p X`, `.netrc`, signed URLs) — and replaces each with a
+`[REDACTED:<kind>]` marker. A credential written at the start of a line of JSON-escaped text (after
+`\n`, `\r`, `\t` written as two characters, at any depth) starts a word as it does after a raw line
+break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log
+runs every line through it, `model.request` included, before the line is written. Personal data
+(e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event
+is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
 unchanged. The built-in patterns never match past a quote that ends a JSON string, and `redact`
-checks that a JSON text keeps its structure (an `extra` pattern or literal may not): when it
-would not, each string is redacted alone, so a JSON line always stays valid JSON of the same
-shape.
+checks that a JSON text keeps its structure (an `extra` pattern or literal may not): when it would
+not, each string is redacted alone, so a JSON line always stays valid JSON of the same shape.
 """
 
 from __future__ import annotations
@@ -180,7 +179,14 @@ _PATTERNS: dict[str, str] = {
     # First, so that nothing partial (a `private_key` name's value) eats the BEGIN line. A key
     # with no END line (cut off) is taken to the end of its string.
     "private_key": r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[^\"'\\\-]|\\+[nrt/]"
-    r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+    r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?"
+    # a PuTTY key file's private lines (`Private-Lines: N`, then N lines of base64, raw or
+    # JSON-escaped breaks); its header, public lines and MAC stay readable
+    r"|(Private-Lines:[ \t]*\d+[ \t]*"
+    + _NL
+    + r")[A-Za-z0-9+/=]++(?=[\r\n\\\"']|$)(?:"
+    + _NL
+    + r"[A-Za-z0-9+/=]++(?=[\r\n\\\"']|$))*+",
     # Provider keys, each a fixed prefix and a long random body: OpenAI/Anthropic/DeepSeek style,
     # Stripe (secret, restricted, webhook signing secret), GitHub (classic and fine-grained),
     # GitLab (every `gl...-` token type), npm, PyPI, Hugging Face, Slack (every `xox?-` type,
@@ -198,7 +204,13 @@ _PATTERNS: dict[str, str] = {
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,}"
     r"|GOCSPX-[A-Za-z0-9_\-]{20,}|rubygems_[A-Za-z0-9]{30,}|dckr_pat_[A-Za-z0-9_\-]{20,}"
     r"|hv[sbr]\.[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"
-    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,})"
+    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,}"
+    # Mailgun `key-`, Databricks `dapi`, Notion (`secret_`, `ntn_`), age secret keys (bech32),
+    # Twilio API keys (`SK`; an `AC` account SID is an id, not a secret)
+    r"|(?:key-[0-9a-f]{32}|dapi[0-9a-f]{32}(?:-\d+)?|secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}"
+    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32})(?![A-Za-z0-9_]))"
+    # a Telegram bot token (`<bot id>:AA...`, in a `/bot<token>/` API path too)
+    r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
     r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
     # webhook URLs whose path is the secret (the host stays readable), and an API key given
     # as a `key` query parameter (16 characters or more)
@@ -314,7 +326,9 @@ _PATTERNS: dict[str, str] = {
     # `?`, `#` or `//` ends the URL's authority, and `host:8080/path@x` is a port, not a
     # password); the places a password can span are bounded, so no line costs quadratic time.
     "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]*:)"
-    r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))",
+    r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))"
+    # a key as the whole user part (a Sentry DSN, `https://<32 hex>@o1.ingest.sentry.io/2`)
+    r"|(?<=://)[0-9a-f]{32,}(?=@)",
     # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
     # `--auth` and, after the `http`/`https`/`httpie` command, `-a`), bare or quoted (the
     # password only; a user alone, `-u admin`, is no secret).
@@ -378,7 +392,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
         "asia", "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
-        "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=",
+        "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=", "key-",
+        "dapi", "secret_", "ntn_", "age-secret-key-", ":aa",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
@@ -409,7 +424,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "password_phrase": (
         "passw", "passphrase", "passcode", "pwd", "pw is", "pw was", "pw -", "securestring",
     ),
-    "private_key": ("private key",),
+    "private_key": ("private key", "private-lines"),
     "url_credentials": ("://",),
     # `-u` (also in `--user`, `--proxy-user`) and `--auth`
     # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`; httpie's command (its `-a`)
@@ -427,6 +442,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 #: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
 _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
+    # a Twilio API key: `sk` and 32 hex digits (`sk` alone is in `task`, `ask`, `desk`)
+    "api_key": (("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),),
 }
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether

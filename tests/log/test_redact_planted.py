@@ -66,3 +66,72 @@ def test_a_credential_line_in_a_logged_tool_result_is_redacted(tmp_path):
     data = _logged(tmp_path, content)
     assert "PlantedLog" not in data
     assert json.loads(data)["payload"]["content"].endswith("\nready")
+
+
+# --- 5. provider tokens with fixed shapes ---------------------------------------------------
+
+_HEX = "0123456789abcdef"
+_B32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"  # bech32's alphabet
+_B64 = "AAAAC3NzaC1lZDI1NTE5AAAAIHq4m0vXkR2pLbQ+Wf/9sT"
+
+#: `(text, secret)`: each provider's token in a sentence, a URL or a config line.
+PROVIDER_TOKENS = [
+    (
+        "TELEGRAM_BOT=123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw9",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw9",
+    ),
+    (
+        "GET https://api.telegram.org/bot7012345678:AAF-x_Yq9LmN3bV0pQrStUvWxYz0123_456/getMe",
+        "AAF-x_Yq9LmN3bV0pQrStUvWxYz0123_456",
+    ),
+    ("mailgun api key-" + _HEX * 2 + " (sandbox)", "key-" + _HEX * 2),
+    ("MAILGUN_KEY=key-" + _HEX[::-1] * 2, "key-" + _HEX[::-1] * 2),
+    ("token dapi" + _HEX * 2, "dapi" + _HEX * 2),
+    ("DATABRICKS_TOKEN=dapi" + _HEX[::-1] * 2 + "-2", "dapi" + _HEX[::-1] * 2),
+    ("notion: secret_" + "Ab3" * 14 + "Z", "secret_" + "Ab3" * 14 + "Z"),
+    ("NOTION=ntn_" + "x9Y" * 15 + "Q", "ntn_" + "x9Y" * 15 + "Q"),
+    ("AGE-SECRET-KEY-1" + (_B32 * 2)[:58], "AGE-SECRET-KEY-1" + (_B32 * 2)[:58]),
+    ("# age key\nAGE-SECRET-KEY-1" + (_B32[::-1] * 2)[:58] + "\n", _B32[::-1][:20]),
+    ("twilio key SK" + _HEX * 2 + " for AC" + _HEX[::-1] * 2, "SK" + _HEX * 2),
+    ("SENTRY_DSN=https://" + _HEX * 2 + "@o123.ingest.sentry.io/456", _HEX * 2),
+    ('{"dsn": "https://' + _HEX[::-1] * 2 + '@sentry.example.com/7"}', _HEX[::-1] * 2),
+    (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\nPublic-Lines: 2\n"
+        f"{_B64}\nPublicTail==\nPrivate-Lines: 2\nPlantedPuTTYv3Line1+/\nPlantedPuTTYv3Line2=\n"
+        "Private-MAC: " + _HEX * 4 + "\n",
+        "PlantedPuTTYv3",
+    ),
+    (
+        "PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: none\r\nPublic-Lines: 1\r\n"
+        f"{_B64}\r\nPrivate-Lines: 1\r\nPlantedPuTTYv2Line1==\r\nPrivate-MAC: {_HEX}",
+        "PlantedPuTTYv2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PROVIDER_TOKENS)
+def test_provider_tokens_with_fixed_shapes_are_redacted(tmp_path, text, secret):
+    data = _logged(tmp_path, text)
+    assert secret not in data, data
+    assert "[REDACTED:" in data
+    out, counts = R.redact(text)
+    assert secret not in out and counts, out
+
+
+def test_provider_token_look_alikes_and_readable_parts_stay():
+    kept = [
+        "AC" + _HEX * 2,  # a Twilio account SID
+        "a key-value store, key-" + _HEX,  # too short for a Mailgun key
+        "dapi is the Databricks API prefix; secret_sauce; ntn_total",
+        "task" + _HEX * 2,  # `sk` inside a word
+        "https://user@example.com/x and https://abc123@host/",  # a user, not a key
+        "at 12:30:AA and 123456789:AAshort",
+    ]
+    for text in kept:
+        assert R.redact(text) == (text, {}), text
+    dsn = "https://" + _HEX * 2 + "@o123.ingest.sentry.io/456"
+    assert R.redact(dsn)[0] == "https://[REDACTED:url_credentials]@o123.ingest.sentry.io/456"
+    putty = PROVIDER_TOKENS[-2][0]
+    out = R.redact(putty)[0]
+    assert out.startswith("PuTTY-User-Key-File-3: ssh-ed25519\n") and "PublicTail==" in out
+    assert "Private-Lines: 2\n[REDACTED:private_key]\nPrivate-MAC: " in out
