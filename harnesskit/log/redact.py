@@ -131,6 +131,12 @@ _LINE_VALUE = (
     + r"(?:[^\s\"'\\}&]|&(?!\w[\w.\-]*=)|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,}"
     + r"(?:[ \t]+(?!#)[^\s\"'\\}\]#]+)*)"
 )  # fmt: skip
+#: The word for password in other languages, as more alternatives of `_KEY_NAMES` (German,
+#: Spanish, French, Portuguese, Dutch, Polish, Turkish, Russian, Chinese, Japanese, Korean).
+_FOREIGN_NAMES = (
+    r"|passwort|kennwort|contrase(?:ñ|n)a|mot[ _\-]de[ _\-]passe|senha|wachtwoord|has(?:ł|l)o"
+    r"|şifre|пароль|密码|密碼|口令|パスワード|비밀번호"
+)
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
@@ -145,7 +151,9 @@ _KEY_NAMES = (
     r"|(?:auth|identity|refresh|access|session|api)token"
     r"|x-auth|private[_-]?key|(?:(?<![a-z])|"
     + _ESC
-    + r")token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    + r")token|_token|(?-i:(?<=[a-z])Token)|credential"
+    + _FOREIGN_NAMES
+    + r")s?"
     r"(?<!tokens)"
 )
 #: Sensitive HTTP header names, one list for every header form. `Name: value` and
@@ -271,7 +279,7 @@ _PATTERNS: dict[str, str] = {
     + _KEY_NAMES
     + r"(?:"
     + _Q
-    + r"[ \t\n]*(?:(:)|=)"
+    + r"[ \t\n\u00a0\u202f\u3000]*(?:([:\uff1a])|[=\uff1d])"
     + _GAP
     + r"(?:"
     + _BLOCK
@@ -384,6 +392,18 @@ _PATTERNS: dict[str, str] = {
     + _intl_phone(r"[1-9]\d{0,2}")
     + r"|(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?!\d))",
 }
+#: The words of `_FOREIGN_NAMES` (lower case), as triggers and anchors: the ASCII ones are
+#: checked like any trigger, the others only in a text that is not ASCII (`Redactor.needs`).
+_FOREIGN_WORDS = (
+    "passwort", "kennwort", "contraseña", "contrasena", "mot de passe", "mot_de_passe",
+    "mot-de-passe", "senha", "wachtwoord", "hasło", "haslo", "şifre", "пароль", "密码", "密碼",
+    "口令", "パスワード", "비밀번호",
+)  # fmt: skip
+#: Invisible characters (soft hyphen, zero-width space, non-joiner and joiner, word joiner,
+#: BOM) that can hide a credential's name from every pattern (`pass\u200bword=`): `redact`
+#: also scans a text without them (`_INVISIBLE`), and any of them wakes `Redactor.needs`.
+_INVISIBLE_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_INVISIBLE = lazy_pattern(f"[{_INVISIBLE_CHARS}]+")
 # Cheap substring triggers: a kind's regex runs only when one of its triggers is in the text
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
@@ -413,7 +433,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
-        "apitoken",
+        "apitoken", *_FOREIGN_WORDS,
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
         'pass"', "pass'", "pass\\", "pass:", "pass=", "pass ", "pass\t", "pass\n", "pass>",
         "token>",
@@ -528,6 +548,8 @@ class Redactor:
     _gated_re: tuple[tuple[str, Callable[[str], object]], ...] = field(
         init=False, repr=False, compare=False
     )
+    # the triggers that are not ASCII, as one regex's `search`: run only on a non-ASCII text
+    _foreign: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
     _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
@@ -567,12 +589,16 @@ class Redactor:
         watched = [*patterns, *personal]
         # a trigger holding another one (`x-api-key` holds `api-key`) adds no answer: dropped
         triggers = {t for k in watched for t in _TRIGGERS.get(k, ())}
+        if any(k in _PATTERNS for k in watched):  # a credential's name may hide behind them
+            triggers.update(_INVISIBLE_CHARS)
         self._triggers = tuple(
             sorted(t for t in triggers if not any(o != t and o in t for o in triggers))
         )
         shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
         self._shapes = tuple(_shape_pattern(s) for s in shapes)
-        self._plain, self._searches, self._gated = _trigger_checks(self._triggers, shapes)
+        self._plain, self._searches, self._gated, self._foreign = _trigger_checks(
+            self._triggers, shapes
+        )
         self._gated_in = tuple((c, n) for c, n, f in self._gated if f is None)
         self._gated_re = tuple((c, f) for c, _, f in self._gated if f is not None)
         if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
@@ -612,10 +638,13 @@ class Redactor:
         for char, needle in self._gated_in:  # only when their rare character is in it
             if char in low and needle in low:
                 return True
-        for char, find in self._gated_re:  # noqa: SIM110 (a plain loop is faster than any())
+        for char, find in self._gated_re:  # a plain loop is faster than any()
             if char in low and find(low) is not None:
                 return True
-        return False
+        # non-ASCII triggers (`пароль`, `密码`, an invisible character) can only be in a
+        # non-ASCII text; `isascii` costs nothing (CPython keeps it as a flag)
+        foreign = self._foreign
+        return foreign is not None and not low.isascii() and foreign(low) is not None
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Rewrite every credential in `text`.
@@ -631,6 +660,17 @@ class Redactor:
         Returns:
             `(redacted_text, {kind: count})`; `{}` when nothing was found.
         """
+        out, counts = self._redact_checked(text)
+        if not text.isascii() and _INVISIBLE.search(text) is not None:
+            # a name hidden by invisible characters (`pass\u200bword=`): the text without
+            # them is used when it shows more credentials (the invisible characters go)
+            shown, found = self._redact_checked(_INVISIBLE.sub("", text))
+            if sum(found.values()) > sum(counts.values()):
+                return shown, found
+        return out, counts
+
+    def _redact_checked(self, text: str) -> tuple[str, dict[str, int]]:
+        """`_redact_text`, then per JSON string when the rewrite changed a JSON text's shape."""
         out, counts = self._redact_text(text)
         if counts and out != text and _json_shape_changed(text, out):
             return self._redact_json_strings(text, out, counts)
@@ -914,7 +954,7 @@ def _woken(wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...]], low: str) 
 
 def _trigger_checks(
     triggers: tuple[str, ...], shapes: tuple[tuple[str, str], ...] = ()
-) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...]]:
+) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...], Callable[[str], object] | None]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
     A trigger that holds a character of `_RARE_CHARS` is checked from the rarest one it holds
@@ -936,10 +976,11 @@ def _trigger_checks(
         shapes: `(anchor, regex)` pairs; the anchor is one of `_RARE_CHARS`.
 
     Returns:
-        `(plain, searches, gated)`: substrings to test with `in`, `(prefix, search)` pairs (the
-        `search` method of a regex, run when `prefix` is in the text), and `(anchor, needle,
-        search)` triples: when `anchor` is in the text, `needle in text` if `search` is None
-        (a group of one trigger), else `search(text)`.
+        `(plain, searches, gated, foreign)`: substrings to test with `in`, `(prefix, search)`
+        pairs (the `search` method of a regex, run when `prefix` is in the text), `(anchor,
+        needle, search)` triples: when `anchor` is in the text, `needle in text` if `search` is
+        None (a group of one trigger), else `search(text)`; and one `search` for every trigger
+        that is not ASCII (None when there is none), to run only on a text that is not ASCII.
 
     Raises:
         UsageError: a shape's anchor is not one of `_RARE_CHARS`.
@@ -951,7 +992,10 @@ def _trigger_checks(
         if char not in _RARE_CHARS:
             raise UsageError(f"a shaped trigger's anchor {char!r} is not in {_RARE_CHARS!r}")
         shaped.setdefault(char, []).append(rest)
+    foreign = sorted((t for t in triggers if not t.isascii()), key=len, reverse=True)
     for t in triggers:
+        if not t.isascii():
+            continue
         anchor = next((c for c in _RARE_CHARS if c in t), None)
         if anchor is None:
             by_head.setdefault(t[:2], []).append(t)
@@ -985,7 +1029,8 @@ def _trigger_checks(
         branches += [f"(?:{rest})" for rest in extra]
         regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
         gated.append((anchor, anchor, regex.search))
-    return tuple(plain), tuple(searches), tuple(gated)
+    search = re.compile("|".join(re.escape(t) for t in foreign)).search if foreign else None
+    return tuple(plain), tuple(searches), tuple(gated), search
 
 
 def _after_tree(pairs: list[tuple[str, str]], seen: str) -> str:
@@ -1032,7 +1077,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
-        "identity", "refresh", "access", "apitoken", "sshpass",
+        "identity", "refresh", "access", "apitoken", "sshpass", *_FOREIGN_WORDS,
     ),
 }  # fmt: skip
 

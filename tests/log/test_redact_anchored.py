@@ -124,12 +124,14 @@ def test_the_anchored_pre_check_wakes_exactly_when_a_trigger_is_in_the_text(text
 
 def test_every_trigger_is_checked_once_from_its_rarest_character():
     r = redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))
-    plain, searches, gated = redact._trigger_checks(r._triggers)
+    plain, searches, gated, foreign = redact._trigger_checks(r._triggers)
     anchors = [c for c, _, _ in gated]
     assert anchors == [c for c in redact._RARE_CHARS if c in anchors]  # rarest first, once each
+    assert foreign is not None  # `пароль`, `密码`, the invisible characters
     for t in r._triggers:
         found = [c for c, needle, search in gated if (search or needle.__eq__)(t)]
         found += [t] * (t in plain) + [h for h, s in searches if s(t)]
+        found += ["foreign"] * (not t.isascii() and foreign(t) is not None)
         assert len(found) == 1, (t, found)
 
 

@@ -135,3 +135,70 @@ def test_provider_token_look_alikes_and_readable_parts_stay():
     out = R.redact(putty)[0]
     assert out.startswith("PuTTY-User-Key-File-3: ssh-ed25519\n") and "PublicTail==" in out
     assert "Private-Lines: 2\n[REDACTED:private_key]\nPrivate-MAC: " in out
+
+
+# --- 3. credential names in other languages, and invisible characters in a name -----------
+
+#: `(text, secret)`: the word for password in other languages, with their separators (a
+#: full-width colon or equals sign, a space or no-break space before a French colon).
+FOREIGN_NAMES = [
+    ("contraseña: PlantedIntl01", "PlantedIntl01"),
+    ("Contrasena=PlantedIntl02", "PlantedIntl02"),
+    ("Passwort=PlantedIntl03", "PlantedIntl03"),
+    ("Kennwort: PlantedIntl04", "PlantedIntl04"),
+    ("mot de passe : PlantedIntl05", "PlantedIntl05"),
+    ("Mot de passe\u00a0: PlantedIntl06", "PlantedIntl06"),
+    ("senha=PlantedIntl07", "PlantedIntl07"),
+    ("wachtwoord: PlantedIntl08", "PlantedIntl08"),
+    ("hasło: PlantedIntl09", "PlantedIntl09"),
+    ("пароль: PlantedIntl10", "PlantedIntl10"),
+    ("Пароль = PlantedIntl11", "PlantedIntl11"),
+    ("密码：PlantedIntl12", "PlantedIntl12"),
+    ("密碼: PlantedIntl13", "PlantedIntl13"),
+    ("口令：PlantedIntl14", "PlantedIntl14"),
+    ("パスワード：PlantedIntl15", "PlantedIntl15"),
+    ("비밀번호: PlantedIntl16", "PlantedIntl16"),
+    ("密码＝PlantedIntl17", "PlantedIntl17"),
+    ('{"пароль": "PlantedIntl18"}', "PlantedIntl18"),
+]
+
+#: Invisible characters inside a credential's name or before its separator.
+INVISIBLE_NAMES = [
+    ("pass\u200bword=PlantedHidden1", "PlantedHidden1"),
+    ("pass\u00adword: PlantedHidden2", "PlantedHidden2"),
+    ("pass\u200dword=PlantedHidden3", "PlantedHidden3"),
+    ("password\u200b=PlantedHidden4", "PlantedHidden4"),
+    ("pa\u00ads\u00adsword: PlantedHidden5", "PlantedHidden5"),
+    ("api\u2060_key=PlantedHidden6", "PlantedHidden6"),
+    ('{"to\ufeffken": "PlantedHidden7"}', "PlantedHidden7"),
+    ("Пар\u200bоль: PlantedHidden8", "PlantedHidden8"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), FOREIGN_NAMES + INVISIBLE_NAMES)
+def test_a_credential_named_in_another_language_or_with_invisible_characters_is_redacted(
+    tmp_path, text, secret
+):
+    assert R.needs(text)
+    out, counts = R.redact(text)
+    assert secret not in out and counts.get("password") == 1, out
+    data = _logged(tmp_path, f"config:\n{text}\nnext line")
+    assert secret not in data, data
+    assert json.loads(data)["payload"]["content"].endswith("\nnext line")
+
+
+def test_foreign_look_alikes_and_invisible_characters_without_a_secret_stay():
+    kept = [
+        "Passwortänderung erfolgreich",  # "password change succeeded"
+        "mot de passe oublié ? senha incorreta, пароль неверный",
+        "family \U0001f468\u200d\U0001f469\u200d\U0001f467 and a soft\u00adhyphen",
+        "\ufeffBOM first, zero\u200bwidth space",
+    ]
+    for text in kept:
+        assert R.redact(text) == (text, {}), text
+    # a text whose secret needs no help keeps its invisible characters
+    text = "\U0001f468\u200d\U0001f469 password=PlantedKeep1"
+    assert R.redact(text) == (
+        "\U0001f468\u200d\U0001f469 password=[REDACTED:password]",
+        {"password": 1},
+    )
