@@ -29,6 +29,11 @@ TEXTS = {
     "cookie jar pairs": "cookies={" + '"a":"b",' * (N // 8),
     "long options": "--password " * (N // 11),
     "client options": "docker login " + "-p " * (N // 3),
+    "phrase + spaces": "password is" + " " * N + "x",
+    "prose names + spaces": "token is" + " " * N + "x",
+    "phrase for-clauses": "token for " * (N // 10),
+    "html input values": "<input " + "value=x " * (N // 8),
+    "invisible names": "pass\u200bword=" * (N // 10),
 }
 
 

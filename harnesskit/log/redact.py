@@ -80,8 +80,24 @@ _VALUE = (
     "(?:"
     + _QUOTED_VALUE
     + r"|(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=))(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=)"
-    + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,})"
+    + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,}(?<!>))"  # `value=X>` keeps its `>`
 )
+#: A value in prose: quoted as `_VALUE`, or a bare word that ends before a curly closing quote
+#: and leaves a sentence's closing punctuation (`my password was X.` keeps its `.`).
+_PROSE_VALUE = (
+    "(?:"
+    + _QUOTED_VALUE
+    + r"|(?:[^\s\"'\\,}&“”‘’«»]|&(?!\w[\w.\-]*=)|\\+[^\s\"'\\,}nrt“”‘’«»]"
+    + r"|\\*[\"'](?=[A-Za-z0-9])){4,}(?<![.;:)>]))"
+)
+#: What a credential in prose is for (`the password for the admin account is X`): up to 60
+#: characters, a `.` or `:` inside a name (`example.com`, `db:5432`) and quoted names included.
+_WHAT = r"(?:[^\n.:;\"'`\\]|[.:](?=[^\s.:;\"'\\])|['`]|\\+\"){1,60}?"
+#: A value said in prose with more words (`the token was X`) must look like a secret: a digit
+#: or a symbol in its first 64 characters (after its opening quote, if any), so that `the
+#: token is expired`, `the secret is out` keep their words, and a quote that closes a string
+#: (`"password reset"`) does not open a value.
+_SECRETISH = r"(?=(?:\\*[\"'“‘«„])?[^\s\"'\\<>]{0,63}[0-9!#$%^&*_+=~@])"
 #: The value of an `Authorization` header (any scheme: Basic, Bearer, Digest, Token, ...):
 #: quoted as above, else to the end of the line (a quoted word inside it is taken).
 _HEADER_VALUE = (
@@ -316,19 +332,47 @@ _PATTERNS: dict[str, str] = {
     # "my password is X", "the passcode was: X" (natural language).
     # "the password for the admin account is X", "my pw is X", "Password - X"; a `.netrc`
     # line (`login bob password X`) and PowerShell's `ConvertTo-SecureString 'X'`.
+    # More verbs (`will be`, `has been changed to`, `'s`), names (`token`, `secret`, `api key`,
+    # `PIN`) and `set the password to X`, `use password X`: their bare value must look like a
+    # secret (`_SECRETISH`). Space is taken possessively (`\s++`): `password is` + 20,000
+    # spaces took 27 s when each split of the run between `\s*` and `\s*` was tried. `'s`
+    # follows a password's name only (`password's X`, not `token's 3600s lifetime`).
+    # An HTML password field's `value` (`<input value="X"
+    # type="password">`, the type after the value; before it, `password` finds it).
     "password_phrase": r"(?i)((?:(?:\b|"
     + _ESC
     + r")(?:password|passphrase|passcode|pwd|pw)"
-    + r"(?:\s+(?:for|of|to)\s+[^\n.:;\"'\\]{1,60}?)?\s+(?:is|was|-)\s*:?\s*"
+    + r"(?:\s++(?:for|of|to)\s++"
+    + _WHAT
+    + r")?\s++(?:is|was|-)\s*+:?\s*+"
     + r"|(?:\b|"
     + _ESC
-    + r")login[ \t]+[^\s\"'\\]+[ \t]+password[ \t]+"
+    + r")(?:passwords?|passphrase|passcode|passkey|pwd|pw|secret|token|api[ _\-]?key"
+    + r"|access[ _\-]?key|pin(?:[ _\-]?code)?)"
+    + r"(?:\s++(?:for|of|to|on)\s++"
+    + _WHAT
+    + r")?(?:(?<=[de])'s|\s++(?:is|was|are|were|will\s++be|would\s++be|has\s++been"
+    + r"|have\s++been|had\s++been"
+    + r"|becomes|became)(?:\s++(?:now|still))?|(?:\s++(?:is|was|has\s++been|had\s++been))?"
+    + r"\s++(?:set|changed|reset|updated)\s++to)\s*+:?\s*+"
+    + _SECRETISH
     + r"|(?:\b|"
     + _ESC
-    + r")convertto-securestring[ \t]+(?:-string[ \t]+)?)"
-    + _OPENER
+    + r")(?:set|change|changed|reset|update|use|using|with|enter|type|try)\s++"
+    + r"(?:(?:the|my|your|his|her|their|our|a|new|old)\s++){0,2}(?:[a-z0-9\-]+\s++)?"
+    + r"(?:password|passphrase|passcode|pin)\s++(?:to\s++)?"
+    + _SECRETISH
+    + r"|<input\b[^<>]{0,512}?\bvalue[ \t]*=[ \t]*"
+    + r"(?=[^<>]{0,1024}?\btype[ \t]*=[ \t]*\\*[\"']?password\b)"
+    + r"|(?:\b|"
+    + _ESC
+    + r")login[ \t]++[^\s\"'\\]++[ \t]++password[ \t]++"
+    + r"|(?:\b|"
+    + _ESC
+    + r")convertto-securestring[ \t]++(?:-string[ \t]++)?)"
+    + r"(?:\\*[\"'“‘«„])?"
     + r")(?!\[REDACTED)"
-    + _VALUE,
+    + _PROSE_VALUE,
     # user:password@ in a URL (the password only; the user may be empty, `redis://:pw@host`).
     # The password may hold `/` and `@` as typed: it ends at the last `@` before the host (a
     # `?`, `#` or `//` ends the URL's authority, and `host:8080/path@x` is a port, not a
@@ -443,6 +487,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     ),
     "password_phrase": (
         "passw", "passphrase", "passcode", "pwd", "pw is", "pw was", "pw -", "securestring",
+        "passkey", "secret", "token ", "token'", "api key", "api_key", "api-key", "apikey",
+        "access key", "access_key", "access-key", "pin ", "pin'", "pin_code", "pin-code",
     ),
     "private_key": ("private key", "private-lines"),
     "url_credentials": ("://",),

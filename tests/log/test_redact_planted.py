@@ -202,3 +202,56 @@ def test_foreign_look_alikes_and_invisible_characters_without_a_secret_stay():
         "\U0001f468\u200d\U0001f469 password=[REDACTED:password]",
         {"password": 1},
     )
+
+
+# --- 4. credentials in prose and in HTML ----------------------------------------------------
+
+#: `(text, secret, kept)`: the secret goes, `kept` (the words and punctuation around it) stays.
+PROSE = [
+    ('<input type="password" value="PlantedHtml1!">', "PlantedHtml1", '<input type="password"'),
+    ('<input value="PlantedHtml2!" type="password">', "PlantedHtml2", '" type="password">'),
+    ("<INPUT VALUE='PlantedHtml3' NAME=pw TYPE='PASSWORD'/>", "PlantedHtml3", "' NAME=pw"),
+    ("<input type=password value=PlantedHtml4>", "PlantedHtml4", "value=[REDACTED:password]>"),
+    ('<input class="f" value="PlantedHtml5" id="p" type=password>', "PlantedHtml5", 'id="p"'),
+    ('the password is "PlantedProse1"', "PlantedProse1", 'is "[REDACTED:password_phrase]"'),
+    ("my password was PlantedProse2.", "PlantedProse2", "[REDACTED:password_phrase]."),
+    ("The new password will be PlantedProse3. Keep it safe.", "PlantedProse3", ". Keep it"),
+    ("Your password has been changed to PlantedProse4; log in.", "PlantedProse4", "; log in."),
+    ("my password is now PlantedProse5", "PlantedProse5", "my password is now"),
+    ("the wifi password is “PlantedProse6”.", "PlantedProse6", "“[REDACTED:password_phrase]”."),
+    ("Passwords are PlantedProse7 and more.", "PlantedProse7", "and more."),
+    ("the password for admin@example.com is PlantedProse8.", "PlantedProse8", "example.com is"),
+    ("the password for the 'prod' db is PlantedProse9", "PlantedProse9", "'prod' db"),
+    ("I set the password to PlantedProse10!", "PlantedProse10", "I set the password to"),
+    ("use password PlantedProse11 to log in", "PlantedProse11", "to log in"),
+    ("the token was PlantedProse12xyz, then", "PlantedProse12", ", then"),
+    ("my secret is PlantedProse13.", "PlantedProse13", "my secret is"),
+    ("the API key is PlantedProse14abc (rotated)", "PlantedProse14", "(rotated)"),
+    ("the PIN is 9417.", "9417", "the PIN is"),
+    ("the password's PlantedProse15", "PlantedProse15", "the password's"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), PROSE)
+def test_a_credential_in_prose_or_an_html_password_field_is_redacted(tmp_path, text, secret, kept):
+    out, counts = R.redact(text)
+    assert secret not in out and counts, out
+    assert kept in out, out
+    assert secret not in _logged(tmp_path, text)
+
+
+def test_prose_about_passwords_and_tokens_keeps_its_words():
+    kept = [
+        "password reset",
+        "passport number",
+        "Click here to reset your password: https://example.com/reset?x=1",
+        "the token is expired; the secret is out; the api key is missing",
+        "Your password has been reset. The new password will be sent to your email.",
+        "the token's 3600s lifetime, 2 tokens were used",
+        "use the password manager, enter your password 2 times",
+        "the password is too short",
+        '<input value="" type="password"> <input value="visible" type="text">',
+        '{"description": "Content of a fake email for password reset", "default": "Click 12"}',
+    ]
+    for text in kept:
+        assert R.redact(text) == (text, {}), text
