@@ -34,6 +34,9 @@ TEXTS = {
     "phrase for-clauses": "token for " * (N // 10),
     "html input values": "<input " + "value=x " * (N // 8),
     "invisible names": "pass\u200bword=" * (N // 10),
+    "markdown table rows": "| user | password |\n" + "| a | b |\n" * (N // 10),
+    "csv table rows": "user,password\n" + "a,b\n" * (N // 4),
+    "header-like lines": "a b c d e,password\n" * (N // 19),
 }
 
 

@@ -478,6 +478,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
         "apitoken", *_FOREIGN_WORDS,
+        # a table's column header (`| API Key |`, `user,token`)
+        "api key", "access key", "token|", "token,", "pass|", "pass,",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
         'pass"', "pass'", "pass\\", "pass:", "pass=", "pass ", "pass\t", "pass\n", "pass>",
         "token>",
@@ -795,6 +797,9 @@ class Redactor:
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
                 text, n = _anchored_subn(pattern, text, low, anchors, _marker(kind))
+                if kind == "password":  # and the cells under a credential's column header
+                    text, cells = _redact_tables(text)
+                    n += cells
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -944,6 +949,204 @@ def _redact_jars(text: str) -> tuple[str, int]:
             out.append(text[last:start])
             out.append(body)
             last, n = end, n + k
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
+#: A table's line break: raw or JSON-escaped (at any depth).
+_ROW_BREAK = lazy_pattern(r"\r?\n|\\+r\\+n|\\+n|\\+r|\r")
+#: Where a table may have a header naming a credential: a `|`, `,` or tab (or a line's start)
+#: and a cell of up to four words ending with a credential's name (`password`, `API key`,
+#: `db_pass`, `Passwort`: group `name`), then the next `|`, `,` or tab or the line's end.
+_TABLE_HINT = lazy_pattern(
+    r"(?i)(?:[|,\t]|\\+t|^|(?<=\n)|(?<=\\[nr]))[ \t]*+[\"'`*\\]*+(?:[a-z0-9]++[ _\-.]){0,3}?"
+    + "(?P<name>(?:"
+    + _KEY_NAMES.replace("[_-]", "[ _-]")
+    + r"))(?:[\"'`*]|\\+[\"'])*+[ \t]*+(?:[|,\t\r\n]|\\+[nrt]|$)",
+    re.MULTILINE,
+)
+#: A header cell of a table: at most three words of letters, digits and `_-./()#`.
+_HEADER_CELL = lazy_pattern(r"[\w\-./()#]+(?: [\w\-./()#]+){0,2}")
+#: A header cell that names a credential, whole (lower case, spaces as `_`): up to three words
+#: and a credential's name. `pass` alone is a "pass/fail" column, not a password.
+_HEADER_NAME = lazy_pattern(r"(?i)(?:[a-z0-9]+[_\-.]){0,3}?(?:" + _KEY_NAMES + ")")
+#: The opening quote of a JSON string value (after a key's `:` or a list's `[`), any depth.
+_STRING_OPENER = lazy_pattern(r"[:\[][ \t]*\\*\"")
+#: A markdown table's separator line (`|---|:--:|`).
+_MD_SEPARATOR = lazy_pattern(r"[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|?)+[ \t]*")
+
+
+def _cells(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
+    """The spans of the cells of the row `text[start:end]`, split at `sep` (`|`, `,`, a tab).
+
+    A markdown row's outer pipes open and close it (no empty first and last cell); a CSV cell
+    that starts with a quote (raw or escaped) runs to its closing quote, so a `,` inside it
+    does not split it.
+    """
+    spans: list[tuple[int, int]] = []
+    if sep == "|":
+        # a table written in a JSON string: the string's quotes before the first pipe and
+        # after the last one are outside the row (`{"out": "| a | b |"}`)
+        first, last = text.find("|", start, end), text.rfind("|", start, end)
+        if text[start:first].rstrip().endswith('"'):
+            start = first
+        if text[last + 1 : end].lstrip(" \t\\").startswith('"'):
+            end = last + 1
+        row = text[start:end]
+        lead = len(row) - len(row.lstrip())
+        trail = len(row.rstrip())
+        i, stop = start + lead, start + trail
+        if text.startswith("|", i):
+            i += 1
+        if stop > i and text[stop - 1] == "|" and text[stop - 2 : stop - 1] != "\\":
+            stop -= 1
+        while True:
+            j = text.find("|", i, stop)
+            while j > 0 and text[j - 1] == "\\":  # an escaped pipe (`\|`) is text
+                j = text.find("|", j + 1, stop)
+            spans.append((i, stop if j < 0 else j))
+            if j < 0:
+                return spans
+            i = j + 1
+    i = start
+    while True:
+        j = i
+        while j < end and text[j] in " \t":
+            j += 1
+        k = j
+        while k < end and text[k] == "\\":
+            k += 1
+        search_from = i
+        if k < end and text[k] == '"':  # a quoted cell: its commas are text
+            quote = text[j : k + 1]
+            close = text.find(quote, k + 1, end)
+            while close >= 0 and text.startswith(quote, close + len(quote)):  # `""` is a quote
+                close = text.find(quote, close + 2 * len(quote), end)
+            search_from = end if close < 0 else close + len(quote)
+        c = text.find(sep, search_from, end)
+        q = text.find('"', search_from, end if c < 0 else c) if search_from == i else -1
+        if q >= 0:  # a quote inside an unquoted cell ends the JSON string, and the row
+            spans.append((i, q))
+            return spans
+        spans.append((i, end if c < 0 else c))
+        if c < 0:
+            return spans
+        i = c + len(sep)
+
+
+def _cell_value(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of a cell's value inside its spaces, quotes, backticks or `**`; None if blank.
+
+    In a cell that does not start with a quote, a quote ends the value (it ends the JSON
+    string the table is written in).
+    """
+    while start < end and text[start] in " \t":
+        start += 1
+    quoted = text[start : start + 1] == '"' or text[start : start + 2] in ('\\"', "\\\\")
+    while start < end and text[start] in " \t\"'`*\\":
+        start += 1
+    if not quoted:
+        quote = text.find('"', start, end)
+        end = end if quote < 0 else quote
+    while end > start and text[end - 1] in " \t\"'`*\\":
+        end -= 1
+    value = text[start:end]
+    if not any(ch.isalnum() for ch in value) or value.startswith("[REDACTED"):
+        return None
+    return start, end
+
+
+def _header_columns(text: str, cells: list[tuple[int, int]]) -> list[int]:
+    """The indexes of the header cells that name a credential; `[]` unless every cell is short.
+
+    A cell's text after its last quote is its name (the first cell of a table written in a
+    JSON string holds the string's opening: `{"out": "user`).
+    """
+    columns: list[int] = []
+    for i, (a, b) in enumerate(cells):
+        cell = re.split(r'\\*"', text[a:b].strip(" \t\"'`*\\"))[-1].strip(" \t'`*\\")
+        if not cell:
+            continue
+        if _HEADER_CELL.fullmatch(cell) is None:
+            return []
+        name = "_".join(cell.lower().split())
+        if name not in ("pass", "passes") and _HEADER_NAME.fullmatch(name):
+            columns.append(i)
+    return columns
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    r"""The span of the header line (raw or JSON-escaped breaks) holding `text[pos]`.
+
+    The line starts after its break, or after the opening quote of the JSON string the table
+    is written in (`{"content": "user,password\n...`), whichever is later; at most 4,096
+    characters before `pos` are looked at (a header is short), so no text costs more than
+    linear time however many header-like words it holds.
+    """
+    lo = max(0, pos - 4096)
+    start = max(
+        text.rfind("\n", lo, pos) + 1,
+        text.rfind("\r", lo, pos) + 1,
+        text.rfind("\\n", lo, pos) + 2 if text.rfind("\\n", lo, pos) >= 0 else 0,
+        text.rfind("\\r", lo, pos) + 2 if text.rfind("\\r", lo, pos) >= 0 else 0,
+        lo,
+    )
+    for opener in _STRING_OPENER.finditer(text, start, pos):
+        start = max(start, opener.end())
+    m = _ROW_BREAK.search(text, pos)
+    return start, len(text) if m is None else m.start()
+
+
+def _redact_tables(text: str) -> tuple[str, int]:
+    """`text` with each cell under a credential's column header redacted; `(text, cells)`.
+
+    A markdown table (`| user | password |`, an optional `|---|---|` line, then rows), a CSV
+    one (`user,password`, then rows) or a tab-separated one whose header names a credential
+    (every header cell short: at most three words), with raw or JSON-escaped line breaks: in
+    every row after it the cell in that column is redacted, the other cells kept. The table
+    ends at the first line with another number of cells (a blank line, the text after it).
+    """
+    if not any(sep in text for sep in ("|", ",", "\t", "\\t")) or _TABLE_HINT.search(text) is None:
+        return text, 0
+    out: list[str] = []
+    last = n = 0
+    pos = 0
+    while True:
+        hint = _TABLE_HINT.search(text, pos)
+        if hint is None:
+            break
+        start, end = _line_at(text, hint.start("name"))
+        row = text[start:end]
+        sep = next((c for c in ("|", "\t", "\\t") if c in row), ",")
+        header = _cells(text, start, end, sep)
+        columns = _header_columns(text, header)
+        pos = max(end, hint.end(), pos + 1)
+        if not columns or len(header) < 2:
+            continue
+        brk = _ROW_BREAK.match(text, end)
+        first = True
+        while brk is not None:
+            start = brk.end()
+            m = _ROW_BREAK.search(text, start)
+            end = len(text) if m is None else m.start()
+            if first and sep == "|" and _MD_SEPARATOR.fullmatch(text, start, end):
+                first, brk = False, m
+                continue
+            first = False
+            if sep not in text[start:end]:
+                break
+            cells = _cells(text, start, end, sep)
+            if len(cells) != len(header):
+                break
+            for i in columns:
+                span = _cell_value(text, *cells[i])
+                if span is not None and span[0] >= last:
+                    out.append(text[last : span[0]])
+                    out.append(_marker("password"))
+                    last, n = span[1], n + 1
+            pos, brk = end, m
     if not n:
         return text, 0
     out.append(text[last:])

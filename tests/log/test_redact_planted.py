@@ -255,3 +255,77 @@ def test_prose_about_passwords_and_tokens_keeps_its_words():
     ]
     for text in kept:
         assert R.redact(text) == (text, {}), text
+
+
+# --- 2. tables: the column under a credential's header -------------------------------------
+
+#: `(table, secrets, kept)`: every secret goes, every kept cell stays.
+TABLES = [
+    (
+        "| user | password |\n|------|----------|\n| bob | PlantedMd1 |\n| amy | PlantedMd2! |\n"
+        "\nbob and amy are fine.",
+        ["PlantedMd1", "PlantedMd2"],
+        ["| user | password |", "| bob |", "| amy |", "bob and amy are fine."],
+    ),
+    (
+        "| Service | API Key | Owner |\n| :-- | :-: | --: |\n| stripe | PlantedMd3 | ops |\n"
+        "| `mail` | `PlantedMd4` | dev |",
+        ["PlantedMd3", "PlantedMd4"],
+        ["| stripe |", "| ops |", "| `mail` |", "| dev |"],
+    ),
+    (
+        "Name | Token\n--- | ---\nci | PlantedMd5\ndeploy | PlantedMd6",
+        ["PlantedMd5", "PlantedMd6"],
+        ["ci | ", "deploy | "],
+    ),
+    (
+        "user,password\nbob,PlantedCsv1\namy,PlantedCsv2",
+        ["PlantedCsv1", "PlantedCsv2"],
+        ["user,password\nbob,", "amy,"],
+    ),
+    (
+        'id,username,password,email\n1,bob,PlantedCsv3,bob@x.com\n2,amy,"Planted,Csv4""q",amy@x.com'
+        "\n3,joe,,joe@x.com",
+        ["PlantedCsv3", "Planted,Csv4"],
+        ["1,bob,", ",bob@x.com", "2,amy,", ",amy@x.com", "3,joe,,joe@x.com"],
+    ),
+    (
+        '"host","db_pass"\n"db1","PlantedCsv5"\n"db2","PlantedCsv6"',
+        ["PlantedCsv5", "PlantedCsv6"],
+        ['"db1",', '"db2",'],
+    ),
+    ("user\tsecret\nbob\tPlantedTsv1\namy\tPlantedTsv2", ["PlantedTsv1", "PlantedTsv2"], ["amy\t"]),
+]
+
+
+@pytest.mark.parametrize(("table", "secrets", "kept"), TABLES)
+def test_the_column_under_a_credential_header_is_redacted_in_every_row(
+    tmp_path, table, secrets, kept
+):
+    out, counts = R.redact(table)
+    for secret in secrets:
+        assert secret not in out, out
+    for cell in kept:
+        assert cell in out, (cell, out)
+    assert counts.get("password", 0) >= len(secrets)
+    for text in (json.dumps({"out": table}), json.dumps({"o": json.dumps({"out": table})})):
+        escaped = R.redact(text)[0]
+        assert not [s for s in secrets if s in escaped], escaped
+        json.loads(escaped)
+    data = _logged(tmp_path, table)
+    assert not [s for s in secrets if s in data], data
+    content = json.loads(data)["payload"]["content"]
+    assert all(cell in content for cell in kept), content
+
+
+def test_tables_without_a_credential_column_keep_every_cell():
+    kept = [
+        "model,tokens,cost\ngpt,1234,0.1",
+        "student,pass\nbob,yes\namy,no",  # a pass/fail column
+        "a, password reset, b\nc, d, e",
+        "Please enter your email, password\nand then click, ok",
+        "| step | password policy |\n|---|---|\n| 1 | strict |",
+        '{"a": 1, "token": "x"}\n{"a": 2, "token": "y"}',
+    ]
+    for text in kept:
+        assert R.redact(text) == (text, {}), text
