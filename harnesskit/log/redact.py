@@ -42,7 +42,7 @@ __all__ = ["DEFAULT_KINDS", "PERSONAL_KINDS", "Redactor", "redact_fields", "scru
 
 #: After a JSON-escaped line break or tab (`\n`, `\r`, `\t` written as two characters, at any
 #: depth): a word starts here, although the escape's letter is a word character. Every
-#: pattern's word boundary (`\b`, `(?<![\w-])`) holds here too: `(?:\b|" + _ESC + r")`.
+#: pattern's word boundary (`\b`, `(?<![\w-])`) is written as "that, or `_ESC`".
 _ESC = r"(?<=\\[nrt])"
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
@@ -332,13 +332,14 @@ _PATTERNS: dict[str, str] = {
     # "my password is X", "the passcode was: X" (natural language).
     # "the password for the admin account is X", "my pw is X", "Password - X"; a `.netrc`
     # line (`login bob password X`) and PowerShell's `ConvertTo-SecureString 'X'`.
-    # More verbs (`will be`, `has been changed to`, `'s`), names (`token`, `secret`, `api key`,
-    # `PIN`) and `set the password to X`, `use password X`: their bare value must look like a
-    # secret (`_SECRETISH`). Space is taken possessively (`\s++`): `password is` + 20,000
-    # spaces took 27 s when each split of the run between `\s*` and `\s*` was tried. `'s`
-    # follows a password's name only (`password's X`, not `token's 3600s lifetime`).
-    # An HTML password field's `value` (`<input value="X"
-    # type="password">`, the type after the value; before it, `password` finds it).
+    # More verbs (`will be`, `has been changed to`, `'s`), names (`token`, `secret`, `api key`;
+    # not a card's PIN, which the data-class probes plant as restricted data) and `set the
+    # password to X`, `use password X`: their bare value must look like a secret (`_SECRETISH`).
+    # Space is taken possessively (`\s++`): `password is` + 20,000 spaces took 27 s when each
+    # split of the run between `\s*` and `\s*` was tried. `'s` follows a password's name only
+    # (`password's X`, not `token's 3600s lifetime`). An HTML password field's `value` when its
+    # `type` comes after it (`<input value="X" type="password">`; a `type` before it, `password`
+    # finds).
     "password_phrase": r"(?i)((?:(?:\b|"
     + _ESC
     + r")(?:password|passphrase|passcode|pwd|pw)"
@@ -348,7 +349,7 @@ _PATTERNS: dict[str, str] = {
     + r"|(?:\b|"
     + _ESC
     + r")(?:passwords?|passphrase|passcode|passkey|pwd|pw|secret|token|api[ _\-]?key"
-    + r"|access[ _\-]?key|pin(?:[ _\-]?code)?)"
+    + r"|access[ _\-]?key)"
     + r"(?:\s++(?:for|of|to|on)\s++"
     + _WHAT
     + r")?(?:(?<=[de])'s|\s++(?:is|was|are|were|will\s++be|would\s++be|has\s++been"
@@ -360,7 +361,7 @@ _PATTERNS: dict[str, str] = {
     + _ESC
     + r")(?:set|change|changed|reset|update|use|using|with|enter|type|try)\s++"
     + r"(?:(?:the|my|your|his|her|their|our|a|new|old)\s++){0,2}(?:[a-z0-9\-]+\s++)?"
-    + r"(?:password|passphrase|passcode|pin)\s++(?:to\s++)?"
+    + r"(?:password|passphrase|passcode)\s++(?:to\s++)?"
     + _SECRETISH
     + r"|<input\b[^<>]{0,512}?\bvalue[ \t]*=[ \t]*"
     + r"(?=[^<>]{0,1024}?\btype[ \t]*=[ \t]*\\*[\"']?password\b)"
@@ -490,7 +491,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "password_phrase": (
         "passw", "passphrase", "passcode", "pwd", "pw is", "pw was", "pw -", "securestring",
         "passkey", "secret", "token ", "token'", "api key", "api_key", "api-key", "apikey",
-        "access key", "access_key", "access-key", "pin ", "pin'", "pin_code", "pin-code",
+        "access key", "access_key", "access-key",
     ),
     "private_key": ("private key", "private-lines"),
     "url_credentials": ("://",),

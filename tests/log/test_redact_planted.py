@@ -227,7 +227,6 @@ PROSE = [
     ("the token was PlantedProse12xyz, then", "PlantedProse12", ", then"),
     ("my secret is PlantedProse13.", "PlantedProse13", "my secret is"),
     ("the API key is PlantedProse14abc (rotated)", "PlantedProse14", "(rotated)"),
-    ("the PIN is 9417.", "9417", "the PIN is"),
     ("the password's PlantedProse15", "PlantedProse15", "the password's"),
 ]
 
