@@ -1109,7 +1109,11 @@ def _redact_tables(text: str) -> tuple[str, int]:
     every row after it the cell in that column is redacted, the other cells kept. The table
     ends at the first line with another number of cells (a blank line, the text after it).
     """
-    if not any(sep in text for sep in ("|", ",", "\t", "\\t")) or _TABLE_HINT.search(text) is None:
+    if (
+        not any(sep in text for sep in ("|", ",", "\t", "\\t"))
+        or not any(brk in text for brk in ("\n", "\r", "\\n", "\\r"))  # one line: no table
+        or _TABLE_HINT.search(text) is None
+    ):
         return text, 0
     out: list[str] = []
     last = n = 0
@@ -1328,6 +1332,11 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
         "identity", "refresh", "access", "apitoken", "sshpass", *_FOREIGN_WORDS,
+    ),
+    # each alternative's first word (`pass` for `password`, `passphrase`, ...; `pw` for `pwd`)
+    "password_phrase": (
+        "pass", "pw", "secret", "token", "api", "access", "set", "reset", "change", "update",
+        "use", "using", "with", "enter", "type", "try", "<input", "login", "convertto",
     ),
 }  # fmt: skip
 
