@@ -455,10 +455,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "api_key": (
         "sk-", "sk_", "rk_", "whsec_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
         *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
-        "asia", "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
+        "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
         "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=", "key-",
-        "dapi", "secret_", "ntn_", "age-secret-key-", ":aa",
+        "dapi", "secret_", "ntn_", "age-secret-key-",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
@@ -507,6 +507,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
 }  # fmt: skip
+#: Triggers whose case is fixed (the pattern they wake is case-sensitive), tested against the
+#: text itself, not its lower case, and only when their upper-case letter is in it (`memchr`
+#: fast, and absent from most JSON lines): an AWS temporary key id `ASIA...` and a Telegram bot
+#: token's `:AA`. Lower-cased, both were substring scans of every line.
+_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA")}
 #: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
 #: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
 _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -599,6 +604,11 @@ class Redactor:
     )
     # the triggers that are not ASCII, as one regex's `search`: run only on a non-ASCII text
     _foreign: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
+    # the cased triggers (`_CASED_TRIGGERS`), and as `(upper-case letter, triggers)` checks
+    _cased: tuple[str, ...] = field(init=False, repr=False)
+    _cased_gated: tuple[tuple[str, tuple[str, ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
     _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
@@ -644,6 +654,11 @@ class Redactor:
             sorted(t for t in triggers if not any(o != t and o in t for o in triggers))
         )
         shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
+        self._cased = tuple(sorted({c for k in watched for c in _CASED_TRIGGERS.get(k, ())}))
+        gates: dict[str, list[str]] = {}
+        for c in self._cased:  # each behind its first upper-case letter
+            gates.setdefault(next(ch for ch in c if ch.isupper()), []).append(c)
+        self._cased_gated = tuple((ch, tuple(group)) for ch, group in gates.items())
         self._shapes = tuple(_shape_pattern(s) for s in shapes)
         self._plain, self._searches, self._gated, self._foreign = _trigger_checks(
             self._triggers, shapes
@@ -665,9 +680,10 @@ class Redactor:
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret or personal data (a trigger is in it).
 
-        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes)` with
-        `low = text.lower()`, in fewer scans of the text (see `_trigger_checks`); always True
-        with `extra` patterns or `literals`.
+        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes) or
+        any(c in text for c in cased)` with `low = text.lower()` (`cased`: `_CASED_TRIGGERS`),
+        in fewer scans of the text (see `_trigger_checks`); always True with `extra` patterns
+        or `literals`.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -690,6 +706,11 @@ class Redactor:
         for char, find in self._gated_re:  # a plain loop is faster than any()
             if char in low and find(low) is not None:
                 return True
+        for upper, needles in self._cased_gated:  # cased: in the text itself
+            if upper in text:
+                for needle in needles:
+                    if needle in text:
+                        return True
         # non-ASCII triggers (`пароль`, `密码`, an invisible character) can only be in a
         # non-ASCII text; `isascii` costs nothing (CPython keeps it as a flag)
         foreign = self._foreign
@@ -793,7 +814,7 @@ class Redactor:
                     text = text.replace(form, _marker("secret"))
         low = text.lower()
         for kind, pattern, wake in self._compiled:
-            if wake is not None and not _woken(wake, low):
+            if wake is not None and not _woken(wake, low, text):
                 continue
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
@@ -879,7 +900,7 @@ class Redactor:
         low = text.lower()
         return tuple(
             k for k, pattern, wake in self._personal
-            if (wake is None or _woken(wake, low)) and pattern.search(text)
+            if (wake is None or _woken(wake, low, text)) and pattern.search(text)
         )  # fmt: skip
 
 
@@ -1183,7 +1204,7 @@ def _builtin_pattern(kind: str) -> re.Pattern[str]:
 
 _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
 #: What wakes one kind's regex: its triggers and its shapes' regexes (`None`: always runs).
-_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]] | None
+_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...], tuple[str, ...]] | None
 
 
 def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
@@ -1195,15 +1216,27 @@ def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
 def _wake(kind: str) -> _Wake:
     """What wakes `kind`'s regex (`None` for an `extra` kind without triggers: always)."""
     triggers, shapes = _TRIGGERS.get(kind, ()), _SHAPES.get(kind, ())
-    if not triggers and not shapes:
+    cased = _CASED_TRIGGERS.get(kind, ())
+    if not triggers and not shapes and not cased:
         return None
-    return triggers, tuple(_shape_pattern(s) for s in shapes)
+    return triggers, tuple(_shape_pattern(s) for s in shapes), cased
 
 
-def _woken(wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...]], low: str) -> bool:
-    """True when a trigger of `wake` is in `low` (lower-cased text) or a shape matches it."""
-    triggers, shapes = wake
-    return any(t in low for t in triggers) or any(s.search(low) is not None for s in shapes)
+def _woken(
+    wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...], tuple[str, ...]],
+    low: str,
+    text: str = "",
+) -> bool:
+    """True when a trigger of `wake` is in `low` (`text` lower-cased) or a shape matches it.
+
+    Or when one of its cased triggers is in `text` (the text itself, not lower-cased).
+    """
+    triggers, shapes, cased = wake
+    return (
+        any(t in low for t in triggers)
+        or any(s.search(low) is not None for s in shapes)
+        or any(c in text for c in cased)
+    )
 
 
 def _trigger_checks(
