@@ -29,6 +29,14 @@ TEXTS = {
     "cookie jar pairs": "cookies={" + '"a":"b",' * (N // 8),
     "long options": "--password " * (N // 11),
     "client options": "docker login " + "-p " * (N // 3),
+    "phrase + spaces": "password is" + " " * N + "x",
+    "prose names + spaces": "token is" + " " * N + "x",
+    "phrase for-clauses": "token for " * (N // 10),
+    "html input values": "<input " + "value=x " * (N // 8),
+    "invisible names": "pass\u200bword=" * (N // 10),
+    "markdown table rows": "| user | password |\n" + "| a | b |\n" * (N // 10),
+    "csv table rows": "user,password\n" + "a,b\n" * (N // 4),
+    "header-like lines": "a b c d e,password\n" * (N // 19),
 }
 
 

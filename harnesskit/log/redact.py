@@ -1,27 +1,29 @@
-"""Secret scanning before anything is written (R-S1).
+r"""Secret scanning before anything is written (R-S1).
 
 `Redactor` finds credentials in text — provider API keys (OpenAI-style `sk-`, Stripe
 `sk_live_`/`whsec_`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-` and its siblings, npm, PyPI,
-RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face `hf_`,
-Slack, AWS, Google `AIza`/`ya29.`/`GOCSPX-`), Slack and Discord webhook URLs, a `key` query
-parameter, bearer tokens and `Authorization` header values (the credential on the next line
-too), `Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of
-`[name, value]` pairs too), the values of cookie jars, JWTs (over several lines too), the value
-of any password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`,
-`accessKey`: one name grammar for JSON keys, env names, YAML including every line of a block
-scalar, and markup `<password>x</password>`) at any JSON escaping depth (a quoted value up to
-its real closing quote), "my password is X", private keys (PEM, PGP, cut off), `user:password@`
-in URLs (an empty user, a password holding `/` or `@`), `curl -u user:password`,
-`http -a user:password`, `mysql -pX` and `sshpass -p X` (and more config and CLI forms:
-Kubernetes name/value pairs, `AccountKey=`, `--password X`, `docker login -p X`, `.netrc`,
-signed URLs) — and replaces each with a `[REDACTED:<kind>]` marker. The event log runs every
-line through it, `model.request` included, before the line is written. Personal data (e-mail
-addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event is
-marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
+RubyGems, Docker Hub, Vault, SendGrid, Shopify, DigitalOcean, Grafana, Hugging Face `hf_`, Slack,
+AWS, Google `AIza`/`ya29.`/`GOCSPX-`, Mailgun, Databricks, Notion, age, Twilio `SK`, Telegram bot
+tokens), a Sentry DSN's key, PuTTY private lines, Slack and Discord webhook URLs, a `key` query
+parameter, bearer tokens and `Authorization` header values (the credential on the next line too),
+`Cookie`/`Set-Cookie` and other sensitive header values (one list of names, in a list of `[name,
+value]` pairs too), the values of cookie jars, JWTs (over several lines too), the value of any
+password-like name (`password=`, `DB_PASS=`, `"passcode":`, `secret`, `token`, `accessKey`: one name
+grammar for JSON keys, env names, YAML including every line of a block scalar, and markup
+`<password>x</password>`) at any JSON escaping depth (a quoted value up to its real closing quote),
+"my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty user, a
+password holding `/` or `@`), `curl -u user:password`, `http -a user:password`, `mysql -pX` and
+`sshpass -p X` (and more config and CLI forms: Kubernetes name/value pairs, `AccountKey=`,
+`--password X`, `docker login -p X`, `.netrc`, signed URLs) — and replaces each with a
+`[REDACTED:<kind>]` marker. A credential written at the start of a line of JSON-escaped text (after
+`\n`, `\r`, `\t` written as two characters, at any depth) starts a word as it does after a raw line
+break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log
+runs every line through it, `model.request` included, before the line is written. Personal data
+(e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event
+is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
 unchanged. The built-in patterns never match past a quote that ends a JSON string, and `redact`
-checks that a JSON text keeps its structure (an `extra` pattern or literal may not): when it
-would not, each string is redacted alone, so a JSON line always stays valid JSON of the same
-shape.
+checks that a JSON text keeps its structure (an `extra` pattern or literal may not): when it would
+not, each string is redacted alone, so a JSON line always stays valid JSON of the same shape.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ __all__ = [
     "scrub_literal",
 ]
 
+#: After a JSON-escaped line break or tab (`\n`, `\r`, `\t` written as two characters, at any
+#: depth): a word starts here, although the escape's letter is a word character. Every
+#: pattern's word boundary (`\b`, `(?<![\w-])`) is written as "that, or `_ESC`".
+_ESC = r"(?<=\\[nrt])"
 # A JSON line may hold text escaped once (a string) or more (JSON inside a string): quotes
 # are then preceded by one or more backslashes.
 _Q = r"(?:\\*[\"'])?"
@@ -81,8 +87,24 @@ _VALUE = (
     "(?:"
     + _QUOTED_VALUE
     + r"|(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=))(?:[^\s\"'\\,}&]|&(?!\w[\w.\-]*=)"
-    + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,})"
+    + r"|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,}(?<!>))"  # `value=X>` keeps its `>`
 )
+#: A value in prose: quoted as `_VALUE`, or a bare word that ends before a curly closing quote
+#: and leaves a sentence's closing punctuation (`my password was X.` keeps its `.`).
+_PROSE_VALUE = (
+    "(?:"
+    + _QUOTED_VALUE
+    + r"|(?:[^\s\"'\\,}&“”‘’«»]|&(?!\w[\w.\-]*=)|\\+[^\s\"'\\,}nrt“”‘’«»]"
+    + r"|\\*[\"'](?=[A-Za-z0-9])){4,}(?<![.;:)>]))"
+)
+#: What a credential in prose is for (`the password for the admin account is X`): up to 60
+#: characters, a `.` or `:` inside a name (`example.com`, `db:5432`) and quoted names included.
+_WHAT = r"(?:[^\n.:;\"'`\\]|[.:](?=[^\s.:;\"'\\])|['`]|\\+\"){1,60}?"
+#: A value said in prose with more words (`the token was X`) must look like a secret: a digit
+#: or a symbol in its first 64 characters (after its opening quote, if any), so that `the
+#: token is expired`, `the secret is out` keep their words, and a quote that closes a string
+#: (`"password reset"`) does not open a value.
+_SECRETISH = r"(?=(?:\\*[\"'“‘«„])?[^\s\"'\\<>]{0,63}[0-9!#$%^&*_+=~@])"
 #: The value of an `Authorization` header (any scheme: Basic, Bearer, Digest, Token, ...):
 #: quoted as above, else to the end of the line (a quoted word inside it is taken).
 _HEADER_VALUE = (
@@ -132,17 +154,29 @@ _LINE_VALUE = (
     + r"(?:[^\s\"'\\}&]|&(?!\w[\w.\-]*=)|\\+[^\s\"'\\,}nrt]|\\*[\"'](?=[A-Za-z0-9])){3,}"
     + r"(?:[ \t]+(?!#)[^\s\"'\\}\]#]+)*)"
 )  # fmt: skip
+#: The word for password in other languages, as more alternatives of `_KEY_NAMES` (German,
+#: Spanish, French, Portuguese, Dutch, Polish, Turkish, Russian, Chinese, Japanese, Korean).
+_FOREIGN_NAMES = (
+    r"|passwort|kennwort|contrase(?:ñ|n)a|mot[ _\-]de[ _\-]passe|senha|wachtwoord|has(?:ł|l)o"
+    r"|şifre|пароль|密码|密碼|口令|パスワード|비밀번호"
+)
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
 #: stays outside it and readable: `DB_PASS`, `MYSQL_ROOT_PASSWORD`, `VAULT_SECRET`, `accessKey`.
 _KEY_NAMES = (
-    r"(?:password|passwd|passphrase|passcode|(?<![a-z])pass(?![a-z])|sshpass|pwd"
+    r"(?:password|passwd|passphrase|passcode|(?:(?<![a-z])|" + _ESC + r")pass(?![a-z])|sshpass|pwd"
     r"|secret(?:[_-]?(?:access[_-]?)?key)?|api[_-]?key|access[_-]?key|subscription[_-]?key"
     r"|(?:encryption|master|signing|account|auth|session)[_-]?key"
-    r"|(?:client[_-])?key[_-]data|(?<![a-z\-])auth(?=\\*[\"'][ \t]*:)|[_-]pat(?![a-z])"
+    r"|(?:client[_-])?key[_-]data|(?:(?<![a-z\-])|"
+    + _ESC
+    + r")auth(?=\\*[\"'][ \t]*:)|[_-]pat(?![a-z])"
     r"|(?:auth|identity|refresh|access|session|api)token"
-    r"|x-auth|private[_-]?key|(?<![a-z])token|_token|(?-i:(?<=[a-z])Token)|credential)s?"
+    r"|x-auth|private[_-]?key|(?:(?<![a-z])|"
+    + _ESC
+    + r")token|_token|(?-i:(?<=[a-z])Token)|credential"
+    + _FOREIGN_NAMES
+    + r")s?"
     r"(?<!tokens)"
 )
 #: Sensitive HTTP header names, one list for every header form. `Name: value` and
@@ -176,7 +210,14 @@ _PATTERNS: dict[str, str] = {
     # First, so that nothing partial (a `private_key` name's value) eats the BEGIN line. A key
     # with no END line (cut off) is taken to the end of its string.
     "private_key": r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[^\"'\\\-]|\\+[nrt/]"
-    r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+    r"|-(?!----))*(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?"
+    # a PuTTY key file's private lines (`Private-Lines: N`, then N lines of base64, raw or
+    # JSON-escaped breaks); its header, public lines and MAC stay readable
+    r"|(Private-Lines:[ \t]*\d+[ \t]*"
+    + _NL
+    + r")[A-Za-z0-9+/=]++(?=[\r\n\\\"']|$)(?:"
+    + _NL
+    + r"[A-Za-z0-9+/=]++(?=[\r\n\\\"']|$))*+",
     # Provider keys, each a fixed prefix and a long random body: OpenAI/Anthropic/DeepSeek style,
     # Stripe (secret, restricted, webhook signing secret), GitHub (classic and fine-grained),
     # GitLab (every `gl...-` token type), npm, PyPI, Hugging Face, Slack (every `xox?-` type,
@@ -184,7 +225,9 @@ _PATTERNS: dict[str, str] = {
     # `ya29.`, refresh `1//0` and OAuth client secret `GOCSPX-` tokens), RubyGems, Docker Hub,
     # HashiCorp Vault (`hvs.`, `hvb.`, `hvr.`), SendGrid (`SG.<22>.<43>`), Shopify, DigitalOcean
     # and Grafana service-account tokens.
-    "api_key": r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
+    "api_key": r"(?:\b|"
+    + _ESC
+    + r")(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
@@ -192,19 +235,29 @@ _PATTERNS: dict[str, str] = {
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|ya29\.[A-Za-z0-9_\-]{20,}"
     r"|GOCSPX-[A-Za-z0-9_\-]{20,}|rubygems_[A-Za-z0-9]{30,}|dckr_pat_[A-Za-z0-9_\-]{20,}"
     r"|hv[sbr]\.[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"
-    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,})"
-    r"|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}"
+    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,}"
+    # Mailgun `key-`, Databricks `dapi`, Notion (`secret_`, `ntn_`), age secret keys (bech32),
+    # Twilio API keys (`SK`; an `AC` account SID is an id, not a secret)
+    r"|(?:key-[0-9a-f]{32}|dapi[0-9a-f]{32}(?:-\d+)?|secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}"
+    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32})(?![A-Za-z0-9_]))"
+    # a Telegram bot token (`<bot id>:AA...`, in a `/bot<token>/` API path too)
+    r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
+    r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
     # webhook URLs whose path is the secret (the host stays readable), and an API key given
     # as a `key` query parameter (16 characters or more)
-    r"|((?<![\w.])hooks\.slack\.com/(?:services|workflows|triggers)/"
-    r"|(?<![\w.])discord(?:app)?\.com/api/webhooks/|[?&]key="
+    r"|((?:(?<![\w.])|" + _ESC + r")hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|(?:(?<![\w.])|" + _ESC + r")discord(?:app)?\.com/api/webhooks/|[?&]key="
     # a signed URL's signature (S3, GCS, Azure SAS `sig`) or an `auth` query parameter
     r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)=)[A-Za-z0-9_/\-%+.]{16,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
     # in a header written over two lines, raw or JSON-escaped).
-    "bearer": r"(?i)\bbearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|((?:\bauthorization"
+    "bearer": r"(?i)(?:\b|"
+    + _ESC
+    + r")bearer(?:\s|\\+[nrt])+[A-Za-z0-9._~+/\-]{8,}=*|((?:(?:\b|"
+    + _ESC
+    + r")authorization"
     + _Q
     + r"[ \t\n]*[:=]"
     + _GAP
@@ -218,7 +271,9 @@ _PATTERNS: dict[str, str] = {
     # A `Cookie` or `Set-Cookie` header's value (session ids and the like), whole: the name
     # stays readable. A JSON object or list after it (`"cookies": {...}`) is not a header: it
     # is a cookie jar, whose values `_redact_jars` redacts one by one (same kind).
-    "cookie": r"(?i)((?<![\w\-])(?:(?:set-)?cookies?"
+    "cookie": r"(?i)((?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:(?:set-)?cookies?"
     + _Q
     + r"[ \t]*[:=]"
     + _GAP
@@ -227,7 +282,9 @@ _PATTERNS: dict[str, str] = {
     + _HEADER_VALUE,
     # JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ").
     # A token written over several lines (broken after a dot, raw or JSON-escaped) is one.
-    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.(?:"
+    "jwt": r"(?:\b|"
+    + _ESC
+    + r")eyJ[A-Za-z0-9_\-]{8,}\.(?:"
     + _BREAK
     + r")?eyJ[A-Za-z0-9_\-]{8,}\.(?:"
     + _BREAK
@@ -245,7 +302,7 @@ _PATTERNS: dict[str, str] = {
     + _KEY_NAMES
     + r"(?:"
     + _Q
-    + r"[ \t\n]*(?:(:)|=)"
+    + r"[ \t\n\u00a0\u202f\u3000]*(?:([:\uff1a])|[=\uff1d])"
     + _GAP
     + r"(?:"
     + _BLOCK
@@ -282,43 +339,94 @@ _PATTERNS: dict[str, str] = {
     # "my password is X", "the passcode was: X" (natural language).
     # "the password for the admin account is X", "my pw is X", "Password - X"; a `.netrc`
     # line (`login bob password X`) and PowerShell's `ConvertTo-SecureString 'X'`.
-    "password_phrase": r"(?i)((?:\b(?:password|passphrase|passcode|pwd|pw)"
-    + r"(?:\s+(?:for|of|to)\s+[^\n.:;\"'\\]{1,60}?)?\s+(?:is|was|-)\s*:?\s*"
-    + r"|\blogin[ \t]+[^\s\"'\\]+[ \t]+password[ \t]+"
-    + r"|\bconvertto-securestring[ \t]+(?:-string[ \t]+)?)"
-    + _OPENER
+    # More verbs (`will be`, `has been changed to`, `'s`), names (`token`, `secret`, `api key`;
+    # not a card's PIN, which the data-class probes plant as restricted data) and `set the
+    # password to X`, `use password X`: their bare value must look like a secret (`_SECRETISH`).
+    # Space is taken possessively (`\s++`): `password is` + 20,000 spaces took 27 s when each
+    # split of the run between `\s*` and `\s*` was tried. `'s` follows a password's name only
+    # (`password's X`, not `token's 3600s lifetime`). An HTML password field's `value` when its
+    # `type` comes after it (`<input value="X" type="password">`; a `type` before it, `password`
+    # finds).
+    "password_phrase": r"(?i)((?:(?:\b|"
+    + _ESC
+    + r")(?:password|passphrase|passcode|pwd|pw)"
+    + r"(?:\s++(?:for|of|to)\s++"
+    + _WHAT
+    + r")?\s++(?:is|was|-)\s*+:?\s*+"
+    + r"|(?:\b|"
+    + _ESC
+    + r")(?:passwords?|passphrase|passcode|passkey|pwd|pw|secret|token|api[ _\-]?key"
+    + r"|access[ _\-]?key)"
+    + r"(?:\s++(?:for|of|to|on)\s++"
+    + _WHAT
+    + r")?(?:(?<=[de])'s|\s++(?:is|was|are|were|will\s++be|would\s++be|has\s++been"
+    + r"|have\s++been|had\s++been"
+    + r"|becomes|became)(?:\s++(?:now|still))?|(?:\s++(?:is|was|has\s++been|had\s++been))?"
+    + r"\s++(?:set|changed|reset|updated)\s++to)\s*+:?\s*+"
+    + _SECRETISH
+    + r"|(?:\b|"
+    + _ESC
+    + r")(?:set|change|changed|reset|update|use|using|with|enter|type|try)\s++"
+    + r"(?:(?:the|my|your|his|her|their|our|a|new|old)\s++){0,2}(?:[a-z0-9\-]+\s++)?"
+    + r"(?:password|passphrase|passcode)\s++(?:to\s++)?"
+    + _SECRETISH
+    + r"|<input\b[^<>]{0,512}?\bvalue[ \t]*=[ \t]*"
+    + r"(?=[^<>]{0,1024}?\btype[ \t]*=[ \t]*\\*[\"']?password\b)"
+    + r"|(?:\b|"
+    + _ESC
+    + r")login[ \t]++[^\s\"'\\]++[ \t]++password[ \t]++"
+    + r"|(?:\b|"
+    + _ESC
+    + r")convertto-securestring[ \t]++(?:-string[ \t]++)?)"
+    + r"(?:\\*[\"'“‘«„])?"
     + r")(?!\[REDACTED)"
-    + _VALUE,
+    + _PROSE_VALUE,
     # user:password@ in a URL (the password only; the user may be empty, `redis://:pw@host`).
     # The password may hold `/` and `@` as typed: it ends at the last `@` before the host (a
     # `?`, `#` or `//` ends the URL's authority, and `host:8080/path@x` is a port, not a
     # password); the places a password can span are bounded, so no line costs quadratic time.
     "url_credentials": r"(?i)(\b[a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s/:@\"'\\]*:)"
-    r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))",
+    r"(?!\[REDACTED)(?!\d{1,5}/)(?:[^\s?#\"'\\/]|/(?!/))+(?=@[^\s/?#@\"'\\]*(?:[/?#\s\"'\\]|$))"
+    # a key as the whole user part (a Sentry DSN, `https://<32 hex>@o1.ingest.sentry.io/2`)
+    r"|(?<=://)[0-9a-f]{32,}(?=@)",
     # user:password given to a command line option (curl `-u`/`--user`/`--proxy-user`, httpie
     # `--auth` and, after the `http`/`https`/`httpie` command, `-a`), bare or quoted (the
     # password only; a user alone, `-u admin`, is no secret).
     # A MySQL/MariaDB client's `-pPASSWORD` (lower-case `p`, joined: `-P` is the port) and
     # `sshpass -p PASSWORD` (the password only).
-    "basic_auth": r"(?i)((?:(?<![\w\-])(?:-u|--user|--proxy-user|--auth)"
-    + r"|(?<![\w\-/.])(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
+    "basic_auth": r"(?i)((?:(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:-u|--user|--proxy-user|--auth)"
+    + r"|(?:(?<![\w\-/.])|"
+    + _ESC
+    + r")(?:https?|httpie)[ \t][^\n\"'\\|;&]{0,256}?(?<=[ \t])-a)(?:[ \t]+|=)?"
     + _OPENER
     + r"(?!\[REDACTED)[^\s:\"'\\]*:"
     # a secret given to a long option after a space (`--password X`, `--token X`), or to a
     # client's short option: `docker login -p X`, `redis-cli -a X`, `ldapsearch -w X`,
     # `sqlcmd -P X`; requests' `auth=('user', 'X')`
-    + r"|(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")--(?:password|passwd|pass|token|api-key|apikey|secret|access-token"
     + r"|auth-token|with-token)[ \t]+"
     + _OPENER
-    + r"|(?<![\w\-])(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:(?:docker|podman|nerdctl)[ \t]+login|redis-cli|ldap(?:search|modify"
     + r"|add|delete|whoami|passwd)|sqlcmd)\b[^\n\"'\\|;&]{0,256}?[ \t]"
     + r"(?:(?<=login[ \t])|(?<=[ \t]))(?-i:-p|-a|-w|-P)[ \t]+"
     + _OPENER
-    + r"|\bauth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
+    + r"|(?:\b|"
+    + _ESC
+    + r")auth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
     + _OPENER
-    + r"|(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n\"'\\|;&]{0,256}?[ \t]"
     + r"(?-i:-p)(?=[^\s\-])"
-    + r"|(?<![\w\-])sshpass[ \t]+(?-i:-p)[ \t]*"
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")sshpass[ \t]+(?-i:-p)[ \t]*"
     + _OPENER
     + r")(?!\[REDACTED)(?:[^\s\"'\\]|\\+[^\s\"'\\nrt]){3,}",
     "email": r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*"
@@ -336,15 +444,28 @@ _PATTERNS: dict[str, str] = {
     + _intl_phone(r"[1-9]\d{0,2}")
     + r"|(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?!\d))",
 }
+#: The words of `_FOREIGN_NAMES` (lower case), as triggers and anchors: the ASCII ones are
+#: checked like any trigger, the others only in a text that is not ASCII (`Redactor.needs`).
+_FOREIGN_WORDS = (
+    "passwort", "kennwort", "contraseña", "contrasena", "mot de passe", "mot_de_passe",
+    "mot-de-passe", "senha", "wachtwoord", "hasło", "haslo", "şifre", "пароль", "密码", "密碼",
+    "口令", "パスワード", "비밀번호",
+)  # fmt: skip
+#: Invisible characters (soft hyphen, zero-width space, non-joiner and joiner, word joiner,
+#: BOM) that can hide a credential's name from every pattern (`pass\u200bword=`): `redact`
+#: also scans a text without them (`_INVISIBLE`), and any of them wakes `Redactor.needs`.
+_INVISIBLE_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_INVISIBLE = lazy_pattern(f"[{_INVISIBLE_CHARS}]+")
 # Cheap substring triggers: a kind's regex runs only when one of its triggers is in the text
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "api_key": (
         "sk-", "sk_", "rk_", "whsec_", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
         *(f"gl{t}-" for t in _GITLAB_TYPES), "npm_", "pypi-", "hf_", "xox", "xapp-", "akia",
-        "asia", "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
+        "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
-        "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=",
+        "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=", "key-",
+        "dapi", "secret_", "ntn_", "age-secret-key-",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
@@ -364,7 +485,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
-        "apitoken",
+        "apitoken", *_FOREIGN_WORDS,
+        # a table's column header (`| API Key |`, `user,token`)
+        "api key", "access key", "token|", "token,", "pass|", "pass,",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
         'pass"', "pass'", "pass\\", "pass:", "pass=", "pass ", "pass\t", "pass\n", "pass>",
         "token>",
@@ -374,8 +497,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     ),
     "password_phrase": (
         "passw", "passphrase", "passcode", "pwd", "pw is", "pw was", "pw -", "securestring",
+        "passkey", "secret", "token ", "token'", "api key", "api_key", "api-key", "apikey",
+        "access key", "access_key", "access-key",
     ),
-    "private_key": ("private key",),
+    "private_key": ("private key", "private-lines"),
     "url_credentials": ("://",),
     # `-u` (also in `--user`, `--proxy-user`) and `--auth`
     # `-p` for a MySQL client's `-pPASSWORD` and `sshpass -p`; httpie's command (its `-a`)
@@ -389,10 +514,17 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
     "phone": ("+1", "+2", "+3", "+4", "+5", "+6", "+7", "+8", "+9", "phone"),
 }  # fmt: skip
+#: Triggers whose case is fixed (the pattern they wake is case-sensitive), tested against the
+#: text itself, not its lower case, and only when their upper-case letter is in it (`memchr`
+#: fast, and absent from most JSON lines): an AWS temporary key id `ASIA...` and a Telegram bot
+#: token's `:AA`. Lower-cased, both were substring scans of every line.
+_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA")}
 #: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
 #: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
 _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
+    # a Twilio API key: `sk` and 32 hex digits (`sk` alone is in `task`, `ask`, `desk`)
+    "api_key": (("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),),
 }
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
@@ -477,6 +609,13 @@ class Redactor:
     _gated_re: tuple[tuple[str, Callable[[str], object]], ...] = field(
         init=False, repr=False, compare=False
     )
+    # the triggers that are not ASCII, as one regex's `search`: run only on a non-ASCII text
+    _foreign: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
+    # the cased triggers (`_CASED_TRIGGERS`), and as `(upper-case letter, triggers)` checks
+    _cased: tuple[str, ...] = field(init=False, repr=False)
+    _cased_gated: tuple[tuple[str, tuple[str, ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
     _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
@@ -516,12 +655,21 @@ class Redactor:
         watched = [*patterns, *personal]
         # a trigger holding another one (`x-api-key` holds `api-key`) adds no answer: dropped
         triggers = {t for k in watched for t in _TRIGGERS.get(k, ())}
+        if any(k in _PATTERNS for k in watched):  # a credential's name may hide behind them
+            triggers.update(_INVISIBLE_CHARS)
         self._triggers = tuple(
             sorted(t for t in triggers if not any(o != t and o in t for o in triggers))
         )
         shapes = tuple(sorted({s for k in watched for s in _SHAPES.get(k, ())}))
+        self._cased = tuple(sorted({c for k in watched for c in _CASED_TRIGGERS.get(k, ())}))
+        gates: dict[str, list[str]] = {}
+        for c in self._cased:  # each behind its first upper-case letter
+            gates.setdefault(next(ch for ch in c if ch.isupper()), []).append(c)
+        self._cased_gated = tuple((ch, tuple(group)) for ch, group in gates.items())
         self._shapes = tuple(_shape_pattern(s) for s in shapes)
-        self._plain, self._searches, self._gated = _trigger_checks(self._triggers, shapes)
+        self._plain, self._searches, self._gated, self._foreign = _trigger_checks(
+            self._triggers, shapes
+        )
         self._gated_in = tuple((c, n) for c, n, f in self._gated if f is None)
         self._gated_re = tuple((c, f) for c, _, f in self._gated if f is not None)
         if isinstance(self.literals, str) or not all(isinstance(x, str) for x in self.literals):
@@ -539,9 +687,10 @@ class Redactor:
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret or personal data (a trigger is in it).
 
-        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes)` with
-        `low = text.lower()`, in fewer scans of the text (see `_trigger_checks`); always True
-        with `extra` patterns or `literals`.
+        Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes) or
+        any(c in text for c in cased)` with `low = text.lower()` (`cased`: `_CASED_TRIGGERS`),
+        in fewer scans of the text (see `_trigger_checks`); always True with `extra` patterns
+        or `literals`.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -561,10 +710,18 @@ class Redactor:
         for char, needle in self._gated_in:  # only when their rare character is in it
             if char in low and needle in low:
                 return True
-        for char, find in self._gated_re:  # noqa: SIM110 (a plain loop is faster than any())
+        for char, find in self._gated_re:  # a plain loop is faster than any()
             if char in low and find(low) is not None:
                 return True
-        return False
+        for upper, needles in self._cased_gated:  # cased: in the text itself
+            if upper in text:
+                for needle in needles:
+                    if needle in text:
+                        return True
+        # non-ASCII triggers (`пароль`, `密码`, an invisible character) can only be in a
+        # non-ASCII text; `isascii` costs nothing (CPython keeps it as a flag)
+        foreign = self._foreign
+        return foreign is not None and not low.isascii() and foreign(low) is not None
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Rewrite every credential in `text`.
@@ -580,6 +737,17 @@ class Redactor:
         Returns:
             `(redacted_text, {kind: count})`; `{}` when nothing was found.
         """
+        out, counts = self._redact_checked(text)
+        if not text.isascii() and _INVISIBLE.search(text) is not None:
+            # a name hidden by invisible characters (`pass\u200bword=`): the text without
+            # them is used when it shows more credentials (the invisible characters go)
+            shown, found = self._redact_checked(_INVISIBLE.sub("", text))
+            if sum(found.values()) > sum(counts.values()):
+                return shown, found
+        return out, counts
+
+    def _redact_checked(self, text: str) -> tuple[str, dict[str, int]]:
+        """`_redact_text`, then per JSON string when the rewrite changed a JSON text's shape."""
         out, counts = self._redact_text(text)
         if counts and out != text and _json_shape_changed(text, out):
             return self._redact_json_strings(text, out, counts)
@@ -653,14 +821,19 @@ class Redactor:
                     text = text.replace(form, _marker("secret"))
         low = text.lower()
         for kind, pattern, wake in self._compiled:
-            if wake is not None and not _woken(wake, low):
+            if wake is not None and not _woken(wake, low, text):
                 continue
             anchors = _ANCHORS.get(kind) if kind in self._builtin else None
             if anchors is not None:
-                text, n = _anchored_subn(pattern, text, low, anchors, _marker(kind))
+                text, n = _anchored_subn(
+                    pattern, text, low, anchors, _marker(kind), paths=kind == "password"
+                )
                 if kind == "password" and ", received " in text:  # a schema message (R-E1)
                     text, received = _redact_received(text)
                     n += received
+                if kind == "password":  # and the cells under a credential's column header
+                    text, cells = _redact_tables(text)
+                    n += cells
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -739,7 +912,7 @@ class Redactor:
         low = text.lower()
         return tuple(
             k for k, pattern, wake in self._personal
-            if (wake is None or _woken(wake, low)) and pattern.search(text)
+            if (wake is None or _woken(wake, low, text)) and pattern.search(text)
         )  # fmt: skip
 
 
@@ -766,7 +939,13 @@ def _json_shape_changed(before: str, after: str) -> bool:
 #: `csrftoken`), so every one is a credential; or a list of cookie objects (a browser's
 #: `[{"name": "sid", "value": "..."}]`), whose `value`s are. Group 1 is the opening bracket.
 _JAR = lazy_pattern(
-    r"(?i)(?<![\w\-])cookie(?:s|_?jar)?" + _Q + r"[ \t]*[:=]" + _GAP + r"(?:dict\()?(\{|\[)"
+    r"(?i)(?:(?<![\w\-])|"
+    + _ESC
+    + r")cookie(?:s|_?jar)?"
+    + _Q
+    + r"[ \t]*[:=]"
+    + _GAP
+    + r"(?:dict\()?(\{|\[)"
 )
 #: One `key: value` pair of a jar (JSON or a Python dict, at any escaping depth): group 1 up to
 #: the value's opening quote, then the value up to its real closing quote (`_QUOTED_VALUE`).
@@ -810,6 +989,208 @@ def _redact_jars(text: str) -> tuple[str, int]:
     return "".join(out), n
 
 
+#: A table's line break: raw or JSON-escaped (at any depth).
+_ROW_BREAK = lazy_pattern(r"\r?\n|\\+r\\+n|\\+n|\\+r|\r")
+#: Where a table may have a header naming a credential: a `|`, `,` or tab (or a line's start)
+#: and a cell of up to four words ending with a credential's name (`password`, `API key`,
+#: `db_pass`, `Passwort`: group `name`), then the next `|`, `,` or tab or the line's end.
+_TABLE_HINT = lazy_pattern(
+    r"(?i)(?:[|,\t]|\\+t|^|(?<=\n)|(?<=\\[nr]))[ \t]*+[\"'`*\\]*+(?:[a-z0-9]++[ _\-.]){0,3}?"
+    + "(?P<name>(?:"
+    + _KEY_NAMES.replace("[_-]", "[ _-]")
+    + r"))(?:[\"'`*]|\\+[\"'])*+[ \t]*+(?:[|,\t\r\n]|\\+[nrt]|$)",
+    re.MULTILINE,
+)
+#: A header cell of a table: at most three words of letters, digits and `_-./()#`.
+_HEADER_CELL = lazy_pattern(r"[\w\-./()#]+(?: [\w\-./()#]+){0,2}")
+#: A header cell that names a credential, whole (lower case, spaces as `_`): up to three words
+#: and a credential's name. `pass` alone is a "pass/fail" column, not a password.
+_HEADER_NAME = lazy_pattern(r"(?i)(?:[a-z0-9]+[_\-.]){0,3}?(?:" + _KEY_NAMES + ")")
+#: The opening quote of a JSON string value (after a key's `:` or a list's `[`), any depth.
+_STRING_OPENER = lazy_pattern(r"[:\[][ \t]*\\*\"")
+#: A markdown table's separator line (`|---|:--:|`).
+_MD_SEPARATOR = lazy_pattern(r"[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|?)+[ \t]*")
+
+
+def _cells(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
+    """The spans of the cells of the row `text[start:end]`, split at `sep` (`|`, `,`, a tab).
+
+    A markdown row's outer pipes open and close it (no empty first and last cell); a CSV cell
+    that starts with a quote (raw or escaped) runs to its closing quote, so a `,` inside it
+    does not split it.
+    """
+    spans: list[tuple[int, int]] = []
+    if sep == "|":
+        # a table written in a JSON string: the string's quotes before the first pipe and
+        # after the last one are outside the row (`{"out": "| a | b |"}`)
+        first, last = text.find("|", start, end), text.rfind("|", start, end)
+        if text[start:first].rstrip().endswith('"'):
+            start = first
+        if text[last + 1 : end].lstrip(" \t\\").startswith('"'):
+            end = last + 1
+        row = text[start:end]
+        lead = len(row) - len(row.lstrip())
+        trail = len(row.rstrip())
+        i, stop = start + lead, start + trail
+        if text.startswith("|", i):
+            i += 1
+        if stop > i and text[stop - 1] == "|" and text[stop - 2 : stop - 1] != "\\":
+            stop -= 1
+        while True:
+            j = text.find("|", i, stop)
+            while j > 0 and text[j - 1] == "\\":  # an escaped pipe (`\|`) is text
+                j = text.find("|", j + 1, stop)
+            spans.append((i, stop if j < 0 else j))
+            if j < 0:
+                return spans
+            i = j + 1
+    i = start
+    while True:
+        j = i
+        while j < end and text[j] in " \t":
+            j += 1
+        k = j
+        while k < end and text[k] == "\\":
+            k += 1
+        search_from = i
+        if k < end and text[k] == '"':  # a quoted cell: its commas are text
+            quote = text[j : k + 1]
+            close = text.find(quote, k + 1, end)
+            while close >= 0 and text.startswith(quote, close + len(quote)):  # `""` is a quote
+                close = text.find(quote, close + 2 * len(quote), end)
+            search_from = end if close < 0 else close + len(quote)
+        c = text.find(sep, search_from, end)
+        q = text.find('"', search_from, end if c < 0 else c) if search_from == i else -1
+        if q >= 0:  # a quote inside an unquoted cell ends the JSON string, and the row
+            spans.append((i, q))
+            return spans
+        spans.append((i, end if c < 0 else c))
+        if c < 0:
+            return spans
+        i = c + len(sep)
+
+
+def _cell_value(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of a cell's value inside its spaces, quotes, backticks or `**`; None if blank.
+
+    In a cell that does not start with a quote, a quote ends the value (it ends the JSON
+    string the table is written in).
+    """
+    while start < end and text[start] in " \t":
+        start += 1
+    quoted = text[start : start + 1] == '"' or text[start : start + 2] in ('\\"', "\\\\")
+    while start < end and text[start] in " \t\"'`*\\":
+        start += 1
+    if not quoted:
+        quote = text.find('"', start, end)
+        end = end if quote < 0 else quote
+    while end > start and text[end - 1] in " \t\"'`*\\":
+        end -= 1
+    value = text[start:end]
+    if not any(ch.isalnum() for ch in value) or value.startswith("[REDACTED"):
+        return None
+    return start, end
+
+
+def _header_columns(text: str, cells: list[tuple[int, int]]) -> list[int]:
+    """The indexes of the header cells that name a credential; `[]` unless every cell is short.
+
+    A cell's text after its last quote is its name (the first cell of a table written in a
+    JSON string holds the string's opening: `{"out": "user`).
+    """
+    columns: list[int] = []
+    for i, (a, b) in enumerate(cells):
+        cell = re.split(r'\\*"', text[a:b].strip(" \t\"'`*\\"))[-1].strip(" \t'`*\\")
+        if not cell:
+            continue
+        if _HEADER_CELL.fullmatch(cell) is None:
+            return []
+        name = "_".join(cell.lower().split())
+        if name not in ("pass", "passes") and _HEADER_NAME.fullmatch(name):
+            columns.append(i)
+    return columns
+
+
+def _line_at(text: str, pos: int) -> tuple[int, int]:
+    r"""The span of the header line (raw or JSON-escaped breaks) holding `text[pos]`.
+
+    The line starts after its break, or after the opening quote of the JSON string the table
+    is written in (`{"content": "user,password\n...`), whichever is later; at most 4,096
+    characters before `pos` are looked at (a header is short), so no text costs more than
+    linear time however many header-like words it holds.
+    """
+    lo = max(0, pos - 4096)
+    start = max(
+        text.rfind("\n", lo, pos) + 1,
+        text.rfind("\r", lo, pos) + 1,
+        text.rfind("\\n", lo, pos) + 2 if text.rfind("\\n", lo, pos) >= 0 else 0,
+        text.rfind("\\r", lo, pos) + 2 if text.rfind("\\r", lo, pos) >= 0 else 0,
+        lo,
+    )
+    for opener in _STRING_OPENER.finditer(text, start, pos):
+        start = max(start, opener.end())
+    m = _ROW_BREAK.search(text, pos)
+    return start, len(text) if m is None else m.start()
+
+
+def _redact_tables(text: str) -> tuple[str, int]:
+    """`text` with each cell under a credential's column header redacted; `(text, cells)`.
+
+    A markdown table (`| user | password |`, an optional `|---|---|` line, then rows), a CSV
+    one (`user,password`, then rows) or a tab-separated one whose header names a credential
+    (every header cell short: at most three words), with raw or JSON-escaped line breaks: in
+    every row after it the cell in that column is redacted, the other cells kept. The table
+    ends at the first line with another number of cells (a blank line, the text after it).
+    """
+    if (
+        not any(sep in text for sep in ("|", ",", "\t", "\\t"))
+        or not any(brk in text for brk in ("\n", "\r", "\\n", "\\r"))  # one line: no table
+        or _TABLE_HINT.search(text) is None
+    ):
+        return text, 0
+    out: list[str] = []
+    last = n = 0
+    pos = 0
+    while True:
+        hint = _TABLE_HINT.search(text, pos)
+        if hint is None:
+            break
+        start, end = _line_at(text, hint.start("name"))
+        row = text[start:end]
+        sep = next((c for c in ("|", "\t", "\\t") if c in row), ",")
+        header = _cells(text, start, end, sep)
+        columns = _header_columns(text, header)
+        pos = max(end, hint.end(), pos + 1)
+        if not columns or len(header) < 2:
+            continue
+        brk = _ROW_BREAK.match(text, end)
+        first = True
+        while brk is not None:
+            start = brk.end()
+            m = _ROW_BREAK.search(text, start)
+            end = len(text) if m is None else m.start()
+            if first and sep == "|" and _MD_SEPARATOR.fullmatch(text, start, end):
+                first, brk = False, m
+                continue
+            first = False
+            if sep not in text[start:end]:
+                break
+            cells = _cells(text, start, end, sep)
+            if len(cells) != len(header):
+                break
+            for i in columns:
+                span = _cell_value(text, *cells[i])
+                if span is not None and span[0] >= last:
+                    out.append(text[last : span[0]])
+                    out.append(_marker("password"))
+                    last, n = span[1], n + 1
+            pos, brk = end, m
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
 def _subn_nonempty(pattern: re.Pattern[str], text: str, marker: str) -> tuple[str, int]:
     """`pattern.subn(marker, text)` leaving empty matches alone; `(text, replaced)`."""
     n = 0
@@ -835,7 +1216,7 @@ def _builtin_pattern(kind: str) -> re.Pattern[str]:
 
 _LAZY_PATTERNS: dict[str, re.Pattern[str]] = {}
 #: What wakes one kind's regex: its triggers and its shapes' regexes (`None`: always runs).
-_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...]] | None
+_Wake = tuple[tuple[str, ...], tuple[re.Pattern[str], ...], tuple[str, ...]] | None
 
 
 def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
@@ -847,20 +1228,32 @@ def _shape_pattern(shape: tuple[str, str]) -> re.Pattern[str]:
 def _wake(kind: str) -> _Wake:
     """What wakes `kind`'s regex (`None` for an `extra` kind without triggers: always)."""
     triggers, shapes = _TRIGGERS.get(kind, ()), _SHAPES.get(kind, ())
-    if not triggers and not shapes:
+    cased = _CASED_TRIGGERS.get(kind, ())
+    if not triggers and not shapes and not cased:
         return None
-    return triggers, tuple(_shape_pattern(s) for s in shapes)
+    return triggers, tuple(_shape_pattern(s) for s in shapes), cased
 
 
-def _woken(wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...]], low: str) -> bool:
-    """True when a trigger of `wake` is in `low` (lower-cased text) or a shape matches it."""
-    triggers, shapes = wake
-    return any(t in low for t in triggers) or any(s.search(low) is not None for s in shapes)
+def _woken(
+    wake: tuple[tuple[str, ...], tuple[re.Pattern[str], ...], tuple[str, ...]],
+    low: str,
+    text: str = "",
+) -> bool:
+    """True when a trigger of `wake` is in `low` (`text` lower-cased) or a shape matches it.
+
+    Or when one of its cased triggers is in `text` (the text itself, not lower-cased).
+    """
+    triggers, shapes, cased = wake
+    return (
+        any(t in low for t in triggers)
+        or any(s.search(low) is not None for s in shapes)
+        or any(c in text for c in cased)
+    )
 
 
 def _trigger_checks(
     triggers: tuple[str, ...], shapes: tuple[tuple[str, str], ...] = ()
-) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...]]:
+) -> tuple[tuple[str, ...], tuple[_Search, ...], tuple[_Gate, ...], Callable[[str], object] | None]:
     """The checks `Redactor.needs` makes to find whether any of `triggers` is in a text.
 
     A trigger that holds a character of `_RARE_CHARS` is checked from the rarest one it holds
@@ -882,10 +1275,11 @@ def _trigger_checks(
         shapes: `(anchor, regex)` pairs; the anchor is one of `_RARE_CHARS`.
 
     Returns:
-        `(plain, searches, gated)`: substrings to test with `in`, `(prefix, search)` pairs (the
-        `search` method of a regex, run when `prefix` is in the text), and `(anchor, needle,
-        search)` triples: when `anchor` is in the text, `needle in text` if `search` is None
-        (a group of one trigger), else `search(text)`.
+        `(plain, searches, gated, foreign)`: substrings to test with `in`, `(prefix, search)`
+        pairs (the `search` method of a regex, run when `prefix` is in the text), `(anchor,
+        needle, search)` triples: when `anchor` is in the text, `needle in text` if `search` is
+        None (a group of one trigger), else `search(text)`; and one `search` for every trigger
+        that is not ASCII (None when there is none), to run only on a text that is not ASCII.
 
     Raises:
         UsageError: a shape's anchor is not one of `_RARE_CHARS`.
@@ -897,7 +1291,10 @@ def _trigger_checks(
         if char not in _RARE_CHARS:
             raise UsageError(f"a shaped trigger's anchor {char!r} is not in {_RARE_CHARS!r}")
         shaped.setdefault(char, []).append(rest)
+    foreign = sorted((t for t in triggers if not t.isascii()), key=len, reverse=True)
     for t in triggers:
+        if not t.isascii():
+            continue
         anchor = next((c for c in _RARE_CHARS if c in t), None)
         if anchor is None:
             by_head.setdefault(t[:2], []).append(t)
@@ -931,7 +1328,8 @@ def _trigger_checks(
         branches += [f"(?:{rest})" for rest in extra]
         regex = re.compile(f"{re.escape(anchor)}(?:{'|'.join(branches)})")
         gated.append((anchor, anchor, regex.search))
-    return tuple(plain), tuple(searches), tuple(gated)
+    search = re.compile("|".join(re.escape(t) for t in foreign)).search if foreign else None
+    return tuple(plain), tuple(searches), tuple(gated), search
 
 
 def _after_tree(pairs: list[tuple[str, str]], seen: str) -> str:
@@ -978,22 +1376,36 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
-        "identity", "refresh", "access", "apitoken", "sshpass",
+        "identity", "refresh", "access", "apitoken", "sshpass", *_FOREIGN_WORDS,
+    ),
+    # each alternative's first word (`pass` for `password`, `passphrase`, ...; `pw` for `pwd`)
+    "password_phrase": (
+        "pass", "pw", "secret", "token", "api", "access", "set", "reset", "change", "update",
+        "use", "using", "with", "enter", "type", "try", "<input", "login", "convertto",
     ),
 }  # fmt: skip
 
 
 def _anchored_subn(
-    pattern: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], marker: str
+    pattern: re.Pattern[str],
+    text: str,
+    low: str,
+    anchors: tuple[str, ...],
+    marker: str,
+    *,
+    paths: bool = False,
 ) -> tuple[str, int]:
     """What `pattern.subn` with group 1 plus `marker` gives, trying only the anchors' places.
 
     `low` is `text.lower()`; a match may also start one character before an anchor (`_token`).
     Text whose lower case has another length (a few non-ASCII letters) takes `subn` itself.
+    With `paths` (the `password` kind only: its group 2 is the `:` separator), a match that
+    is a JSONPath or JSON pointer in a message (`_names_a_path`) is left as it is.
     """
     if len(low) != len(text):
         return pattern.subn(
-            lambda m: m.group(0) if _names_a_path(text, m) else m.group(1) + marker, text
+            lambda m: m.group(0) if paths and _names_a_path(text, m) else m.group(1) + marker,
+            text,
         )
     starts: set[int] = set()
     for word in anchors:
@@ -1011,7 +1423,7 @@ def _anchored_subn(
         if i < last:
             continue
         m = pattern.match(text, i)
-        if m is None or _names_a_path(text, m):
+        if m is None or (paths and _names_a_path(text, m)):
             continue
         out.append(text[last : m.start()])
         out.append(m.group(1) + marker)

@@ -16,9 +16,14 @@ PATTERN = next(p for k, p, _ in redact.Redactor()._compiled if k == "password")
 
 
 def _plain_check(r: redact.Redactor, text: str) -> bool:
-    """The pre-check's definition: a trigger is in the lower-cased text or a shape matches it."""
+    """The pre-check's definition: a trigger is in the lower-cased text or a shape matches it,
+    or a cased trigger is in the text itself."""
     low = text.lower()
-    return any(t in low for t in r._triggers) or any(s.search(low) for s in r._shapes)
+    return (
+        any(t in low for t in r._triggers)
+        or any(s.search(low) for s in r._shapes)
+        or any(c in text for c in r._cased)
+    )
 
 
 @settings(max_examples=400, deadline=None)
@@ -102,7 +107,8 @@ def _trigger_fragments() -> list[str]:
     # every trigger of every kind cut at every place, so that texts join triggers across pieces,
     # overlap them (`tokentoken:`, `akakia`, `ppasswd`) and miss them by one character
     out: set[str] = set()
-    for t in redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))._triggers:
+    r = redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))
+    for t in (*r._triggers, *r._cased):
         for i in range(len(t) + 1):
             out.update((t[:i], t[i:], t[:i].upper()))
     return sorted(x for x in out if x)
@@ -124,12 +130,14 @@ def test_the_anchored_pre_check_wakes_exactly_when_a_trigger_is_in_the_text(text
 
 def test_every_trigger_is_checked_once_from_its_rarest_character():
     r = redact.Redactor(kinds=(*redact.DEFAULT_KINDS, "email"))
-    plain, searches, gated = redact._trigger_checks(r._triggers)
+    plain, searches, gated, foreign = redact._trigger_checks(r._triggers)
     anchors = [c for c, _, _ in gated]
     assert anchors == [c for c in redact._RARE_CHARS if c in anchors]  # rarest first, once each
+    assert foreign is not None  # `пароль`, `密码`, the invisible characters
     for t in r._triggers:
         found = [c for c, needle, search in gated if (search or needle.__eq__)(t)]
         found += [t] * (t in plain) + [h for h, s in searches if s(t)]
+        found += ["foreign"] * (not t.isascii() and foreign(t) is not None)
         assert len(found) == 1, (t, found)
 
 
