@@ -123,11 +123,18 @@ class Tool:
     """Wall-clock limit per call in seconds; `None` means unlimited (runs inline).
 
     Calls with a limit run on a worker thread the caller stops waiting for at the limit (the
-    thread is not interrupted). With the opt-in `harnesskit.tools.executor.INLINE_READS =
-    True`, a lone synchronous read call on the main thread runs inline instead, interrupted by
-    SIGALRM at the limit (an exception at the line it is running, as Ctrl-C would): cheaper,
-    but a tool that catches every exception in a loop, sets its own SIGALRM timer or blocks in
-    C defeats that limit, so it is for trusted tools only.
+    thread is not interrupted). A call given up on (its limit, or the run's `max_seconds`)
+    runs on in the background on a daemon thread, so it never keeps the interpreter from
+    exiting; its late result is dropped (a write's is recorded in the idempotency ledger) and
+    the thread ends when the call returns. One that never returns keeps its thread for the
+    life of the process (Python cannot stop a thread); the circuit breaker disables a tool
+    after repeated timeouts, which bounds that per run.
+
+    With the opt-in `harnesskit.tools.executor.INLINE_READS = True`, a lone synchronous read
+    call on the main thread runs inline instead, interrupted by SIGALRM at the limit (an
+    exception at the line it is running, as Ctrl-C would): cheaper, but a tool that catches
+    every exception in a loop, sets its own SIGALRM timer or blocks in C defeats that limit,
+    so it is for trusted tools only.
     """
     max_result_chars: int | None = None
     """Results longer than this many chars are cut and flagged; `None` keeps the default."""
