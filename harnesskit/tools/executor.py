@@ -522,17 +522,22 @@ class Executor:
         except ToolError as exc:
             message = exception_text(exc, with_type=False)
             ex = self._fail(call, tool, exc.error_type, message, exc.hint, arguments=args)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            if isinstance(exc, SystemExit) and _from_signal_handler(exc):
+                raise  # SIGTERM's handler ending the process while the tool ran: not the tool's
             writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
                 tool,
                 "tool_error",
-                exception_text(exc)
+                _failure_text(tool, exc)
                 + ("; side effect: unknown (the write may have happened)" if writes else ""),
                 "the write may have happened before it failed: do not repeat it blindly; check "
                 "its effect with a read tool first"
                 if writes
+                else "the tool exited, as a command-line parser does on bad arguments; check "
+                "the arguments against the tool's description"
+                if isinstance(exc, SystemExit)
                 else "the tool failed; check the arguments or try another approach",
                 arguments=args,
             )
@@ -597,6 +602,40 @@ class Executor:
         ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
         ex.emitted = list(ctx.emitted)
         return ex
+
+
+def _failure_text(tool: Tool, exc: BaseException) -> str:
+    """What the model is told a tool's exception was; `sys.exit` is named as such."""
+    if isinstance(exc, SystemExit):  # argparse / click in a tool: a failure, not an exit
+        return f"the tool {tool.name} called sys.exit({exc.code!r}) (SystemExit)"
+    return exception_text(exc)
+
+
+def _from_signal_handler(exc: SystemExit) -> bool:
+    """True when a Python signal handler raised `exc` (`sys.exit` on SIGTERM, say).
+
+    Such a handler interrupts whatever runs on the main thread, a tool included; its exit
+    is the process's, so it must reach the loop (the run ends `cancelled`) rather than
+    become the tool's failure. Handlers run on the main thread only, so a call on a worker
+    thread never sees one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    codes = set()
+    for signum in _sig.valid_signals():
+        try:
+            handler = _sig.getsignal(signum)
+        except (OSError, ValueError):  # pragma: no cover - a signal the platform lists oddly
+            continue
+        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
+        if code is not None:
+            codes.add(code)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 #: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
@@ -721,7 +760,8 @@ def _run_under_alarm(job: Callable[[], Any], timeout: float) -> Any:
     only inside the call, never in this function's own bookkeeping; a call that catches it
     gets it again every `_REARM_SECONDS`, and its outcome after the alarm went off (a value,
     or an `Exception`) counts as a timeout, as a worker's answer after its caller gave up.
-    What `job` raises otherwise is re-raised (KeyboardInterrupt and SystemExit always).
+    What `job` raises otherwise is re-raised (KeyboardInterrupt and SystemExit always: the
+    caller tells a tool's `sys.exit` from a signal handler's).
     """
     fired = done = False
 
