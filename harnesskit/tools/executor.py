@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - another Python
     import signal as _sig
 
 from harnesskit import _json
+from harnesskit._lazy import lazy_pattern
 from harnesskit.errors import EventLogError, StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
@@ -1008,6 +1009,50 @@ def _strict_text(value: Any) -> str:
         return _STRICT_JSON.encode(value)  # raises the same error (a cycle: its own message)
 
 
+#: A key JSON wrote from a non-str dict key (an int, float, bool or None) looks like one of
+#: these; content without any cannot hold two keys that became the same text.
+_CONVERTED_KEY = lazy_pattern(r'"(?:-?\d[^"]*|-?Infinity|NaN|true|false|null)": ')
+
+
+def _key_clash(value: Any) -> str | None:
+    """Where two keys of one dict in `value` are written as the same JSON text, or None.
+
+    JSON object keys are strings: `json` writes `1`, `1.5`, `True` and `None` keys as
+    `"1"`, `"1.5"`, `"true"` and `"null"`, so `{1: "a", "1": "b"}` becomes an object with a
+    duplicate key, which readers resolve differently (most keep the last).
+    """
+    todo: list[tuple[Any, str]] = [(value, "$")]
+    seen: set[int] = set()
+    while todo:
+        node, where = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            if any(type(k) is not str for k in node):
+                names: dict[str, Any] = {}
+                for key in node:
+                    name = (
+                        key
+                        if isinstance(key, str)
+                        else next(iter(json.loads(json.dumps({key: 0}))))
+                    )
+                    if name in names:
+                        return (
+                            f"the keys {names[name]!r} and {key!r} at {where} are both written "
+                            f"as {json.dumps(name, ensure_ascii=False)} (JSON keys are strings); "
+                            "use one type of key per dict"
+                        )
+                    names[name] = key
+            todo.extend((v, f"{where}.{k}") for k, v in node.items() if isinstance(v, _NESTED))
+        elif isinstance(node, list | tuple):
+            todo.extend((v, f"{where}[{i}]") for i, v in enumerate(node) if isinstance(v, _NESTED))
+    return None
+
+
+_NESTED = (dict, list, tuple)
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
@@ -1034,6 +1079,14 @@ def _success(
                 call,
                 "tool_error",
                 f"{tool.name} returned a value that cannot be sent as JSON: {exc}",
+                "this is a bug in the tool, not in the call; try another approach",
+            )
+        clash = _key_clash(value) if _CONVERTED_KEY.search(content) else None
+        if clash is not None:  # `{1: "a", "1": "b"}` would be sent as `{"1": "a", "1": "b"}`
+            return ToolResult.failure(
+                call,
+                "tool_error",
+                f"{tool.name} returned a value that cannot be sent as JSON: {clash}",
                 "this is a bug in the tool, not in the call; try another approach",
             )
     limit = tool.max_result_chars or DEFAULT_MAX_RESULT_CHARS
