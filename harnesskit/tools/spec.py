@@ -377,10 +377,10 @@ class Tool:
         numbers); a parameter hinted `datetime.date`, `datetime.datetime`, `datetime.time` or
         an `Enum` subclass (also inside `X | None`, `list[X]`, `tuple[X, ...]`, `set[X]`)
         receives the Python value: `date.fromisoformat`, `datetime.fromisoformat` (a trailing
-        `Z` is UTC), `time.fromisoformat`, `MyEnum(value)`. A number takes its hinted type, at
-        any depth (TypedDict and dataclass fields too): `int` gets an `int` when the model
-        wrote `2.0` or `1e2` (JSON Schema's `integer` accepts them), `float` a `float`. Other
-        values pass unchanged.
+        `Z` is UTC), `time.fromisoformat`, `MyEnum(value)`. An `int` parameter gets an `int`
+        when the model wrote `2.0` or `1e2` (JSON Schema's `integer` accepts them), at any
+        depth (TypedDict and dataclass fields too). Other values pass unchanged (a `float`
+        parameter may get an `int`).
         Call it after schema validation: the arguments recorded, gated and keyed stay JSON.
 
         Args:
@@ -922,31 +922,20 @@ def _to_int(value: Any) -> Any:
     return value
 
 
-def _to_float(value: Any) -> Any:
-    """A JSON integer for a `float` parameter as a float (`5` -> `5.0`)."""
-    if type(value) is int:
-        try:
-            return float(value)
-        except OverflowError:
-            raise _BadValue(value, "a number within the float range (about 1.8e308)") from None
-    return value
-
-
 def converter_for(hint: Any, *, nested: bool = False) -> Callable[[Any], Any] | None:
     """How to turn a JSON value into a value of `hint`, or `None` when it passes as it is.
 
     Dates, datetimes, times and `Enum` subclasses convert, also inside `X | None`,
-    `list[X]`, `tuple[X, ...]` and `set[X]`. Numbers take their hinted type everywhere, in
-    nested objects too (`dict[str, X]` values, TypedDict and dataclass fields): an integral
-    number for `int` (or an int `Literal`) is an `int` (`2.0` -> `2`), an integer for `float`
-    a `float`. Nested objects otherwise stay JSON (`nested=True`: dicts and lists, their
-    date strings unchanged). The converter raises a private error carrying the expected
-    format.
+    `list[X]`, `tuple[X, ...]` and `set[X]`. An integral number for `int` (or an int
+    `Literal`) is an `int` (`2.0` -> `2`) everywhere, in nested objects too (`dict[str, X]`
+    values, TypedDict and dataclass fields). A `float` parameter gets the number as sent (an
+    `int` for `5`, as Python's own `float` hints allow: a recorded run replays the same
+    text, "amount 100" not "amount 100.0"). Nested objects otherwise stay JSON
+    (`nested=True`: dicts and lists, their date strings unchanged). The converter raises a
+    private error carrying the expected format.
     """
     if hint is int:
         return _to_int
-    if hint is float:
-        return _to_float
     if not nested and hint in _ISO:
         return _iso(hint)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
