@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - another Python
     import signal as _sig
 
 from harnesskit import _json
+from harnesskit._lazy import lazy_pattern
 from harnesskit.errors import EventLogError, StopRun, ToolError
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.gate import Gate
@@ -155,7 +156,8 @@ class Executor:
         registry: the tools.
         gate: permission policy; default `Gate()` (read/write allow, destructive confirm→deny).
         circuit_threshold: equal consecutive failures before a tool is disabled (R-E3).
-        max_workers: threads for concurrent calls and timeouts.
+        max_workers: how many calls of one turn run at once; the rest start as earlier ones
+            end or are given up on.
         bind: optional hook `bind(arguments, call) -> arguments` run before validation
             (parameter bindings, R-A6); it raises `ToolError` for a bad binding.
         postprocess: optional hook `postprocess(executed) -> ToolResult` run on every result
@@ -187,9 +189,7 @@ class Executor:
         self.ledger_error: EventLogError | None = None
         self.bind = bind
         self.postprocess = postprocess
-        self._max_workers = max_workers
-        self._pool: cf.ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
+        self._max_workers = max(1, max_workers)
 
     @property
     def disabled(self) -> dict[str, str]:
@@ -217,19 +217,14 @@ class Executor:
         if stop is not None:
             raise stop
 
-    def _get_pool(self) -> cf.ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                import concurrent.futures as cf
-
-                self._pool = cf.ThreadPoolExecutor(self._max_workers, thread_name_prefix="hk-tool")
-            return self._pool
-
     def close(self) -> None:
-        """Stop the worker threads (running tools are not interrupted)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Release what the executor holds between turns (nothing today; kept for callers).
+
+        Calls run on daemon worker threads shared by all executors (`_Worker`): an idle one is
+        reused by the next call, and one whose call was given up on (a timeout, the run's
+        deadline) is never handed out again and ends when its call returns. Running tools
+        are not interrupted, and a call that never returns never blocks interpreter exit.
+        """
 
     def execute(
         self,
@@ -261,7 +256,8 @@ class Executor:
         """
         prepared = [self._prepare(c, context(c)) for c in calls]
         runnable = [p for p in prepared if p[1] is None]
-        started: dict[int, tuple[cf.Future[Any], float] | _Start | None] = {}
+        started: dict[int, _Running | _Start | None] = {}
+        pooled: list[tuple[_Ready, Executed | None]] = []  # run on workers, max_workers at once
         for p in runnable:  # every `started` line before any call: if one fails, none runs
             tool, call, args, ctx = p[0][:4]
             if ctx.idempotency_key is not None and self.idempotency is not None:
@@ -279,14 +275,25 @@ class Executor:
                 else:
                     started[id(p)] = _ON_WORKER
             else:
-                future = self._get_pool().submit(self._call, tool, args, ctx, dry_run=ctx.dry_run)
-                started[id(p)] = (future, time.monotonic())
+                pooled.append(p)
+        for p in pooled[: self._max_workers]:
+            started[id(p)] = self._start(p[0])
+        later = iter(pooled[self._max_workers :])  # each starts when an earlier call is settled
         outcomes: dict[int, Executed] = {}
-        for p in runnable:
-            try:
-                outcomes[id(p)] = self._finish(p[0], started[id(p)], deadline)
-            except StopRun as exc:  # the turn's other calls still finish and keep their results
-                self.stopped = self.stopped or exc
+        try:
+            for p in runnable:
+                try:
+                    outcomes[id(p)] = self._finish(p[0], started[id(p)], deadline)
+                except StopRun as exc:  # the turn's other calls still finish, keep their results
+                    self.stopped = self.stopped or exc
+                if isinstance(started[id(p)], _Running):
+                    following = next(later, None)
+                    if following is not None:
+                        started[id(following)] = self._start(following[0])
+        finally:  # Ctrl-C while waiting: the calls still running are given up on
+            for state in started.values():
+                if isinstance(state, _Running) and state.worker is not None:
+                    state.worker.abandon(None)
         out = []
         for p in prepared:
             if p[1] is None and id(p) not in outcomes:
@@ -412,6 +419,13 @@ class Executor:
         ctx.approval = "approved" if decision.approved_by == "callback" else None
         return _Ready(tool, call, args, ctx, call_args, paths), None
 
+    def _start(self, ready: _Ready) -> _Running:
+        """Start a call on an idle (or new) daemon worker thread."""
+        tool, ctx = ready.tool, ready.ctx
+        worker = _take_worker()
+        worker.start(functools.partial(self._call, tool, ready.call_args, ctx, dry_run=ctx.dry_run))
+        return _Running(worker, time.monotonic())
+
     def _fail(
         self,
         call: ToolCall,
@@ -458,7 +472,7 @@ class Executor:
     def _finish(
         self,
         ready: _Ready,
-        started: tuple[cf.Future[Any], float] | _Start | None,
+        started: _Running | _Start | None,
         deadline: float | None = None,
     ) -> Executed:
         tool, call, args, ctx = ready.tool, ready.call, ready.args, ready.ctx
@@ -485,33 +499,46 @@ class Executor:
                     return self._timed_out(tool, call, args, ctx)
                 value, seconds = done
             else:
-                future, t0 = started
-                timeout = tool.timeout_seconds
-                remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
-                try:
-                    value, seconds = self._wait(future, remaining, deadline)
-                except TimeoutError:  # cf.TimeoutError is TimeoutError
+                worker, timeout = started.worker, tool.timeout_seconds
+                assert worker is not None  # settled once, here
+                elapsed = time.monotonic() - started.t0
+                remaining = None if timeout is None else max(0.0, timeout - elapsed)
+                outcome = self._wait(worker, remaining, deadline)
+                started.worker = None
+                if outcome is None:  # given up on: the thread ends when the call returns
+                    on_late = None
                     if ctx.idempotency_key is not None and self.idempotency is not None:
                         key, ledger = ctx.idempotency_key, self.idempotency
-                        future.add_done_callback(lambda f: ledger.late(key, f))
+                        on_late = functools.partial(ledger.late, key)  # a write that ends late
+                    worker.abandon(on_late)
                     late = deadline is not None and self.timer() >= deadline
                     return self._timed_out(tool, call, args, ctx, run_time=late)
+                _return_worker(worker)
+                ok, done = outcome
+                if not ok:
+                    raise done
+                value, seconds = done
         except StopRun:  # a control-flow signal for the loop, not a tool failure
             raise
         except ToolError as exc:
             message = exception_text(exc, with_type=False)
             ex = self._fail(call, tool, exc.error_type, message, exc.hint, arguments=args)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            if isinstance(exc, SystemExit) and _from_signal_handler(exc):
+                raise  # SIGTERM's handler ending the process while the tool ran: not the tool's
             writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
                 tool,
                 "tool_error",
-                exception_text(exc)
+                _failure_text(tool, exc)
                 + ("; side effect: unknown (the write may have happened)" if writes else ""),
                 "the write may have happened before it failed: do not repeat it blindly; check "
                 "its effect with a read tool first"
                 if writes
+                else "the tool exited, as a command-line parser does on bad arguments; check "
+                "the arguments against the tool's description"
+                if isinstance(exc, SystemExit)
                 else "the tool failed; check the arguments or try another approach",
                 arguments=args,
             )
@@ -531,22 +558,24 @@ class Executor:
         ex.emitted = list(ctx.emitted)
         return ex
 
-    def _wait(self, future: cf.Future[Any], remaining: float | None, deadline: float | None) -> Any:
-        """`future.result()` within `remaining` real seconds and before `deadline` on `timer`."""
+    def _wait(
+        self, worker: _Worker, remaining: float | None, deadline: float | None
+    ) -> tuple[bool, Any] | None:
+        """The worker's outcome within `remaining` seconds and before `deadline` on `timer`.
+
+        `None` when either passed first (the call still runs).
+        """
         if deadline is None:
-            return future.result(timeout=remaining)
+            return worker.wait(remaining)
         end = None if remaining is None else time.monotonic() + remaining
         while self.timer() < deadline:  # poll: the deadline is on the (injectable) timer
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 break
-            try:
-                return future.result(timeout=min(left or _POLL_SECONDS, _POLL_SECONDS))
-            except TimeoutError:  # cf.TimeoutError is TimeoutError
-                continue
-        if future.done():
-            return future.result()
-        raise TimeoutError
+            outcome = worker.wait(_POLL_SECONDS if left is None else min(left, _POLL_SECONDS))
+            if outcome is not None:
+                return outcome
+        return worker.wait(0.0)  # it may have ended just now
 
     def _timed_out(
         self,
@@ -574,6 +603,40 @@ class Executor:
         ex.result = _replace_meta(ex.result, {"outcome_unknown": writes})
         ex.emitted = list(ctx.emitted)
         return ex
+
+
+def _failure_text(tool: Tool, exc: BaseException) -> str:
+    """What the model is told a tool's exception was; `sys.exit` is named as such."""
+    if isinstance(exc, SystemExit):  # argparse / click in a tool: a failure, not an exit
+        return f"the tool {tool.name} called sys.exit({exc.code!r}) (SystemExit)"
+    return exception_text(exc)
+
+
+def _from_signal_handler(exc: SystemExit) -> bool:
+    """True when a Python signal handler raised `exc` (`sys.exit` on SIGTERM, say).
+
+    Such a handler interrupts whatever runs on the main thread, a tool included; its exit
+    is the process's, so it must reach the loop (the run ends `cancelled`) rather than
+    become the tool's failure. Handlers run on the main thread only, so a call on a worker
+    thread never sees one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    codes = set()
+    for signum in _sig.valid_signals():
+        try:
+            handler = _sig.getsignal(signum)
+        except (OSError, ValueError):  # pragma: no cover - a signal the platform lists oddly
+            continue
+        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
+        if code is not None:
+            codes.add(code)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 #: Types a tool commonly returns that are never awaitable (skips `inspect.isawaitable`).
@@ -622,6 +685,16 @@ class _Ready(NamedTuple):
     """`args` with each path resolved inside the workspace (`Gate.resolve_paths`): the tool's."""
     paths: dict[str, str]
     """`{location: absolute path}` of the paths that resolving changed."""
+
+
+class _Running:
+    """A call started on a worker by `Executor._start`; `worker` is None once settled."""
+
+    __slots__ = ("t0", "worker")
+
+    def __init__(self, worker: _Worker, t0: float) -> None:
+        self.worker: _Worker | None = worker
+        self.t0 = t0  # time.monotonic() at the start: the tool's timeout counts from here
 
 
 class _Start(enum.Enum):
@@ -688,7 +761,8 @@ def _run_under_alarm(job: Callable[[], Any], timeout: float) -> Any:
     only inside the call, never in this function's own bookkeeping; a call that catches it
     gets it again every `_REARM_SECONDS`, and its outcome after the alarm went off (a value,
     or an `Exception`) counts as a timeout, as a worker's answer after its caller gave up.
-    What `job` raises otherwise is re-raised (KeyboardInterrupt and SystemExit always).
+    What `job` raises otherwise is re-raised (KeyboardInterrupt and SystemExit always: the
+    caller tells a tool's `sys.exit` from a signal handler's).
     """
     fired = done = False
 
@@ -771,18 +845,44 @@ class _Worker:
         on_late: Callable[[cf.Future[Any]], Any] | None = None,
     ) -> tuple[bool, Any] | None:
         """`(ok, value or exception)`, or `None` when `timeout` seconds passed first."""
+        self.start(job)
+        outcome = self.wait(timeout)
+        if outcome is None:
+            self.abandon(on_late)
+        return outcome
+
+    def start(self, job: Callable[[], Any]) -> None:
+        """Hand `job` to the thread (which must be idle)."""
         self._job = job
         self._go.release()
-        if self._done.acquire(timeout=max(0.0, timeout)):
-            outcome, self._outcome = self._outcome, None
-            return outcome
+
+    def wait(self, timeout: float | None) -> tuple[bool, Any] | None:
+        """`(ok, value or exception)` of the started job within `timeout` seconds.
+
+        `None` when the time passed with the job still running (`timeout=None`: no limit).
+        """
+        if timeout is None:
+            got = self._done.acquire()
+        elif timeout <= 0:
+            got = self._done.acquire(blocking=False)
+        else:
+            got = self._done.acquire(timeout=min(timeout, threading.TIMEOUT_MAX))
+        if not got:
+            return None
+        outcome, self._outcome = self._outcome, None
+        return outcome
+
+    def abandon(self, on_late: Callable[[cf.Future[Any]], Any] | None) -> None:
+        """Give up on the running job: the thread ends once it returns, never to be reused.
+
+        `on_late(future)` gets the job's outcome then (at once if it has just ended).
+        """
         with self._lock:
             self._abandoned, self._late = True, on_late
             ended = self._outcome  # the call ended between the timeout and this lock
         self.stop()
         if ended is not None:
             _settle_late(on_late, ended)
-        return None
 
     def stop(self) -> None:
         """Let the thread end after its current call (if any)."""
@@ -817,6 +917,22 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's t
     os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
 
 
+def _take_worker() -> _Worker:
+    """An idle worker, or a new one when none is idle."""
+    try:
+        return _IDLE_WORKERS.pop()
+    except IndexError:
+        return _Worker()
+
+
+def _return_worker(worker: _Worker) -> None:
+    """Keep a worker whose call ended for the next call, or let it end (enough are idle)."""
+    if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:
+        _IDLE_WORKERS.append(worker)
+    else:
+        worker.stop()
+
+
 def _run_on_worker(
     job: Callable[[], Any],
     timeout: float,
@@ -826,17 +942,11 @@ def _run_on_worker(
 
     After a timeout, `on_late(future)` gets the call's outcome when it finally ends.
     """
-    try:
-        worker = _IDLE_WORKERS.pop()
-    except IndexError:
-        worker = _Worker()
+    worker = _take_worker()
     outcome = worker.run(job, timeout, on_late)
     if outcome is None:
         return None
-    if len(_IDLE_WORKERS) < _MAX_IDLE_WORKERS:
-        _IDLE_WORKERS.append(worker)
-    else:
-        worker.stop()
+    _return_worker(worker)
     ok, value = outcome
     if not ok:
         raise value
@@ -899,6 +1009,50 @@ def _strict_text(value: Any) -> str:
         return _STRICT_JSON.encode(value)  # raises the same error (a cycle: its own message)
 
 
+#: A key JSON wrote from a non-str dict key (an int, float, bool or None) looks like one of
+#: these; content without any cannot hold two keys that became the same text.
+_CONVERTED_KEY = lazy_pattern(r'"(?:-?\d[^"]*|-?Infinity|NaN|true|false|null)": ')
+
+
+def _key_clash(value: Any) -> str | None:
+    """Where two keys of one dict in `value` are written as the same JSON text, or None.
+
+    JSON object keys are strings: `json` writes `1`, `1.5`, `True` and `None` keys as
+    `"1"`, `"1.5"`, `"true"` and `"null"`, so `{1: "a", "1": "b"}` becomes an object with a
+    duplicate key, which readers resolve differently (most keep the last).
+    """
+    todo: list[tuple[Any, str]] = [(value, "$")]
+    seen: set[int] = set()
+    while todo:
+        node, where = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            if any(type(k) is not str for k in node):
+                names: dict[str, Any] = {}
+                for key in node:
+                    name = (
+                        key
+                        if isinstance(key, str)
+                        else next(iter(json.loads(json.dumps({key: 0}))))
+                    )
+                    if name in names:
+                        return (
+                            f"the keys {names[name]!r} and {key!r} at {where} are both written "
+                            f"as {json.dumps(name, ensure_ascii=False)} (JSON keys are strings); "
+                            "use one type of key per dict"
+                        )
+                    names[name] = key
+            todo.extend((v, f"{where}.{k}") for k, v in node.items() if isinstance(v, _NESTED))
+        elif isinstance(node, list | tuple):
+            todo.extend((v, f"{where}[{i}]") for i, v in enumerate(node) if isinstance(v, _NESTED))
+    return None
+
+
+_NESTED = (dict, list, tuple)
+
+
 def _success(
     call: ToolCall, tool: Tool, value: Any, seconds: float, *, dry_run: bool
 ) -> ToolResult:
@@ -925,6 +1079,14 @@ def _success(
                 call,
                 "tool_error",
                 f"{tool.name} returned a value that cannot be sent as JSON: {exc}",
+                "this is a bug in the tool, not in the call; try another approach",
+            )
+        clash = _key_clash(value) if _CONVERTED_KEY.search(content) else None
+        if clash is not None:  # `{1: "a", "1": "b"}` would be sent as `{"1": "a", "1": "b"}`
+            return ToolResult.failure(
+                call,
+                "tool_error",
+                f"{tool.name} returned a value that cannot be sent as JSON: {clash}",
                 "this is a bug in the tool, not in the call; try another approach",
             )
     limit = tool.max_result_chars or DEFAULT_MAX_RESULT_CHARS

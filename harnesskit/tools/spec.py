@@ -123,11 +123,18 @@ class Tool:
     """Wall-clock limit per call in seconds; `None` means unlimited (runs inline).
 
     Calls with a limit run on a worker thread the caller stops waiting for at the limit (the
-    thread is not interrupted). With the opt-in `harnesskit.tools.executor.INLINE_READS =
-    True`, a lone synchronous read call on the main thread runs inline instead, interrupted by
-    SIGALRM at the limit (an exception at the line it is running, as Ctrl-C would): cheaper,
-    but a tool that catches every exception in a loop, sets its own SIGALRM timer or blocks in
-    C defeats that limit, so it is for trusted tools only.
+    thread is not interrupted). A call given up on (its limit, or the run's `max_seconds`)
+    runs on in the background on a daemon thread, so it never keeps the interpreter from
+    exiting; its late result is dropped (a write's is recorded in the idempotency ledger) and
+    the thread ends when the call returns. One that never returns keeps its thread for the
+    life of the process (Python cannot stop a thread); the circuit breaker disables a tool
+    after repeated timeouts, which bounds that per run.
+
+    With the opt-in `harnesskit.tools.executor.INLINE_READS = True`, a lone synchronous read
+    call on the main thread runs inline instead, interrupted by SIGALRM at the limit (an
+    exception at the line it is running, as Ctrl-C would): cheaper, but a tool that catches
+    every exception in a loop, sets its own SIGALRM timer or blocks in C defeats that limit,
+    so it is for trusted tools only.
     """
     max_result_chars: int | None = None
     """Results longer than this many chars are cut and flagged; `None` keeps the default."""
@@ -370,7 +377,10 @@ class Tool:
         numbers); a parameter hinted `datetime.date`, `datetime.datetime`, `datetime.time` or
         an `Enum` subclass (also inside `X | None`, `list[X]`, `tuple[X, ...]`, `set[X]`)
         receives the Python value: `date.fromisoformat`, `datetime.fromisoformat` (a trailing
-        `Z` is UTC), `time.fromisoformat`, `MyEnum(value)`. Other values pass unchanged.
+        `Z` is UTC), `time.fromisoformat`, `MyEnum(value)`. An `int` parameter gets an `int`
+        when the model wrote `2.0` or `1e2` (JSON Schema's `integer` accepts them), at any
+        depth (TypedDict and dataclass fields too). Other values pass unchanged (a `float`
+        parameter may get an `int`).
         Call it after schema validation: the arguments recorded, gated and keyed stay JSON.
 
         Args:
@@ -900,21 +910,45 @@ def _member(kind: type[enum.Enum]) -> Callable[[Any], Any]:
     return convert
 
 
-def converter_for(hint: Any) -> Callable[[Any], Any] | None:
+def _to_int(value: Any) -> Any:
+    """An integral JSON number (`2.0`, `1e2`) as the `int` it is; other values unchanged.
+
+    JSON Schema's `integer` accepts `2.0`, and JSON has one number type, so a parameter
+    hinted `int` would otherwise receive a float. A non-integral float (allowed only by an
+    explicit `parameters=` schema) is left for the tool, never truncated.
+    """
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+def converter_for(hint: Any, *, nested: bool = False) -> Callable[[Any], Any] | None:
     """How to turn a JSON value into a value of `hint`, or `None` when it passes as it is.
 
     Dates, datetimes, times and `Enum` subclasses convert, also inside `X | None`,
-    `list[X]`, `tuple[X, ...]` and `set[X]`; nested objects (TypedDict, dataclasses) stay
-    JSON. The converter raises a private error carrying the expected format.
+    `list[X]`, `tuple[X, ...]` and `set[X]`. An integral number for `int` (or an int
+    `Literal`) is an `int` (`2.0` -> `2`) everywhere, in nested objects too (`dict[str, X]`
+    values, TypedDict and dataclass fields). A `float` parameter gets the number as sent (an
+    `int` for `5`, as Python's own `float` hints allow: a recorded run replays the same
+    text, "amount 100" not "amount 100.0"). Nested objects otherwise stay JSON
+    (`nested=True`: dicts and lists, their date strings unchanged). The converter raises a
+    private error carrying the expected format.
     """
-    if hint in _ISO:
+    if hint is int:
+        return _to_int
+    if not nested and hint in _ISO:
         return _iso(hint)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return _member(hint)
+        return None if nested else _member(hint)
     origin, args = get_origin(hint), get_args(hint)
+    if origin is Literal:
+        ints = all(type(a) is int for a in args)
+        return _to_int if ints and args else None
     if origin in (typing.Union, types.UnionType):
         members = [a for a in args if a is not type(None)]
-        inner = converter_for(members[0]) if len(members) == 1 else None
+        if len(members) > 1:  # `int | str`: an integral float is the int it matched
+            return _to_int if int in members and float not in members else None
+        inner = converter_for(members[0], nested=nested) if members else None
         if inner is None:
             return None
         return lambda v: None if v is None else inner(v)
@@ -922,12 +956,58 @@ def converter_for(hint: Any) -> Callable[[Any], Any] | None:
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         many[tuple] = tuple
     if origin in many and args:
-        item = converter_for(args[0])
+        item = converter_for(args[0], nested=nested)
         if item is None:
             return None
-        build = many[origin]
+        build = list if nested else many[origin]
         return lambda v: build(item(x) for x in v) if isinstance(v, list) else item(v)
+    if origin is tuple and args:  # tuple[int, str]: a fixed-length array
+        items = [converter_for(a, nested=nested) for a in args]
+        if not any(items):
+            return None
+        build = list if nested else tuple
+        return lambda v: (
+            build(c(x) if c else x for c, x in zip(items, v, strict=False))
+            if isinstance(v, list)
+            else v
+        )
+    if origin in (dict, Mapping) and len(args) == 2:
+        value = converter_for(args[1], nested=True)
+        if value is None:
+            return None
+        return lambda v: {k: value(x) for k, x in v.items()} if isinstance(v, dict) else v
+    if isinstance(hint, type) and (typing.is_typeddict(hint) or dataclasses.is_dataclass(hint)):
+        building = _BUILDING.__dict__.setdefault("converting", set())
+        if hint in building:  # a type that refers to itself (an explicit schema): as sent
+            return None
+        building.add(hint)
+        try:
+            return _fields_converter(hint)
+        finally:
+            building.discard(hint)
     return None
+
+
+def _fields_converter(hint: type) -> Callable[[Any], Any] | None:
+    """The numbers of a TypedDict's or dataclass's fields as their hints say (see above)."""
+    try:
+        hints = get_type_hints(hint)
+    except Exception:  # unresolvable hints: the object stays as sent
+        return None
+    fields = {}
+    for name, field_hint in hints.items():
+        field_convert = converter_for(field_hint, nested=True)
+        if field_convert is not None:
+            fields[name] = field_convert
+    if not fields:
+        return None
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {k: fields[k](x) if k in fields else x for k, x in value.items()}
+
+    return convert
 
 
 def _converters_for(fn: Callable[..., Any], parameters: Mapping[str, Any]) -> dict[str, Any]:

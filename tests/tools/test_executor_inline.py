@@ -236,16 +236,25 @@ def test_a_stop_run_is_kept_for_raise_stop_on_both_paths(monkeypatch):
 
 
 @pytest.mark.parametrize("inline", [True, False])
-@pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
-def test_base_exceptions_reach_the_caller_on_both_paths(monkeypatch, inline, kind):
+def test_ctrl_c_reaches_the_caller_and_a_tool_exit_is_its_failure_on_both_paths(
+    monkeypatch, inline
+):
     @hk.tool(timeout_seconds=5)
     def interrupted() -> None:
         """Raise."""
-        raise kind
+        raise KeyboardInterrupt
+
+    @hk.tool(timeout_seconds=5)
+    def exits() -> None:
+        """Exit."""
+        raise SystemExit(2)
 
     before = _alarm_state()
-    with pytest.raises(kind):
+    with pytest.raises(KeyboardInterrupt):
         _run("interrupted", inline=inline, monkeypatch=monkeypatch, tools=[interrupted])
+    assert _alarm_state() == before
+    (done,) = _run("exits", inline=inline, monkeypatch=monkeypatch, tools=[exits])
+    assert done.result.error_type == "tool_error" and "sys.exit(2)" in done.result.content
     assert _alarm_state() == before
     assert _run("where", inline=inline, monkeypatch=monkeypatch)[0].result.ok
 
