@@ -328,8 +328,10 @@ class Harness:
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
-            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
-                causal order cannot be established (a missing or looping parent, R-V4).
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt (a damaged
+                last line too, unless a killed run or a power loss tore it: `torn_line`; nothing
+                is written then), or the log's causal order cannot be established (a missing or
+                looping parent, R-V4).
             UsageError: `confirmers` names a tool that is not registered, `settings` hold
                 NaN or Infinity (nothing is read), `branch_id` is not a string or None, or the
                 arguments do not fit (no path, an unknown keyword).
