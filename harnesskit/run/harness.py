@@ -324,7 +324,10 @@ class Harness:
             branch_id: the branch to go on with; default the one last extended.
 
         Returns:
-            The run, with the step in flight finished.
+            The run, with the step in flight finished: `finish_reason` is `None` when it
+            goes on with `run()`. A pause while finishing it (the gate's confirm callback
+            raising `StopRun("paused")`), a tool's `StopRun` or a brake ends it as in `run()`:
+            the run comes back with that finish reason and `run.finished` is logged.
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
