@@ -65,6 +65,9 @@ class Run:
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
         self.data_classes = RequestClasses()  # the log's event classes, read once (R-S2)
         self._busy = threading.Lock()  # held by the step running; forks share it (one log)
+        # calls a pause left without results (`{call: tool.call event id}`): the next step
+        # runs them, as resume does, instead of asking the model for a new turn
+        self._waiting: tuple[tuple[ToolCall, ...], dict[str, int]] | None = None
 
     @property
     def finish_reason(self) -> str | None:
@@ -205,7 +208,9 @@ class Run:
     def step(self) -> Run:
         """Advance one model turn and its tool calls (or close the run if a brake trips).
 
-        A `paused` run (a fact conflict, or the model unavailable) tries the same turn again.
+        A `paused` run (a fact conflict, or the model unavailable) tries the same turn again;
+        one paused at an approval (a confirm callback raising `StopRun("paused")`) runs the
+        calls that were waiting, asking about them again, before the model is asked anything.
 
         Returns:
             `self`.
@@ -228,9 +233,14 @@ class Run:
             )
         if st.finish_reason not in (None, "paused"):
             raise UsageError(_ended(self, "step() cannot go on with it"))
+        waiting = self._waiting if st.finish_reason == "paused" else None
+        self._waiting = None
         st.finish_reason = None
         with ends_step(self):  # brakes, pauses, errors and crashes end the step in one place
-            self._turn()
+            if waiting is not None:  # paused at an approval: the same calls, asked again
+                self._execute(*waiting)
+            else:
+                self._turn()
         return self
 
     @contextlib.contextmanager
@@ -305,20 +315,30 @@ class Run:
         call_events = record.tool_calls(log, st, calls, logged or {}, made_class)
         if any(_writes(h.tools.get(c.name)) for c in calls):
             log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
-        executed = self.executor.execute(calls, tool_contexts(h, st), deadline=run_deadline(h, st))
-        floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
-        for ex in executed:
-            revision = h.revision() if _writes(ex.tool) else None
-            # what a tool makes of restricted arguments (bound, or typed by a model that saw
-            # restricted data) is restricted
-            bound = _max_class(made_class, self.transport.binder.bound_class(ex.call.id) or "")
-            if bound != "internal":
-                floors[ex.call.id] = bound
-            record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
-            st.tool_history.append((st.step, ex.result.name, ex.result.ok))
-            self._progress(ex.result.error_type or "ok", tool=ex.result.name)
-        record.emitted(log, st, executed, call_events, floors)
-        self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
+        executed = []
+        try:
+            executed = self.executor.execute(
+                calls, tool_contexts(h, st), deadline=run_deadline(h, st)
+            )
+            floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
+            for ex in executed:
+                revision = h.revision() if _writes(ex.tool) else None
+                # what a tool makes of restricted arguments (bound, or typed by a model that
+                # saw restricted data) is restricted
+                bound = _max_class(made_class, self.transport.binder.bound_class(ex.call.id) or "")
+                if bound != "internal":
+                    floors[ex.call.id] = bound
+                record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
+                st.tool_history.append((st.step, ex.result.name, ex.result.ok))
+                self._progress(ex.result.error_type or "ok", tool=ex.result.name)
+            record.emitted(log, st, executed, call_events, floors)
+            self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
+        except StopRun as stop:  # a pause (a confirm callback, a tool) leaves calls waiting
+            if stop.finish_reason == "paused":
+                done = {ex.call.id for ex in executed}
+                left = tuple(c for c in calls if c.id not in done)
+                self._waiting = (left, call_events) if left else None
+            raise
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
 

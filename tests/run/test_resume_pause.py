@@ -110,3 +110,29 @@ def test_a_pause_in_a_resumed_run_still_resumes_on_run(paused_log):
     run.log.close()
     again = harness(paused_log.parent, TURNS[1:], there=True).resume(paused_log).run()
     assert again.finish_reason == "stop" and DEPLOYS == ["prod"]
+
+
+def test_run_after_a_pause_at_an_approval_runs_the_waiting_calls(tmp_path):
+    """`run()` on a run paused at an approval asks again and runs the calls, never skips them.
+
+    It used to ask the model for a new turn instead: the waiting calls never ran and the run
+    ended `stop` with the model's "deployed".
+    """
+    AUDIT.clear()
+    DEPLOYS.clear()
+    run = harness(tmp_path, TURNS).start("deploy prod", run_id="r").run()
+    assert run.finish_reason == "paused" and DEPLOYS == []
+    assert run.run().finish_reason == "paused" and DEPLOYS == []  # still not there
+    HUMAN["there"] = True
+    assert run.run().finish_reason == "stop" and run.final_text == "deployed"
+    assert AUDIT == ["x"] and DEPLOYS == ["prod"]
+    log = hk.EventLog.read(tmp_path / "r.jsonl")
+    assert len(log.of_type("tool.call")) == 2  # logged once, answered once each
+    assert [e.tool for e in log.of_type("tool.result")] == ["write_audit", "deploy"]
+
+
+def test_run_after_a_pause_during_resume_runs_the_waiting_calls(paused_log):
+    run = harness(paused_log.parent, TURNS[1:]).resume(paused_log)
+    assert run.finish_reason == "paused"
+    HUMAN["there"] = True
+    assert run.run().finish_reason == "stop" and DEPLOYS == ["prod"] and AUDIT == ["x"]
