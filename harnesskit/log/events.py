@@ -764,22 +764,23 @@ class EventLog:
     def read(cls, path: str | os.PathLike[str]) -> EventLog:
         """Load a log from disk (read-only: appending raises).
 
-        A last line cut off mid-write (a killed run) is kept aside in `incomplete_tail` rather
-        than failing. A cut-off line that a resumed run wrote past (the next event reuses its
-        id) is listed in `torn_lines`; any other bad line is corruption. Older schema versions
-        are migrated (`source_versions` counts the lines per version read). Tombstones are
-        folded: revoked content is never returned (R-S3).
+        A last line torn by a killed run or a power loss (`torn_line`: the start of an event
+        line, or only NUL bytes) is kept aside in `incomplete_tail` rather than failing. A torn
+        line that a resumed run wrote past (the next event reuses its id) is listed in
+        `torn_lines`; any other bad line, the last one included, is corruption. Older schema
+        versions are migrated (`source_versions` counts the lines per version read). Tombstones
+        are folded: revoked content is never returned (R-S3).
 
         Raises:
             UsageError: `path` is not a path (str or PathLike), the file does not exist, or
                 the arguments do not fit (no path, a second one).
             CorruptLogError: a line starts with a byte-order mark, is JSON but no event (not
-                an object, or an object with no `type`), or a line other than the last is not
-                valid JSON, lacks fields, or
-                holds an envelope field of another type (`created_at`, `status`, `source`,
-                `summary`, `branch_id` not text; `parent_id`, `supersedes` not an id or null;
-                ...), or a payload field the run reads back (`check_shape`); the message names
-                the file, line and field.
+                an object, or an object with no `type`), is neither an event nor torn
+                (`torn_line`; the message names the line and what to do), a line other than
+                the last is not valid JSON, lacks fields, or holds an envelope field of another
+                type (`created_at`, `status`, `source`, `summary`, `branch_id` not text;
+                `parent_id`, `supersedes` not an id or null; ...), or a payload field the run
+                reads back (`check_shape`); the message names the file, line and field.
             SchemaVersionError: a line has an unknown schema version.
         """
         refuse_type(path, (str, os.PathLike), "EventLog.read(path)", _PATH_TAKES)
@@ -803,7 +804,7 @@ class EventLog:
                 if isinstance(exc, UnicodeDecodeError):
                     raw, msg = line.decode("utf-8", errors="replace"), f"not UTF-8: {exc.reason}"
                 else:
-                    msg = exc.msg
+                    msg = f"not valid JSON ({exc.msg})"
                 if raw.startswith(_BOM_TEXT):  # an editor's byte-order mark: never torn
                     raise CorruptLogError(
                         f"{p}:{i + 1}: the line starts with a UTF-8 byte-order mark (U+FEFF), "
@@ -811,11 +812,9 @@ class EventLog:
                         "Out-File added it); save the file as UTF-8 without a BOM (or delete "
                         "the first 3 bytes of the line) and read it again"
                     ) from exc
-                if bad is not None:  # two cut lines in a row: both must be starts of the same event
-                    if not bad[1].lstrip().startswith("{"):
-                        raise CorruptLogError(
-                            f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
-                        ) from exc
+                if bad is not None:  # two cut lines in a row: both must be torn (`torn_line`)
+                    if not torn_line(bad[1]):
+                        raise CorruptLogError(_damaged_line(p, *bad)) from exc
                     log.torn_lines.append(bad[0])  # killed again while writing the same event
                 bad = (i + 1, raw, msg)
                 continue
@@ -825,6 +824,11 @@ class EventLog:
                     f"{str(exc)[:200]}); the log is corrupt"
                 ) from exc
             if not isinstance(data, dict) or ("type" not in data and "kind" not in data):
+                if not isinstance(data, dict) and not any(rest.strip() for rest in lines[i + 1 :]):
+                    kind = "null" if data is None else _JSON_KINDS.get(type(data), "value")
+                    raise CorruptLogError(  # the last line: what to do, as for any damaged one
+                        _damaged_line(p, i + 1, raw, f"a JSON {kind}, not an event", last=True)
+                    )
                 raise _not_an_event(p, i + 1, data)
             try:
                 version = schema_version(data)  # an int before it is counted or compared
@@ -871,9 +875,12 @@ class EventLog:
             ):
                 raise CorruptLogError(f"{p}:{i + 1}: {_bad_envelope(event)}; the log is corrupt")
             if bad is not None:  # a torn line: the start of an event whose id the next one took
-                if event.event_id != len(log.events) + 1 or not bad[1].lstrip().startswith("{"):
+                if not torn_line(bad[1]):
+                    raise CorruptLogError(_damaged_line(p, *bad))
+                if event.event_id != len(log.events) + 1:
                     raise CorruptLogError(
-                        f"{p}:{bad[0]}: not valid JSON ({bad[2]}); the log is corrupt"
+                        f"{p}:{bad[0]}: {bad[2]}, and the next event does not take its id; "
+                        "the log is corrupt"
                     )
                 log.torn_lines.append(bad[0])
                 bad = None
@@ -885,7 +892,9 @@ class EventLog:
             log._add(event)
             if not log.run_id and isinstance(event, TaskContractEvent):
                 log.run_id = event.run_id or ""
-        if bad is not None:  # the line in flight when the run died
+        if bad is not None:  # the line in flight when the run died, or damage (`torn_line`)
+            if not torn_line(bad[1]):
+                raise CorruptLogError(_damaged_line(p, *bad, last=True))
             log.incomplete_tail = bad[1]
         log._readonly = True
         return log
@@ -902,8 +911,10 @@ class EventLog:
     ) -> EventLog:
         """Read a log from disk, then append to it (resume; never rewrites a byte).
 
-        A last line cut off mid-write is left in place and ended with a newline before the
-        next event, which reuses the cut line's id; `read` later lists it in `torn_lines`.
+        A torn last line (`torn_line`: the start of an event line cut off mid-write, or only
+        NUL bytes) is left in place and ended with a newline before the next event, which
+        reuses its id; `read` later lists it in `torn_lines`. Any other last line is refused
+        before anything is written.
 
         Args:
             path: an existing JSONL log.
@@ -914,7 +925,8 @@ class EventLog:
         Raises:
             UsageError: the file does not exist, another writer has it open, or the arguments
                 do not fit (`path` missing or not a str or Path, an unknown keyword).
-            CorruptLogError: a line other than the last is corrupt.
+            CorruptLogError: a line is corrupt, the last one included unless it is torn
+                (`torn_line`); the message names the line and what to do. Nothing is written.
             SchemaVersionError: a line has an unknown schema version.
         """
         if not isinstance(path, str | os.PathLike) or not pathlib.Path(path).is_file():
@@ -1386,8 +1398,43 @@ def _existing_kind(path: pathlib.Path) -> str:
         return "other"
     if log.events:
         return "log"
-    tail = log.incomplete_tail
-    return "torn" if tail is not None and '{"v":'.startswith(tail[:5]) else "other"
+    tail = log.incomplete_tail  # torn (`torn_line`): NUL bytes, or the start of an event line
+    if tail is not None and (not tail.strip().strip("\x00") or '{"v":'.startswith(tail[:5])):
+        return "torn"
+    return "other"
+
+
+def torn_line(text: str) -> bool:
+    """Whether a log line that is not an event is what a killed writer leaves behind.
+
+    The one rule for the end of a log, shared by the reader (`EventLog.read` skips such a
+    line) and the writer (`EventLog.open_existing`, resume: the line is ended with a newline
+    and the next event appended after it, so it stays a skipped line, never an unreadable one):
+    the start of an event line cut off mid-write (`{` first, after blanks; the rest may be
+    NUL bytes), or only NUL bytes (a power loss: the file grew, its data never reached the
+    disk). Any other line (text, NUL bytes before a `{`, a JSON value that is not an object) is
+    damage, refused by both.
+
+    Args:
+        text: the line as decoded (undecodable bytes replaced), without its newline.
+
+    Returns:
+        True for a torn line, False for damage.
+    """
+    text = text.strip()
+    return text.startswith("{") or not text.strip("\x00")
+
+
+def _damaged_line(path: pathlib.Path, line: int, text: str, why: str, *, last: bool = False) -> str:
+    """The CorruptLogError message for a line that is neither an event nor torn (`torn_line`)."""
+    where = "the last line" if last else "a line before the last"
+    return (
+        f"{path}:{line}: {why}; {where} is neither an event nor the start of one cut off by a "
+        f"killed run or a power loss (it begins {text[:40]!r}); the log is corrupt and nothing "
+        f"was written to it. Look at line {line}: if something other than harnesskit wrote it, "
+        "move it out (keep a copy of the file) and read or resume the log again; otherwise "
+        "restore the log from a copy"
+    )
 
 
 def _ends_with_newline(path: pathlib.Path) -> bool:

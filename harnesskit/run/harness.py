@@ -325,12 +325,17 @@ class Harness:
             branch_id: the branch to go on with; default the one last extended.
 
         Returns:
-            The run, with the step in flight finished.
+            The run, with the step in flight finished: `finish_reason` is `None` when it
+            goes on with `run()`. A pause while finishing it (the gate's confirm callback
+            raising `StopRun("paused")`), a tool's `StopRun` or a brake ends it as in `run()`:
+            the run comes back with that finish reason and `run.finished` is logged.
 
         Raises:
             ResumeError: a check failed (`.failed` names it; restart or fork instead).
-            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
-                causal order cannot be established (a missing or looping parent, R-V4).
+            CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt (a damaged
+                last line too, unless a killed run or a power loss tore it: `torn_line`; nothing
+                is written then), or the log's causal order cannot be established (a missing or
+                looping parent, R-V4).
             UsageError: `confirmers` names a tool that is not registered, `settings` hold
                 NaN or Infinity (nothing is read), `branch_id` is not a string or None, or the
                 arguments do not fit (no path, an unknown keyword).

@@ -120,25 +120,38 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
         path: the run's log.
         branch_id: the branch to go on with.
 
+    Finishing the step in flight ends like a step of `run()` (`ends_step`): a pause (the
+    gate's confirm callback raising `StopRun("paused")`), a tool's `StopRun`, a brake or a
+    crash is recorded with `run.finished` and the run is returned (or the crash re-raised)
+    as `run()` would. Once the pending calls have results the run's finish reason is current:
+    `None` (it goes on with `run()`), or how that step ended.
+
     Returns:
         The run; pending calls have results (writes done return their recorded results; a
-        call whose arguments the log holds redacted is answered, never run again).
+        call whose arguments the log holds redacted is answered, never run again), unless a
+        pause or stop ended the step again (`finish_reason` says which).
 
     Raises:
         ResumeError: a resume check failed.
         UsageError: the harness's timer does not return seconds (checked before anything).
     """
     from harnesskit.log.resume import reopen
+    from harnesskit.run._outcome import ends_step
 
     started = _started(harness)  # before the log is opened: a bad timer leaves nothing open
     point = reopen(harness, path, branch_id=branch_id)
     run = attach(harness, point, started=started)
-    if point.redacted:
-        _answer_redacted(run, point)
-    if point.pending:
-        run._execute(point.pending, logged=point.logged)
-    elif point.answered:
-        run._finish(point.answered)
+    if point.pending or point.redacted:
+        # the step in flight goes on: whatever ended it before (a pause at an approval, a
+        # Ctrl-C during a tool) is behind it, so the state is not left reading that reason
+        run.state.finish_reason = None
+    with ends_step(run):  # a pause, a stop or a crash ends here as it does in `run()`
+        if point.redacted:
+            _answer_redacted(run, point)
+        if point.pending:
+            run._execute(point.pending, logged=point.logged)
+        elif point.answered:
+            run._finish(point.answered)
     run.log.flush()
     return run
 

@@ -11,6 +11,7 @@ incomplete. Opening, resuming, restarting and forking runs happen around the loo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harnesskit import _repr
 from harnesskit.data.artifacts import _max_class
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError, checked_call
+from harnesskit.log import ToolResultEvent
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
@@ -26,7 +28,7 @@ from harnesskit.run._classes import RequestClasses
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
 from harnesskit.run.harness import Harness
-from harnesskit.run.limits import CLOSING
+from harnesskit.run.limits import CLOSING, Limits
 from harnesskit.run.progress import Progress
 from harnesskit.run.state import RunState
 from harnesskit.tools.spec import Tool
@@ -69,6 +71,9 @@ class Run:
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
         self.data_classes = RequestClasses()  # the log's event classes, read once (R-S2)
         self._busy = threading.Lock()  # held by the step running; forks share it (one log)
+        # calls a pause left without results (`{call: tool.call event id}`): the next step
+        # runs them, as resume does, instead of asking the model for a new turn
+        self._waiting: tuple[tuple[ToolCall, ...], dict[str, int]] | None = None
 
     @property
     def finish_reason(self) -> str | None:
@@ -89,6 +94,10 @@ class Run:
     def send(self, text: str, *, flush: bool = True) -> Run:
         """Add a user turn; a run that had stopped (`stop`, `paused`, `length`) may go on.
 
+        A run that ended otherwise (`error`, `cancelled`, a brake, a tool's `StopRun`) takes
+        no new turn: it is refused, and the message says what goes on instead (`run.fork`
+        from its end, `h.resume(path)` for tool calls it was stopped in, `h.restart`).
+
         Args:
             text: the user's message.
             flush: write the log to disk now.
@@ -97,13 +106,22 @@ class Run:
             `self`.
 
         Raises:
-            UsageError: `text` is not a string, or a step of this run is running (see the
-                class docstring).
+            UsageError: `text` is not a string, the run ended with a finish reason other than
+                `stop`, `paused` or `length` (nothing is written), or a step of this run is
+                running (see the class docstring).
         """
         if not isinstance(text, str):
             raise UsageError(f"run.send(...) takes the user's message as a str, got {text!r:.80}")
         st = self.state
         with self._one_at_a_time("send()"):
+            if st.finish_reason is not None and st.finish_reason not in RESUMABLE_BY_USER:
+                raise UsageError(
+                    _ended(
+                        self,
+                        "send() takes a new user turn only after stop, length or paused, "
+                        "and nothing was written",
+                    )
+                )
             record.user_message(self.log, st, text)
             if st.finish_reason in RESUMABLE_BY_USER:
                 st.incomplete = st.incomplete and st.finish_reason != "length"
@@ -150,6 +168,9 @@ class Run:
     def run(self) -> Run:
         """Step until a finish reason is set (a `paused` run tries once more).
 
+        A run that has already ended otherwise is returned as it is (`step()` and `send()`
+        say how to go on from it).
+
         Returns:
             `self`.
 
@@ -194,13 +215,17 @@ class Run:
     def step(self) -> Run:
         """Advance one model turn and its tool calls (or close the run if a brake trips).
 
-        A `paused` run (a fact conflict, or the model unavailable) tries the same turn again.
+        A `paused` run (a fact conflict, or the model unavailable) tries the same turn again;
+        one paused at an approval (a confirm callback raising `StopRun("paused")`) runs the
+        calls that were waiting, asking about them again, before the model is asked anything.
 
         Returns:
             `self`.
 
         Raises:
-            UsageError: the run has already finished, a fake model ran out of turns, a step
+            UsageError: the run has already finished (the message says how to go on:
+                `send()` after `stop` or `length`, else a fork, resume or restart), a fake
+                model ran out of turns, a step
                 of this run is already running (see the class docstring), or it was given an
                 argument (it takes none).
         """
@@ -209,13 +234,20 @@ class Run:
 
     def _step(self) -> Run:
         st = self.state
-        if st.finish_reason not in (None, "paused"):
+        if st.finish_reason in RESUMABLE_BY_USER and st.finish_reason != "paused":
             raise UsageError(
                 f"run {st.run_id} finished ({st.finish_reason}); send() a user turn to go on"
             )
+        if st.finish_reason not in (None, "paused"):
+            raise UsageError(_ended(self, "step() cannot go on with it"))
+        waiting = self._waiting if st.finish_reason == "paused" else None
+        self._waiting = None
         st.finish_reason = None
         with ends_step(self):  # brakes, pauses, errors and crashes end the step in one place
-            self._turn()
+            if waiting is not None:  # paused at an approval: the same calls, asked again
+                self._execute(*waiting)
+            else:
+                self._turn()
         return self
 
     @contextlib.contextmanager
@@ -293,20 +325,30 @@ class Run:
         call_events = record.tool_calls(log, st, calls, logged or {}, made_class)
         if any(_writes(h.tools.get(c.name)) for c in calls):
             log.flush()  # write-ahead: write calls are on disk before their side effect (R-E5)
-        executed = self.executor.execute(calls, tool_contexts(h, st), deadline=run_deadline(h, st))
-        floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
-        for ex in executed:
-            revision = h.revision() if _writes(ex.tool) else None
-            # what a tool makes of restricted arguments (bound, or typed by a model that saw
-            # restricted data) is restricted
-            bound = _max_class(made_class, self.transport.binder.bound_class(ex.call.id) or "")
-            if bound != "internal":
-                floors[ex.call.id] = bound
-            record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
-            st.tool_history.append((st.step, ex.result.name, ex.result.ok))
-            self._progress(ex.result.error_type or "ok", tool=ex.result.name)
-        record.emitted(log, st, executed, call_events, floors)
-        self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
+        executed = []
+        try:
+            executed = self.executor.execute(
+                calls, tool_contexts(h, st), deadline=run_deadline(h, st)
+            )
+            floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
+            for ex in executed:
+                revision = h.revision() if _writes(ex.tool) else None
+                # what a tool makes of restricted arguments (bound, or typed by a model that
+                # saw restricted data) is restricted
+                bound = _max_class(made_class, self.transport.binder.bound_class(ex.call.id) or "")
+                if bound != "internal":
+                    floors[ex.call.id] = bound
+                record.tool_result(log, st, ex, call_events[ex.call.id], revision, floor=bound)
+                st.tool_history.append((st.step, ex.result.name, ex.result.ok))
+                self._progress(ex.result.error_type or "ok", tool=ex.result.name)
+            record.emitted(log, st, executed, call_events, floors)
+            self.executor.raise_stop()  # a tool's StopRun ends the run once the turn is recorded
+        except StopRun as stop:  # a pause (a confirm callback, a tool) leaves calls waiting
+            if stop.finish_reason == "paused":
+                done = {ex.call.id for ex in executed}
+                left = tuple(c for c in calls if c.id not in done)
+                self._waiting = (left, call_events) if left else None
+            raise
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
 
@@ -344,6 +386,69 @@ class Run:
 
     def _repr_html_(self) -> str | None:
         return _repr.html(self)
+
+
+def _ended(run: Run, what: str) -> str:
+    """The message for `what` refused on a run that ended for good, with the ways that work.
+
+    The run ended `error`, `cancelled`, with a brake or a tool's `StopRun`; every way named
+    works on this run (`tests/run/test_send_after_end.py` follows each).
+    """
+    st, log = run.state, run.log
+    reason = st.finish_reason
+    path = str(log.path) if log.path is not None else None
+    ways = []
+    if _calls_in_flight(log, st.branch_id):  # a fork at the end is refused: no results yet
+        if path is not None:
+            ways.append(
+                f"h.resume({path!r}) runs the tool calls it was stopped in (a write done "
+                "before returns its recorded result) and goes on"
+            )
+        ways.append(
+            "run.fork(event_id, 'retry') from an event before its last model response goes on "
+            "from there on a new branch"
+        )
+    elif reason in _BRAKES:
+        ways.append(
+            f"run.fork(-1, 'retry', harness=h2) goes on from its end on a new branch, with h2 a "
+            f"Harness whose hk.Limits({reason}=...) is higher (with the same limits the brake "
+            "trips again)"
+        )
+    else:
+        ways.append(
+            "run.fork(-1, 'retry') goes on from its end on a new branch (the same history; the "
+            "model is asked again)"
+        )
+    if path is not None:
+        ways.append(f"h.restart({path!r}, reason='...') runs the task again from the start")
+    extra = ""
+    if (
+        reason == "error"
+        and run.error is not None
+        and run.harness.on_unavailable == "error"
+        and pauses(run.error, "pause")
+    ):
+        extra = (
+            "; next time, Harness(on_unavailable='pause') makes a model that stays unavailable "
+            "pause the run instead, and run() tries again"
+        )
+    return f"run {st.run_id} finished ({reason}); {what}. To go on: " + "; or ".join(ways) + extra
+
+
+_BRAKES = frozenset(f.name for f in dataclasses.fields(Limits))
+
+
+def _calls_in_flight(log: EventLog, branch_id: str) -> bool:
+    """Whether the branch's last model response holds tool calls that have no result."""
+    last = log.last("model.response", branch_id=branch_id)
+    if last is None:
+        return False
+    calls = {c.get("id") for c in (last.payload["message"].get("tool_calls") or ())}
+    if not calls:
+        return False
+    results = log.of_type(ToolResultEvent, branch_id=branch_id)
+    done = {e.tool_call_id for e in results if e.event_id > last.event_id}
+    return not calls <= done
 
 
 def _output_limit(harness: Harness) -> int | None:

@@ -254,7 +254,12 @@ class Executor:
                 ledger (disk full); no call of the turn was started. A failure to record an
                 outcome is raised later, by `raise_stop`, once the loop has logged the results.
         """
-        prepared = [self._prepare(c, context(c)) for c in calls]
+        try:
+            prepared = [self._prepare(c, context(c)) for c in calls]
+        except BaseException:  # a pause (a confirm callback's StopRun): no call started, so
+            if self.idempotency is not None:  # the turn's reserved writes are free again
+                self.idempotency.release()
+            raise
         runnable = [p for p in prepared if p[1] is None]
         started: dict[int, _Running | _Start | None] = {}
         pooled: list[tuple[_Ready, Executed | None]] = []  # run on workers, max_workers at once

@@ -292,6 +292,8 @@ def replay_run(
     )
     for message in conversation:
         if message.get("role") == "user":
+            if live.finish_reason not in (None, "stop", "length", "paused"):
+                break  # the live run ended for good (a transfer, an error): it takes no turn
             live.send(message.get("content") or "")
         else:
             live.step()
