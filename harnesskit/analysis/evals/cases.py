@@ -27,7 +27,7 @@ from harnesskit.analysis.evals._match import (
     norm,
     short,
 )
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 from harnesskit.log.redact import Redactor, redact_fields
 
 __all__ = [
@@ -530,13 +530,18 @@ def load_cases(
         The cases, in file order (files sorted by name).
 
     Raises:
-        UsageError: the source is not a path or an iterable of dicts, does not exist, is not
-            UTF-8 text, a line is not JSON, a case breaks the schema
+        UsageError: the source is not a path or an iterable of dicts, is not a usable path
+            (a NUL byte, a name too long, a file in the way: `errors.checked_path`), does not
+            exist, is not UTF-8 text, a line is not JSON, a case breaks the schema
             (every bad case is listed with file and line), or two cases share an id.
     """
     entries: list[tuple[str, Any]] = []
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
+        path = checked_path(
+            source,
+            "load_cases(source)",
+            fix="pass a .jsonl file, a folder of them, or a list of case dicts",
+        )
         if path.is_dir():
             files = sorted(path.glob("*.jsonl"))
         elif path.is_file():
@@ -595,6 +600,9 @@ def load_cases(
 _CASE_NAMES = ("schema_version", "id", "domain")
 
 
+_SAVE_FIX = "pass a writable .jsonl file path"
+
+
 def save_cases(
     cases: Iterable[Case], path: str | os.PathLike[str], *, redactor: Redactor | None = None
 ) -> Path:
@@ -609,9 +617,12 @@ def save_cases(
 
     Returns:
         The path written.
+
+    Raises:
+        UsageError: `path` is not a usable file path (a NUL byte, a name too long, a folder,
+            a file in the way: `errors.checked_path`) or cannot be written.
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    p = checked_path(path, "save_cases(cases, path)", kind="file", fix=_SAVE_FIX)
     lines = [
         json.dumps(
             redact_fields(redactor, c.to_dict(), keep=_CASE_NAMES),
@@ -620,5 +631,11 @@ def save_cases(
         )
         for c in cases
     ]
-    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"save_cases(cases, path): cannot write {p} ({exc.strerror or exc}); {_SAVE_FIX}"
+        ) from None
     return p

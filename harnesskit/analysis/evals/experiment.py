@@ -63,6 +63,7 @@ from harnesskit.errors import (
     ModelError,
     UsageError,
     checked_call,
+    checked_path,
 )
 from harnesskit.log.redact import Redactor, redact_fields
 from harnesskit.messages import ModelRequest, ModelResponse
@@ -111,6 +112,8 @@ class Domain:
 
 
 _DOMAINS: dict[str, Domain] = {}
+#: What to do about an unusable experiment directory path.
+_DIR_FIX = "pass a run directory written by Experiment.run"
 _DOMAINS_LOCK = threading.Lock()
 #: The package searched for a domain module when a name is not registered yet.
 DOMAIN_PACKAGE = "harnesskit.domains"
@@ -476,7 +479,8 @@ class Experiment:
         the file is rewritten in trial order at the end.
 
         Raises:
-            UsageError: `out_dir` is not a path, is a file, exists and is not empty, or cannot
+            UsageError: `out_dir` is not a usable folder path (a NUL byte, a name too long, a
+                file, a file in the way: `errors.checked_path`), exists and is not empty, or cannot
                 be written (checked by writing `cases.jsonl` and `experiment.json` before any
                 trial runs); a case names an unknown domain; the arguments do not fit (an
                 unknown keyword).
@@ -485,16 +489,14 @@ class Experiment:
                 saved (no half-written line), and `resume(path)` runs the rest once the folder
                 is writable again.
         """
-        if out_dir is not None and (
-            not isinstance(out_dir, str | os.PathLike) or not str(os.fspath(out_dir))
-        ):
-            raise UsageError(
-                f"exp.run(out_dir=...) takes a folder path (str or Path) or None, "
-                f"got {type(out_dir).__name__} {out_dir!r:.60}"
+        if out_dir is not None:
+            checked_path(
+                out_dir,
+                "exp.run(out_dir=...)",
+                kind="folder",
+                fix="pick a new or empty folder, or None for one under runs/experiments/",
             )
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
-        if path.exists() and not path.is_dir():
-            raise UsageError(f"exp.run(out_dir=...): {path} is a file, not a folder; pick a folder")
         if path.exists() and any(path.iterdir()):
             raise UsageError(f"run directory {path} is not empty; pick a new one")
         for case in self.cases:
@@ -536,8 +538,9 @@ class Experiment:
             The `ExperimentResult` of every trial, rows in trial order.
 
         Raises:
-            UsageError: the folder is not an experiment directory, its configuration differs
-                from this experiment's, or the arguments do not fit (no path).
+            UsageError: `path` is not a usable folder path (`errors.checked_path`), the
+                folder is not an experiment directory, its configuration differs from this
+                experiment's, or the arguments do not fit (no path).
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
                 cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
                 damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
@@ -546,7 +549,7 @@ class Experiment:
             ExperimentInterrupted: Ctrl-C stopped the run again, or a write failed (as for
                 `run`).
         """
-        p = Path(path)
+        p = checked_path(path, "exp.resume(path)", kind="folder", fix=_DIR_FIX)
         manifest = read_manifest(p)
         mine = self._manifest(0, finished=False)
         keys = ("cases", "policies", "models", "repeats", "seed")
@@ -603,11 +606,12 @@ class Experiment:
             An `Experiment` whose `resume(path)` finishes that directory.
 
         Raises:
-            UsageError: the folder is not an experiment directory.
+            UsageError: `path` is not a usable folder path (`errors.checked_path`), or the
+                folder is not an experiment directory.
             CorruptLogError: its `experiment.json` is damaged (not a JSON object with the
                 experiment's fields).
         """
-        p = Path(path)
+        p = checked_path(path, "Experiment.from_dir(path)", kind="folder", fix=_DIR_FIX)
         manifest = read_manifest(p)
         args: dict[str, Any] = {
             "policies": manifest["policies"],
