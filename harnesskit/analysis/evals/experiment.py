@@ -109,6 +109,14 @@ class Domain:
     """Builds a fresh environment for one trial of a case."""
     agents: Mapping[str, Callable[..., Model]] = field(default_factory=dict)
     """`{style: factory(seed=...)}`: offline agents, named in experiments as `domain:style`."""
+    finish_reasons: tuple[str, ...] = ()
+    """The `StopRun` reasons the domain's tools end a run with (the airline's `transferred`):
+    with the loop's own (`FINISH_REASONS`), the only names a case's `expect.finish_reason` may
+    give; `load_cases` refuses any other (a typo such as `stopp` would fail every trial)."""
+    setup_keys: tuple[str, ...] | None = None
+    """The keys a case's `setup` may hold for this domain (beyond the simulated user's
+    `user_instructions`/`instruction`); `load_cases` refuses others with a did-you-mean.
+    `None`: not declared, `setup` is not checked."""
 
 
 _DOMAINS: dict[str, Domain] = {}
