@@ -297,6 +297,26 @@ class DemoRow:
         return cached / prompt if prompt and any(self.cached_per_step) else None
 
 
+def _verdict(row: DemoRow) -> str:
+    """The table's pass cell: `yes`, `NO: <why>`, or the error that kept the run from an end.
+
+    A run ended by an error (the model never answered: server down, a bad key, no such model
+    file) was not the agent's doing, so its final database is not scored as a failure. A run
+    that reached a brake is scored even when its closing request failed.
+    """
+    if row.passed:
+        return "yes"
+    if _unfinished(row):
+        first = row.error.splitlines()[0] if row.error else ""
+        return "ERROR (not scored): " + (first if len(first) <= 90 else first[:89] + "…")
+    return "NO: " + row.reason
+
+
+def _unfinished(row: DemoRow) -> bool:
+    """True when an error ended the run before any end of its own (a brake is an end)."""
+    return row.error is not None and row.finish_reason in (None, "error")
+
+
 def _tokens_label(rows: tuple[DemoRow, ...]) -> str:
     estimated = {r.estimated for r in rows}
     if estimated == {False}:
@@ -338,7 +358,7 @@ class DemoReport:
             lines.append(
                 f"{r.task:<{width}}  {r.steps:>5}  {r.tool_calls:>10}  {r.prompt_tokens:>13}  "
                 + (share if cache else "")
-                + f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
+                + f"{r.finish_reason or '-':<13}  {_verdict(r)}"
             )
         if self.rows:
             lines.append(f"prompt tokens: {_tokens_label(self.rows)}")
@@ -354,7 +374,11 @@ class DemoReport:
                 f"the cache from step 2 on ({sum(r.cached_tokens for r in self.rows) / total:.1%}"
                 " with the first steps)"
             )
-        lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
+        broken = sum(_unfinished(r) for r in self.rows)
+        lines.append(
+            f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s"
+            + (f" ({broken} did not run to an end: not scored, see the error)" if broken else "")
+        )
         lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
         if self.interrupted:
             lines.append(f"interrupted (Ctrl-C); not run: {', '.join(self.skipped) or '-'}")
