@@ -852,6 +852,7 @@ class Experiment:
 
     def _run_trial(self, trial: Trial, path: Path) -> dict[str, Any]:
         case, run, error = trial.case, None, None
+        status: int | None = None  # the HTTP status of the model error that ended it, if any
         risks: dict[str, str] = {}
         env: Any = None
         remove_hook: Callable[[], None] | None = None
@@ -894,7 +895,7 @@ class Experiment:
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
             if isinstance(exc, OSError) or type(exc) is EventLogError:  # (read/write I/O)
                 raise _WriteFailed(f"{type(exc).__name__}: {exc}") from exc  # the disk, not it
-            error = f"{type(exc).__name__}: {exc}"
+            error, status = f"{type(exc).__name__}: {exc}", _http_status(exc)
         finally:
             if remove_hook is not None:
                 remove_hook()
@@ -905,7 +906,11 @@ class Experiment:
             raise _WriteFailed(str(run.log.write_error)) from run.log.write_error
         if error is None and run is not None and isinstance(run.error, ModelError):
             error = f"{type(run.error).__name__}: {run.error}"  # infrastructure, not behaviour
-        return _row(trial, run, error, risks, env)
+            status = _http_status(run.error)
+        row = _row(trial, run, error, risks, env)
+        if status is not None:
+            row["error_status"] = status
+        return row
 
     def _simulate_user(self, trial: Trial, run: Run) -> None:
         """Let the simulated user answer each agent answer until it writes its stop token."""
@@ -1000,6 +1005,12 @@ def _row(
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status a `ModelError` was answered with (`None`: no answer, or no model error)."""
+    status = exc.status_code if isinstance(exc, ModelError) else None
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
 def _labelled(items: Any, label: Callable[[Any], str], what: str) -> dict[str, Any]:

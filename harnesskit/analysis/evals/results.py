@@ -323,6 +323,7 @@ ROW_TYPES: dict[str, tuple[type, ...]] = {
     "finish_reason": (str, type(None)),
     "failed_checks": (list,),
     "error": (str, type(None)),
+    "error_status": (int, type(None)),
     "checks": (list,),
 }
 #: The ranges `[low, high)` of a row's integer fields: counts fit `frame`'s 64-bit columns.
@@ -333,6 +334,7 @@ ROW_RANGES: dict[str, tuple[int, int]] = {
     "prompt_tokens": (0, 2**63),
     "completion_tokens": (0, 2**63),
     "tool_calls": (0, 2**63),
+    "error_status": (100, 600),
 }
 #: The JSON types of the fields of one check in a row's `checks` (`CheckResult.to_dict`).
 CHECK_TYPES: dict[str, tuple[type, ...]] = {
