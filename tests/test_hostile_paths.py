@@ -16,6 +16,8 @@ import pytest
 import harnesskit as hk
 from harnesskit.analysis.evals.cases import save_cases
 from harnesskit.errors import UsageError, checked_path
+from harnesskit.log.otel import export_otlp
+from harnesskit.models.local import LocalModel
 from harnesskit.testing import reply
 
 
@@ -64,6 +66,9 @@ ENTRY_POINTS: list[tuple[str, str, Callable[[Any], Any]]] = [
     ("replay", "replay(log, ...)", lambda p: hk.replay(p, hk.Harness([], _model()))),
     ("counterfactual", "counterfactual(log, ...)", lambda p: hk.counterfactual(p, "full-history")),
     ("ArtifactStore(root)", "ArtifactStore(root)", lambda p: hk.ArtifactStore(p)),
+    ("audit", "audit(target)", lambda p: hk.audit(p)),
+    ("export_otlp", "export_otlp(path=...)", lambda p: export_otlp([], path=p)),
+    ("LocalModel(model)", "LocalModel(model)", lambda p: LocalModel(p + ".gguf")),
 ]
 
 
