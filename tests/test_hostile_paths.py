@@ -15,6 +15,7 @@ import pytest
 
 import harnesskit as hk
 from harnesskit.analysis.evals.cases import save_cases
+from harnesskit.domains.airline import run_demo
 from harnesskit.errors import UsageError, checked_path
 from harnesskit.log.otel import export_otlp
 from harnesskit.models.local import LocalModel
@@ -69,6 +70,7 @@ ENTRY_POINTS: list[tuple[str, str, Callable[[Any], Any]]] = [
     ("audit", "audit(target)", lambda p: hk.audit(p)),
     ("export_otlp", "export_otlp(path=...)", lambda p: export_otlp([], path=p)),
     ("LocalModel(model)", "LocalModel(model)", lambda p: LocalModel(p + ".gguf")),
+    ("run_demo", "--out", lambda p: run_demo(p, echo=None)),
 ]
 
 

@@ -561,8 +561,10 @@ def _fresh_dir(parent: Path, prefix: str, *, flag: str) -> Path:
         flag: the option `parent` came from, named in the error (`--out`, `--log-dir`).
 
     Raises:
-        UsageError: `parent` exists and is not a folder.
+        UsageError: `parent` exists and is not a folder, or is no usable path (a NUL byte, a
+            name too long, a file in the way: `hk.errors.checked_path`).
     """
+    hk.errors.checked_path(parent, flag, fix=f"give {flag} a folder (it is created if missing)")
     if parent.exists() and not parent.is_dir():
         raise hk.UsageError(f"{parent} is a file; give {flag} a folder (it is created if missing)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -610,9 +612,10 @@ def run_demo(
         After Ctrl-C it holds the tasks finished so far and `interrupted=True`.
 
     Raises:
-        UsageError: a bad argument (checked before any folder is made): `out_dir` not a path,
-            `tasks` empty or not `DemoTask`s, a `model` without `request`, an unknown `policy`,
-            `max_steps` not an int >= 1, `echo` not callable.
+        UsageError: a bad argument (checked before any folder is made): `out_dir` not a path
+            or not a usable one (a NUL byte, a name too long, a file), `tasks` empty or not
+            `DemoTask`s, a `model` without `request`, an unknown `policy`, `max_steps` not an
+            int >= 1, `echo` not callable.
     """
     _check_demo_args(out_dir, tasks, model, policy, max_steps, echo)
     started = time.perf_counter()
