@@ -241,7 +241,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(
             f"harnesskit: {len(errors)} of {len(result)} trials did not run to an end "
             f"(infrastructure, not the agent), e.g. {first['run_id']}: {first['error']}; "
-            f"run them again with --resume {result.path}",
+            + _after_errors(result.rows, str(result.path)),
             file=sys.stderr,
         )
         return 3
@@ -254,6 +254,27 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _after_errors(rows: Sequence[dict[str, Any]], path: str) -> str:
+    """What to do about the trials that did not run to an end, by the HTTP status that ended them.
+
+    A status no retry changes (`NO_RETRY_STATUS`: 400 bad request, 401 bad key, 403, 404 no
+    such model or URL, ...) is a configuration error: `--resume` alone would fail the same way.
+    """
+    from harnesskit.models._retry import NO_RETRY_STATUS
+
+    failed = [r for r in rows if r.get("error") is not None]
+    config = sorted({r["error_status"] for r in failed if r.get("error_status") in NO_RETRY_STATUS})
+    if not config:
+        return f"run them again with --resume {path}"
+    n = sum(r.get("error_status") in NO_RETRY_STATUS for r in failed)
+    statuses = ", ".join(f"HTTP {s}" for s in config)
+    return (
+        f"{n} of them the model's server refused with {statuses}, a configuration error that "
+        "running them again will not fix: check --model, --base-url and the API key "
+        f"(--api-key-env), then run them again with --resume {path}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,7 +32,11 @@ so that experiments run in worker processes can send them back.
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import pathlib
+import stat
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -61,6 +65,7 @@ __all__ = [
     "UnknownArgumentError",
     "UsageError",
     "checked_call",
+    "checked_path",
     "refuse_type",
 ]
 
@@ -401,3 +406,96 @@ def refuse_type(value: Any, kinds: type | tuple[type, ...], where: str, takes: s
 
 def _tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
     return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+#: Path kinds `checked_path` knows: what the path must be when it exists.
+_PATH_KINDS = ("file", "folder", "any")
+
+
+def checked_path(
+    value: Any, where: str, *, kind: str = "any", fix: str = "", takes: str = ""
+) -> pathlib.Path:
+    r"""The one check of a path given to a public entry point: usable by the OS, or `UsageError`.
+
+    Refused, each with a sentence naming `where`, the path and what to do: a value that is
+    not a `str`/`os.PathLike` (or an empty one), a NUL byte (shown as `\x00`), a name or a
+    whole path too long for the file system, a part of the path that is a file where a folder
+    is needed, a symlink loop, and an existing path of the wrong kind (`kind="folder"` but a
+    file, `kind="file"` but a folder). A path that does not exist yet passes: the caller says
+    what a missing path means (create it, or "no such log").
+
+    Args:
+        value: the argument as given.
+        where: the call and the argument, e.g. `"Harness(log_dir=...)"`.
+        kind: `"file"`, `"folder"` or `"any"`: what the path must be when it exists.
+        fix: what to do instead, e.g. `"pass a writable folder path, or None"`; a default
+            sentence is used when empty.
+        takes: what the argument takes, for a value that is no path (not text, or empty),
+            e.g. `"a folder path (str or Path) or None"`; default from `kind`.
+
+    Returns:
+        The path as a `pathlib.Path` (not resolved, not created).
+
+    Raises:
+        UsageError: the path is unusable as above (the message names `where` and the path).
+    """
+    if kind not in _PATH_KINDS:
+        raise UsageError(f"checked_path(kind=...) takes one of {_PATH_KINDS}, got {kind!r}")
+    plain = {"file": "a file path", "folder": "a folder path", "any": "a path"}[kind]
+    takes = takes or f"{plain} (str or Path)"
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(text, str) or text == "":  # not a path, a PathLike of bytes, or empty
+        raise UsageError(f"{where} takes {takes}, got {type(value).__name__} {value!r:.60}")
+    todo = fix or f"pass {plain} that exists or can be created"
+    shown = _shown_path(text)
+    if "\x00" in text:
+        raise UsageError(
+            f"{where}: the path {shown} holds a NUL byte (\\x00), which no path can hold; {todo}"
+        )
+    try:
+        st = os.stat(text)
+    except OSError as exc:
+        problem = _path_problem(text, exc)
+        if problem is None:
+            return pathlib.Path(text)
+        raise UsageError(f"{where}: the path {shown} {problem}; {todo}") from None
+    if kind == "folder" and not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{where}: {shown} is a file, not a folder; {todo}")
+    if kind == "file" and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{where}: {shown} is a folder, not a file; {todo}")
+    return pathlib.Path(text)
+
+
+def _shown_path(text: str) -> str:
+    """`text` as is when printable, else quoted and escaped (`repr`); a long one cut mid-way."""
+    if len(text) > 120:
+        return f"{text[:60]!r}…{text[-40:]!r} ({len(text)} characters)"
+    return text if text.isprintable() else repr(text)
+
+
+def _path_problem(text: str, exc: OSError) -> str | None:
+    """What is wrong with `text` given the `os.stat` failure, or `None` when it is no misuse."""
+    if exc.errno == errno.ENAMETOOLONG:
+        longest = max((len(part.encode()) for part in text.split(os.sep)), default=0)
+        return (
+            f"is too long for the file system (its longest name is {longest} bytes, the whole "
+            f"path {len(text.encode())} bytes; names are at most 255 bytes on most systems)"
+        )
+    if exc.errno == errno.ENOTDIR:
+        blocker = _file_ancestor(pathlib.Path(text))
+        where = f" ({blocker} is a file)" if blocker is not None else ""
+        return f"goes through a file as if it were a folder{where}"
+    if exc.errno == errno.ELOOP:
+        return "goes through a symlink loop"
+    return None  # missing (the caller decides), or a permission the caller reports
+
+
+def _file_ancestor(path: pathlib.Path) -> pathlib.Path | None:
+    """The first ancestor of `path` that exists and is not a folder, if any."""
+    for parent in reversed(path.parents):
+        try:
+            if not stat.S_ISDIR(os.stat(parent).st_mode):
+                return parent
+        except OSError:
+            return None
+    return None

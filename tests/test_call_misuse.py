@@ -106,7 +106,7 @@ def test_harness_entry_points_name_a_misplaced_or_missing_argument(tmp_path):
 def test_event_log_entry_points_need_a_path(tmp_path, path):
     with pytest.raises(UsageError, match=r"EventLog\(path\) takes the path of a \.jsonl log"):
         hk.EventLog(path)
-    with pytest.raises(UsageError, match=r"EventLog\.read\(path\) takes the path"):
+    with pytest.raises(UsageError, match=r"EventLog\.open_existing\(path\) takes the path"):
         hk.EventLog.open_existing(path)
     with pytest.raises(UsageError, match=r"hk\.EventLog\.read\('runs/<run_id>\.jsonl'\)"):
         hk.EventLog.read()  # type: ignore[call-arg]

@@ -34,14 +34,13 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.data.artifacts import INSPECTION_TOOLS
 from harnesskit.data.idmatch import altered_copy, token_occurs
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 from harnesskit.log.events import Event, EventLog
 
 __all__ = ["POINTS", "AuditReport", "ExperimentAudit", "Finding", "audit", "is_identifier"]
@@ -244,7 +243,8 @@ def audit(
         An `AuditReport` for a run or log; an `ExperimentAudit` for an experiment.
 
     Raises:
-        UsageError: `target` is none of those.
+        UsageError: `target` is none of those, or a path that is not usable (a NUL byte, a
+            name too long, a file in the way: `errors.checked_path`).
     """
 
     def run_audit(log: EventLog) -> AuditReport:
@@ -257,7 +257,11 @@ def audit(
         )
 
     if isinstance(target, str | os.PathLike):
-        path = Path(target)
+        path = checked_path(
+            target,
+            "audit(target)",
+            fix="pass a run, an EventLog, a .jsonl log, or an experiment's run directory",
+        )
         if path.is_dir():
             from harnesskit.analysis.evals.results import ExperimentResult
 

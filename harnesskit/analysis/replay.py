@@ -26,6 +26,7 @@ from harnesskit.errors import (
     StopRun,
     ToolError,
     UsageError,
+    checked_path,
 )
 from harnesskit.log._codec import event_seconds
 from harnesskit.log._types import (
@@ -357,6 +358,13 @@ def _first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
+def _log_path(log: Any, call: str) -> Any:
+    """`log` checked as a log path (`errors.checked_path`), naming `call`'s argument."""
+    return checked_path(
+        log, f"{call}(log, ...)", kind="file", fix="pass an EventLog or the path of a .jsonl log"
+    )
+
+
 def replay(
     log: EventLog | str | os.PathLike[str],
     harness: Any,
@@ -387,8 +395,9 @@ def replay(
         A `ReplayReport`.
 
     Raises:
-        UsageError: no task contract on the branch, an unknown `tools` mode, or `harness`
-            is not a `Harness`.
+        UsageError: `log` is not an `EventLog` or a usable path of one (a NUL byte, a name
+            too long, a folder: `errors.checked_path`), no task contract on the branch, an
+            unknown `tools` mode, or `harness` is not a `Harness`.
         CorruptLogError: the log is corrupt (see `EventLog.read`), or its contract's
             `created_at`, the replay's clock, is not a time; a `model.response` records no
             chat message (`null`, a recorded failure such as `{"error": ...}`, a call without a
@@ -404,7 +413,7 @@ def replay(
             f"{type(harness).__name__}; e.g. hk.replay(log, hk.Harness(tools))"
         )
 
-    recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
+    recorded_log = log if isinstance(log, EventLog) else EventLog.read(_log_path(log, "replay"))
     view = visible_events(recorded_log, branch_id)
     contract = next((e for e in view if isinstance(e, TaskContractEvent)), None)
     if contract is None:
@@ -561,13 +570,20 @@ def counterfactual(
         counterfactual prompt as chat-completions dicts), error (`None`, or why the policy
         could not build that request: the `ContextError` message; then `messages` and
         `tokens` are `None` and the next requests are still rebuilt).
+
+    Raises:
+        UsageError: `log` is not an `EventLog` or a usable path of one (a NUL byte, a name
+            too long, a folder: `errors.checked_path`), or the file does not exist.
+        CorruptLogError: the log is corrupt (see `EventLog.read`).
     """
     import pandas as pd
 
     from harnesskit.context._record import selected_ids
     from harnesskit.context.builder import ContextBuilder
 
-    recorded_log = log if isinstance(log, EventLog) else EventLog.read(log)
+    recorded_log = (
+        log if isinstance(log, EventLog) else EventLog.read(_log_path(log, "counterfactual"))
+    )
     builder = policy if hasattr(policy, "build") else ContextBuilder(policy, estimator=estimator)
     name = getattr(getattr(builder, "policy", None), "name", type(builder).__name__)
     view = EventLog(None, run_id=recorded_log.run_id)  # the log as it stood before each request

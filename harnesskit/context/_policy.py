@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 
 POLICY_DIR = Path(__file__).with_name("policies")
 #: Names accepted by `ContextPolicy.resolve` without a file.
@@ -64,6 +64,10 @@ def policy_problems(doc: Any) -> list[tuple[str, str]]:
         else:
             problems.append((where or "(document)", err.message))
     return sorted(problems)
+
+
+#: What to do about an unusable policy file path.
+_FILE_FIX = "pass the path of a policy .yaml file, or a built-in policy name"
 
 
 @frozen_dataclass(kw_only=True)
@@ -166,12 +170,18 @@ class ContextPolicy:
         """Load and validate a YAML (or JSON) policy file.
 
         Raises:
-            UsageError: the file is missing, is not YAML, or breaks the schema (the message
-                names the bad field and the file).
+            UsageError: `path` is not a usable file path (a NUL byte, a name too long, a
+                folder: `errors.checked_path`), the file is missing, is not YAML, or breaks
+                the schema (the message names the bad field and the file).
         """
         import yaml
 
-        p = Path(path)
+        p = checked_path(
+            path,
+            "ContextPolicy.from_file(path)",
+            kind="file",
+            fix=_FILE_FIX,
+        )
         if not p.is_file():
             raise UsageError(f"no context policy file at {p}")
         try:
@@ -212,7 +222,9 @@ class ContextPolicy:
             policy: the policy; `None` means `full-history`.
 
         Raises:
-            UsageError: an unknown name, a missing file, or a document that breaks the schema.
+            UsageError: an unknown name, a path that is not usable (a NUL byte, a name too
+                long, a folder: `errors.checked_path`), a missing file, or a document that
+                breaks the schema.
         """
         if policy is None:
             return _builtin("full-history")
@@ -224,7 +236,7 @@ class ContextPolicy:
             isinstance(policy, str)
             and (policy.endswith((".yaml", ".yml", ".json")) or os.sep in policy)
         ):
-            return cls.from_file(policy)
+            return cls.from_file(checked_path(policy, "policy=...", kind="file", fix=_FILE_FIX))
         if isinstance(policy, str):
             return cls.builtin(policy)
         raise UsageError(

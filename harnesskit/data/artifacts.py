@@ -54,6 +54,7 @@ from harnesskit.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     UsageError,
+    checked_path,
 )
 
 __all__ = [
@@ -371,7 +372,8 @@ class ArtifactStore(InspectionMixin):
     The folder is created on the first `put`. Thread-safe: tools running concurrently may share it.
 
     Raises:
-        UsageError: `root` is not a folder path (str or `os.PathLike`) or `None`, or is an
+        UsageError: `root` is not a folder path (str or `os.PathLike`) or `None`, is not a
+            usable one (a NUL byte, a name too long: `errors.checked_path`), or is an
             existing file (the folder itself is created on the first `put`), `ttl_seconds`
             is not a positive number or `None`, `preview_chars` is not an int >= 1, or `clock`
             is not callable.
@@ -401,12 +403,16 @@ class ArtifactStore(InspectionMixin):
             raise UsageError(f"preview_chars must be an int >= 1, got {preview_chars!r}")
         if not callable(clock):
             raise UsageError(f"clock must be a function returning seconds, got {clock!r:.60}")
-        self.root = pathlib.Path(root) if root is not None else None
-        if self.root is not None and self.root.exists() and not self.root.is_dir():
-            raise UsageError(  # found now, not at the first result stored
-                f"ArtifactStore(root): {self.root} is a file, not a folder; move it, or pass "
-                "another folder (Harness(artifacts=...), or another log_dir)"
+        self.root = (  # a file there is found now, not at the first result stored
+            checked_path(
+                root,
+                "ArtifactStore(root)",
+                kind="folder",
+                fix="move it, or pass another folder (Harness(artifacts=...), or another log_dir)",
             )
+            if root is not None
+            else None
+        )
         self.ttl_seconds = ttl_seconds
         self.clock = clock
         self.preview_chars = preview_chars

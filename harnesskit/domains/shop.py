@@ -314,5 +314,6 @@ DOMAIN = hk.Domain(
     name="shop",
     environment=environment,
     agents={style: _agent_factory(style) for style in AGENTS},
+    setup_keys=(),  # the shop's environment reads no setup
 )
 hk.register_domain(DOMAIN)

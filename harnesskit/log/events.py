@@ -26,6 +26,7 @@ from harnesskit.errors import (
     SchemaVersionError,
     UsageError,
     checked_call,
+    checked_path,
     refuse_type,
 )
 from harnesskit.log._codec import (
@@ -111,6 +112,7 @@ def _not_an_event(path: pathlib.Path, line: int, data: Any) -> CorruptLogError:
 
 
 _PATH_OR_NONE = f"{_PATH_TAKES}, or None for a log kept in memory"
+_PATH_FIX = "pass the path of a .jsonl log, e.g. 'runs/<run_id>.jsonl'"
 DATA_CLASSES = ("public", "internal", "restricted", "secret")
 _CLASS_SET = frozenset(DATA_CLASSES)
 
@@ -339,11 +341,14 @@ class EventLog:
                 `EventLog.read` to load one; a file that is no log is never appended to),
                 another writer has it open, `path` is a symbolic link (even a dangling one:
                 a log is never written through a link), `path` is not a path (str or Path) or
-                None, `path` is a folder or cannot be created and opened for writing (its
+                None, not a usable one (a NUL byte, a name too long: `errors.checked_path`),
+                `path` is a folder or cannot be created and opened for writing (its
                 folder is a file, read-only, not writable: refused here, not at the first
                 append), or `redactor` is not a `Redactor` (or `None`).
         """
         refuse_type(path, (str, os.PathLike, type(None)), "EventLog(path)", _PATH_OR_NONE)
+        if path is not None:
+            checked_path(path, "EventLog(path)", fix=f"{_PATH_FIX}, or None for a log in memory")
         if redactor is not None and not isinstance(redactor, Redactor):
             raise UsageError(
                 f"EventLog(redactor=...) takes a harnesskit.log.Redactor or None, got "
@@ -772,8 +777,9 @@ class EventLog:
         are folded: revoked content is never returned (R-S3).
 
         Raises:
-            UsageError: `path` is not a path (str or PathLike), the file does not exist, or
-                the arguments do not fit (no path, a second one).
+            UsageError: `path` is not a path (str or PathLike) or not a usable one (a NUL
+                byte, a name too long, a folder, a file in the way: `errors.checked_path`),
+                the file does not exist, or the arguments do not fit (no path, a second one).
             CorruptLogError: a line starts with a byte-order mark, is JSON but no event (not
                 an object, or an object with no `type`), is neither an event nor torn
                 (`torn_line`; the message names the line and what to do), a line other than
@@ -783,8 +789,7 @@ class EventLog:
                 reads back (`check_shape`); the message names the file, line and field.
             SchemaVersionError: a line has an unknown schema version.
         """
-        refuse_type(path, (str, os.PathLike), "EventLog.read(path)", _PATH_TAKES)
-        p = pathlib.Path(path)
+        p = checked_path(path, "EventLog.read(path)", kind="file", fix=_PATH_FIX, takes=_PATH_TAKES)
         if not p.is_file():
             raise UsageError(f"no event log at {p}")
         log = cls(None)
@@ -923,13 +928,17 @@ class EventLog:
             redactor: secret scanner for the new lines (R-S1), as for `EventLog(...)`.
 
         Raises:
-            UsageError: the file does not exist, another writer has it open, or the arguments
-                do not fit (`path` missing or not a str or Path, an unknown keyword).
+            UsageError: the file does not exist or `path` is not a usable file path
+                (`errors.checked_path`), another writer has it open, or the arguments do not
+                fit (`path` missing or not a str or Path, an unknown keyword).
             CorruptLogError: a line is corrupt, the last one included unless it is torn
                 (`torn_line`); the message names the line and what to do. Nothing is written.
             SchemaVersionError: a line has an unknown schema version.
         """
-        if not isinstance(path, str | os.PathLike) or not pathlib.Path(path).is_file():
+        checked_path(
+            path, "EventLog.open_existing(path)", kind="file", fix=_PATH_FIX, takes=_PATH_TAKES
+        )
+        if not pathlib.Path(path).is_file():
             cls.read(path)  # raises the UsageError naming what is wrong
         # the writer's lock before reading: no one appends between the read and our first line
         file = _open_append(pathlib.Path(path), None)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 from harnesskit.log._types import (
     Event,
     ModelRequestEvent,
@@ -346,11 +346,14 @@ def export_otlp(
         The number of spans exported.
 
     Raises:
-        UsageError: neither `endpoint` nor `path` is given, the [otel] extra is missing, or
-            the collector refused the spans.
+        UsageError: neither `endpoint` nor `path` is given, `path` is not a usable file path
+            (a NUL byte, a name too long, a folder: `errors.checked_path`), the [otel] extra
+            is missing, or the collector refused the spans.
     """
     if endpoint is None and path is None:
         raise UsageError("export_otlp needs endpoint=... (OTLP/HTTP URL) or path=... (a .jsonl)")
+    if path is not None:
+        checked_path(path, "export_otlp(path=...)", kind="file", fix="pass a writable .jsonl path")
     items: Iterable[Any] = [runs] if isinstance(runs, EventLog) or hasattr(runs, "log") else runs
     exporter = None
     if endpoint is not None:

@@ -29,6 +29,7 @@ from harnesskit.errors import (
     ResumeError,
     UsageError,
     checked_call,
+    checked_path,
 )
 from harnesskit.log._types import (
     BrakeEvent,
@@ -220,6 +221,10 @@ def _disabled_tools(view: Sequence[Event]) -> dict[str, str]:
                 reason = ""
             out[e.tool or ""] = reason or "disabled by the circuit breaker"
     return out
+
+
+#: What to do about an unusable log path.
+_PATH_FIX = "pass the path of a run's .jsonl log, e.g. 'runs/<run_id>.jsonl'"
 
 
 def _open_log(harness: Any, path: str | os.PathLike[str]) -> EventLog:
@@ -712,8 +717,9 @@ def check_resume(
         The `ResumeReport`.
 
     Raises:
-        UsageError: `harness` is not a `Harness`, the arguments do not fit (no path), the file
-            is missing or holds no task contract.
+        UsageError: `harness` is not a `Harness`, the arguments do not fit (no path), `path`
+            is not a usable file path (`errors.checked_path`), the file is missing or holds
+            no task contract.
         CorruptLogError: the log or its write ledger (`<log>.idem`) is corrupt, or the log's
             causal order cannot be established (a missing or looping parent, R-V4).
     """
@@ -723,6 +729,7 @@ def check_resume(
             f"{type(harness).__name__} {harness!r:.60}; call it as hk.check_resume(h, path) "
             "with the hk.Harness you would resume with"
         )
+    checked_path(path, "check_resume(harness, path)", kind="file", fix=_PATH_FIX)
     log = EventLog.read(path)
     _refuse_broken_ancestry(log, close=False)
     ledger = _open_ledger(harness, path)
@@ -747,12 +754,14 @@ def reopen(
 
     Raises:
         ResumeError: a check failed; `.failed` names it and `.options` offers restart or fork.
-        UsageError: the file is missing or holds no task contract, or `branch_id` names no
+        UsageError: `path` is not a usable file path (`errors.checked_path`), the file is
+            missing or holds no task contract, or `branch_id` names no
             branch of the log (with a did-you-mean; nothing is written).
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt: a line other than a
             cut-off last one is not a write record (it could hide a write that started); or
             the log's causal order cannot be established (a missing or looping parent, R-V4).
     """
+    checked_path(path, "reopen(harness, path)", kind="file", fix=_PATH_FIX)
     log = _open_log(harness, path)
     with _closed_on_error(log):
         return _reopen(harness, log, path, branch_id, task)
@@ -842,10 +851,12 @@ def restart_point(
     `committed_writes`, the ledger keys).
 
     Raises:
-        UsageError: the file is missing or holds no task contract.
+        UsageError: `path` is not a usable file path (`errors.checked_path`), the file is
+            missing or holds no task contract.
         CorruptLogError: the write ledger (`<log>.idem`) is corrupt, or the log's causal order
             cannot be established (a missing or looping parent, R-V4).
     """
+    checked_path(path, "restart_point(harness, path)", kind="file", fix=_PATH_FIX)
     log = _open_log(harness, path)
     with _closed_on_error(log):
         return _restart_point(harness, log, path, reason, branch_id)

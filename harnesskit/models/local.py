@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import ModelError, UsageError
+from harnesskit.errors import ModelError, UsageError, checked_path
 from harnesskit.messages import ModelRequest, ModelResponse, Usage, check_data_class
 from harnesskit.models import _local_install as install
 from harnesskit.models.base import register_provider
@@ -352,10 +352,11 @@ class LocalModel:
 
         Raises:
             UsageError: unknown catalogue key, a missing GGUF file or binary (the message says to
-                run `make local`), an option of the wrong type or value (sizes and counts are
-                ints >= 1, seconds finite and > 0, a client option `OpenAICompatModel` does
-                not take), a `max_data_class` that is not one of the four classes, an unknown
-                `call_format`, or
+                run `make local`), a `model`/`server` path that is not usable (a NUL byte, a
+                name too long, a folder: `errors.checked_path`), an option of the wrong type
+                or value (sizes and counts are ints >= 1, seconds finite and > 0, a client
+                option `OpenAICompatModel` does not take), a `max_data_class` that is not one
+                of the four classes, an unknown `call_format`, or
                 `call_format="fenced"` for a GGUF whose template does not render calls as
                 Qwen2.5's does.
             ModelError: a cached GGUF's sha256 differs from the upstream value.
@@ -379,6 +380,8 @@ class LocalModel:
                 )
             self.sha256 = install.verified_sha256(self.gguf, expected=spec.sha256)
         elif model.endswith(".gguf") or os.sep in model:
+            where = "LocalModel(model)"
+            checked_path(model, where, kind="file", fix="pass a catalogue key or a .gguf file path")
             self.gguf = Path(model).expanduser().resolve()
             if not self.gguf.is_file():
                 raise UsageError(f"{self.name}: GGUF file not found: {self.gguf}")
@@ -386,6 +389,10 @@ class LocalModel:
         else:
             install.lookup(model)  # raises the UsageError listing the catalogue
             raise AssertionError("unreachable")  # pragma: no cover
+        if server is not None:
+            checked_path(
+                server, "LocalModel(server=...)", kind="file", fix="pass llama-server's path"
+            )
         self.binary = Path(server) if server is not None else install.runtime_binary(env=env)
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             raise UsageError(

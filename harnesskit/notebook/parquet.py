@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 from harnesskit.log.events import EventLog
 
 __all__ = ["PARQUET_TABLES", "export_parquet", "read_parquet", "typed_frame"]
@@ -116,8 +116,9 @@ def export_parquet(logs: Any, path: str | Path) -> dict[str, Path]:
         row per model request of each run's main branch: `run_id`, then `BUDGET_COLUMNS`).
 
     Raises:
-        UsageError: pyarrow is not installed, an item is not a run or log, or two runs share
-            a run id.
+        UsageError: pyarrow is not installed, `path` is not a usable folder path (a NUL
+            byte, a name too long, a file: `errors.checked_path`) or cannot be created, an
+            item is not a run or log, or two runs share a run id.
     """
     try:
         import pyarrow  # noqa: F401
@@ -127,8 +128,16 @@ def export_parquet(logs: Any, path: str | Path) -> dict[str, Path]:
 
     from harnesskit.notebook.frames import frame
 
-    folder = Path(path)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = checked_path(
+        path, "export_parquet(logs, path)", kind="folder", fix="pass a writable folder path"
+    )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"export_parquet(logs, path): cannot create the folder {folder} "
+            f"({exc.strerror or exc}); pass a writable folder path"
+        ) from None
     tables: dict[str, list[Any]] = {name: [] for name in PARQUET_TABLES}
     for run_id, log in _logs(logs):
         for name in PARQUET_TABLES:
@@ -157,11 +166,14 @@ def read_parquet(path: str | Path, table: str = "events") -> Any:
         A `pandas.DataFrame`, equal (values and dtypes) to the frame that was written.
 
     Raises:
-        UsageError: `table` is unknown, or the file does not exist.
+        UsageError: `path` is not a usable path (a NUL byte, a name too long:
+            `errors.checked_path`), `table` is unknown, or the file does not exist.
     """
     import pandas as pd
 
-    target = Path(path)
+    target = checked_path(
+        path, "read_parquet(path)", fix="pass the folder export_parquet wrote, or a .parquet file"
+    )
     if target.is_dir():
         if table not in PARQUET_TABLES:
             raise UsageError(f"unknown table {table!r}; expected one of {list(PARQUET_TABLES)}")

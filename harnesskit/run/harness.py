@@ -17,7 +17,7 @@ from harnesskit.context.builder import ContextPolicy
 from harnesskit.context.tokens import TokenEstimator
 from harnesskit.data.artifacts import ArtifactStore
 from harnesskit.data.transport import TransportPolicy
-from harnesskit.errors import UsageError, checked_call, refuse_type
+from harnesskit.errors import UsageError, checked_call, checked_path, refuse_type
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import ModelRequest, StreamDelta
 from harnesskit.models.base import Model, get_model
@@ -124,9 +124,10 @@ class Harness:
 
     Raises:
         UsageError: an argument of the wrong type, a `log_dir` that is not a folder that can
-            be created or written (a file, a read-only or missing mount), a tool named like
-            a built-in one (the prefix `artifact_`, or `choose_group`), `settings` holding
-            NaN or Infinity (the log is JSON, which has no such numbers), or a model whose
+            be created or written (a file, a read-only or missing mount, a NUL byte, a name
+            too long for the file system), a `policy` file path that is not usable, a tool
+            named like a built-in one (the prefix `artifact_`, or `choose_group`), `settings`
+            holding NaN or Infinity (the log is JSON, which has no such numbers), or a model whose
             `max_data_class` is not one of `public`, `internal`, `restricted`, `secret`.
     """
 
@@ -336,12 +337,15 @@ class Harness:
                 last line too, unless a killed run or a power loss tore it: `torn_line`; nothing
                 is written then), or the log's causal order cannot be established (a missing or
                 looping parent, R-V4).
-            UsageError: `confirmers` names a tool that is not registered, `settings` hold
-                NaN or Infinity (nothing is read), `branch_id` is not a string or None, or the
-                arguments do not fit (no path, an unknown keyword).
+            UsageError: `path` is not a usable file path (a NUL byte, a name too long, a
+                folder, a file in the way: `errors.checked_path`), `confirmers` names a tool
+                that is not registered, `settings` hold NaN or Infinity (nothing is read),
+                `branch_id` is not a string or None, or the arguments do not fit (no path, an
+                unknown keyword).
         """
         from harnesskit.run import lifecycle
 
+        checked_path(path, "h.resume(path)", kind="file", fix=_LOG_FIX)
         refuse_type(branch_id, (str, type(None)), "resume(..., branch_id=...)", "a branch name")
         self._check_before_run()
         return lifecycle.resume(self, path, branch_id=branch_id)
@@ -361,7 +365,8 @@ class Harness:
             A run on the new branch, before its first step.
 
         Raises:
-            UsageError: the file is missing or holds no task contract; `confirmers` names a
+            UsageError: `path` is not a usable file path (`errors.checked_path`), the file
+                is missing or holds no task contract; `confirmers` names a
                 tool that is not registered, `settings` hold NaN or Infinity (nothing is
                 read), `branch_id` is not a string or None, or the arguments do not fit (no
                 path or `reason`).
@@ -370,6 +375,7 @@ class Harness:
         """
         from harnesskit.run import lifecycle
 
+        checked_path(path, "h.restart(path)", kind="file", fix=_LOG_FIX)
         refuse_type(branch_id, (str, type(None)), "restart(..., branch_id=...)", "a branch name")
         self._check_before_run()
         return lifecycle.restart(self, path, reason=reason, branch_id=branch_id)
@@ -405,13 +411,20 @@ def _refuse_non_finite(what: str, value: Any) -> None:
         )
 
 
+#: What to do about an unusable log path (`resume`, `restart`).
+_LOG_FIX = "pass the path of a run's .jsonl log, e.g. 'runs/<run_id>.jsonl'"
+
+
 def _check_arguments(log_dir: Any, system_prompt: Any, settings: Any, progress: Any) -> None:
     """Refuse bad `Harness` arguments at construction, naming the argument (see `Harness`)."""
     if log_dir is not None:
-        if not isinstance(log_dir, str | Path) or str(log_dir) == "":
-            raise UsageError(
-                f"Harness(log_dir=...) takes a folder path (str or Path) or None, got {log_dir!r}"
-            )
+        checked_path(
+            log_dir,
+            "Harness(log_dir=...)",
+            kind="folder",
+            fix="pass a writable folder path, or None to keep logs in memory",
+            takes="a folder path (str or Path) or None",
+        )
         try:
             Path(log_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:

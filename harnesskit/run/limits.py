@@ -18,13 +18,23 @@ if TYPE_CHECKING:
     from harnesskit.messages import ModelResponse
     from harnesskit.run.state import RunState
 
-__all__ = ["CLOSING", "Limits"]
+__all__ = ["BRAKES", "CLOSING", "FINISH_REASONS", "Limits"]
 
 CLOSING = (
     "A limit of this run was reached ({brake}). Do not call tools. Give your best answer "
     "from what is known so far, and say what is still unknown or undone."
 )
 
+
+#: The brakes' names (the `Limits` fields but `closing_seconds`); each is also the
+#: `finish_reason` of a run it ends.
+BRAKES = ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds", "max_consecutive_errors")
+
+#: Every `finish_reason` the loop itself gives a run (AGENTS.md "Finish reasons"): `stop`,
+#: `length` (R-M2), a brake's name, `cancelled`, `paused`, `error`, and `stopped` (a bare
+#: `StopRun()`). A tool's `StopRun` may name a reason of its own; an eval domain declares those
+#: (`Domain(finish_reasons=...)`) so that cases can expect them.
+FINISH_REASONS = ("stop", "length", *BRAKES, "cancelled", "paused", "error", "stopped")
 
 _AT_LEAST_ONE = ("max_steps", "max_consecutive_errors")
 

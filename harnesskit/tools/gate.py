@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from harnesskit import _repr
 from harnesskit._lazy import frozen_dataclass
-from harnesskit.errors import StopRun, UsageError, checked_call
+from harnesskit.errors import StopRun, UsageError, checked_call, checked_path
 from harnesskit.tools import _paths
 from harnesskit.tools.spec import RISKS, Tool
 
@@ -126,7 +126,8 @@ class Gate:
 
     Raises:
         UsageError: a decision or risk name is not one of the known values, `confirm` is not a
-            plain callable taking one argument, `workspace` is not a path, `dry_run` is
+            plain callable taking one argument, `workspace` is not a usable folder path (a
+            NUL byte, a name too long, a file: `errors.checked_path`), `dry_run` is
             not a bool, or a setting is given by position (`Gate("deny")`) or unknown.
     """
 
@@ -175,7 +176,13 @@ class Gate:
                 )
         self.policy = merged
         if self.workspace is not None:
-            self.workspace = pathlib.Path(self.workspace).resolve()
+            root = checked_path(
+                self.workspace,
+                "Gate(workspace=...)",
+                kind="folder",
+                fix="pass the folder tools may touch, or None to deny every path argument",
+            )
+            self.workspace = root.resolve()
 
     def decision_for(self, tool: Tool, *, recovered: bool = False) -> Decision:
         """The decision for `tool` (per-tool override, else by risk).

@@ -43,6 +43,7 @@ from harnesskit.errors import (
     SchemaVersionError,
     ToolError,
     UsageError,
+    checked_path,
 )
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.spec import Tool, ToolContext
@@ -443,6 +444,10 @@ class WriteRecord:
         return self.state in ("done", "failed", "absent")
 
 
+#: What to do about an unusable ledger path.
+_LEDGER_FIX = "pass the ledger file path, ledger_path('<log>.jsonl')"
+
+
 class IdempotencyLedger:
     """The append-only record of write calls of one run (in memory, or a JSONL file).
 
@@ -459,8 +464,9 @@ class IdempotencyLedger:
             harness's `Redactor`; `None` writes lines as they are.
 
     Raises:
-        UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`), or is a
-            dangling symbolic link (a ledger is never created through a link).
+        UsageError: `path` exists and is not empty (use `IdempotencyLedger.open`), is a
+            dangling symbolic link (a ledger is never created through a link), or is not a
+            usable file path (a NUL byte, a name too long, a folder: `errors.checked_path`).
 
     A line that cannot be written raises `EventLogError` from the method that wrote it
     (`begin`, `finish`, `settle`, ...) and is kept as `write_error`: every later write raises it
@@ -475,7 +481,11 @@ class IdempotencyLedger:
         durable: bool = False,
         redactor: Any = None,
     ) -> None:
-        self.path = pathlib.Path(path) if path is not None else None
+        self.path = (
+            checked_path(path, "IdempotencyLedger(path)", kind="file", fix=_LEDGER_FIX)
+            if path is not None
+            else None
+        )
         if self.path is not None and self.path.is_symlink() and not self.path.exists():
             raise UsageError(_dangling(self.path))
         if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
@@ -523,8 +533,10 @@ class IdempotencyLedger:
                 a write record; the message names the file and line and what to do.
             SchemaVersionError: a line was written by a newer ledger format.
             EventLogError: the file cannot be read, or its cut-off last line cannot be removed.
+            UsageError: `path` is not a usable file path (a NUL byte, a name too long, a
+                folder: `errors.checked_path`).
         """
-        p = pathlib.Path(path)
+        p = checked_path(path, "IdempotencyLedger.open(path)", kind="file", fix=_LEDGER_FIX)
         ledger = cls(None, confirmers=confirmers, durable=durable, redactor=redactor)
         ledger.path = p
         if p.is_file():

@@ -326,3 +326,34 @@ def test_server_options_beside_a_real_model_are_kept(tmp_path):
 def test_demo_refuses_api_key_env_without_a_model(capsys):
     assert main(["demo", "--api-key-env", "MY_KEY"]) == 2
     assert "--api-key-env applies to a real model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_a_server_refusing_every_request_is_named_a_configuration_error(
+    status, tmp_path, capsys, loopback_allowed
+):
+    """A 400/401/404 is the configuration (key, model, URL): a plain --resume fails the same way."""
+    out = tmp_path / "run"
+    refuse = Reply(status=status, json={"error": {"message": "no"}})
+    with LoopbackServer([refuse] * 8) as srv:
+        args = ["eval", str(one_case(tmp_path)), "--model", "openai-compat:m", "--out", str(out)]
+        code = main([*args, "--base-url", srv.url, "--no-progress"])
+    assert code == 3
+    err = capsys.readouterr().err
+    assert f"1 of them the model's server refused with HTTP {status}" in err
+    assert "configuration error" in err and "will not fix" in err and "--base-url" in err
+    row = json.loads((out / "results.jsonl").read_text())
+    assert row["error_status"] == status
+
+    from harnesskit.analysis.evals import ExperimentResult
+
+    assert ExperimentResult.load(out).rows[0]["error_status"] == status  # a row field it reads
+
+
+def test_a_5xx_after_retries_still_says_resume(tmp_path, capsys, loopback_allowed):
+    out = tmp_path / "run"
+    with LoopbackServer([Reply(status=503, json={"error": "overloaded"})] * 8) as srv:
+        args = ["eval", str(one_case(tmp_path)), "--model", "openai-compat:m", "--out", str(out)]
+        assert main([*args, "--base-url", srv.url, "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert f"run them again with --resume {out}" in err and "configuration" not in err

@@ -224,3 +224,37 @@ def test_demo_max_steps_flag_brakes_every_task(tmp_path, capsys):
     assert row.split()[1:2] == ["3"] and "max_steps" in row
     assert cli.main(["demo", "--out", str(tmp_path), "--max-steps", "0"]) == 2
     assert "max_steps must be an int >= 1" in capsys.readouterr().err
+
+
+def test_a_demo_run_the_model_never_answered_shows_the_error_not_a_failed_agent(tmp_path):
+    """Server down, a bad key, no model file: the row says so, it is not scored as the agent's."""
+    from harnesskit.domains.airline import DEMO_TASKS, run_demo
+
+    def down(messages, info):
+        raise hk.ModelError("connection failed (ConnectError: refused)", model="down")
+
+    report = run_demo(tmp_path, tasks=DEMO_TASKS[:1], model=hk.FunctionModel(down), echo=None)
+    (row,) = report.rows
+    assert row.finish_reason == "error" and not row.passed
+    text = report.to_text()
+    (line,) = [t for t in text.splitlines() if t.startswith(row.task)]
+    assert "NO:" not in line and "final database" not in line
+    assert "ERROR (not scored): ModelError: " in line and "connection failed" in line
+    assert "passed 0/1" in text and "1 did not run to an end" in text
+
+
+def test_a_braked_demo_run_is_scored_even_when_its_closing_request_failed():
+    from harnesskit.domains.airline.jobs import DemoReport, DemoRow
+
+    row = DemoRow(
+        task="t",
+        steps=2,
+        tool_calls=1,
+        prompt_tokens=10,
+        finish_reason="max_steps",
+        passed=False,
+        reason="final database differs from expected",
+        error="ModelError: timeout after 30.00s",
+    )
+    text = DemoReport(rows=(row,)).to_text()
+    assert "NO: final database differs" in text and "did not run to an end" not in text

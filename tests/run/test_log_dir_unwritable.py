@@ -62,9 +62,9 @@ def test_a_log_dir_without_write_permission_is_refused_by_the_harness(tmp_path):
 def test_a_log_path_under_a_file_or_that_is_a_folder_is_refused(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(hk.UsageError, match="cannot create the event log"):
+    with pytest.raises(hk.UsageError, match=r"EventLog\(path\): .*r\.jsonl goes through a file"):
         hk.EventLog(blocker / "r.jsonl")
-    with pytest.raises(hk.UsageError, match="log_dir=.*not a usable folder"):
+    with pytest.raises(hk.UsageError, match="log_dir=.*file is a file, not a folder"):
         hk.Harness([], _model(), log_dir=blocker)
     (tmp_path / "r.jsonl").mkdir()
     with pytest.raises(hk.UsageError, match="is a folder, not a file"):

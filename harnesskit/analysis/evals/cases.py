@@ -27,7 +27,7 @@ from harnesskit.analysis.evals._match import (
     norm,
     short,
 )
-from harnesskit.errors import UsageError
+from harnesskit.errors import UsageError, checked_path
 from harnesskit.log.redact import Redactor, redact_fields
 
 __all__ = [
@@ -408,7 +408,12 @@ _VALIDATOR: Any = None
 
 
 def validate_case(data: Any) -> list[str]:
-    """Check one case object against `CASE_SCHEMA` and the argument operators.
+    """Check one case object against `CASE_SCHEMA`, the argument operators and its domain.
+
+    Beyond the schema: `expect.finish_reason` must name finish reasons (the loop's
+    `FINISH_REASONS`, or the case's domain's own `Domain.finish_reasons`), and `setup` may hold
+    only the keys its domain declares (`Domain.setup_keys`, plus `USER_SETUP_KEYS`); both come
+    with a did-you-mean. A domain that is not registered (nor shipped) is not checked.
 
     Returns:
         One message per problem, each starting with the JSON path (`at $.expect.calls[0]: ...`),
@@ -449,8 +454,85 @@ def validate_case(data: Any) -> list[str]:
                     except re.error as exc:
                         path = ["expect", "answer", key, i, "regex"]
                         problems.append((path, f"at {_json_path(path)}: not a valid regex ({exc})"))
+        problems += _domain_problems(data)
     problems.sort(key=lambda p: [str(x) for x in p[0]])
     return [m for _, m in problems]
+
+
+#: `setup` keys any domain's case may hold: the simulated user's instruction (`evals.user`).
+USER_SETUP_KEYS = ("user_instructions", "instruction")
+
+_UNKNOWN_DOMAIN = object()
+
+
+def _case_domain(name: Any) -> Any:
+    """The `Domain` a case names; `None` when it names none, `_UNKNOWN_DOMAIN` when not found.
+
+    An unknown name is not refused here (`Experiment` refuses it, and a domain may be
+    registered after its cases are loaded): its own finish reasons and setup keys are then
+    not checked.
+    """
+    if not isinstance(name, str):
+        return None
+    from harnesskit.analysis.evals.experiment import get_domain
+
+    try:
+        return get_domain(name)
+    except (UsageError, ImportError):
+        return _UNKNOWN_DOMAIN
+
+
+def _domain_problems(data: Mapping[str, Any]) -> list[tuple[list[Any], str]]:
+    """`expect.finish_reason` names that are no finish reason, and unknown `setup` keys."""
+    import difflib
+
+    from harnesskit.run.limits import FINISH_REASONS
+
+    out: list[tuple[list[Any], str]] = []
+    domain = _case_domain(data.get("domain"))
+    expect = data.get("expect")
+    given = expect.get("finish_reason") if isinstance(expect, Mapping) else None
+    named: list[tuple[list[int], str]] = [([], given)] if isinstance(given, str) else []
+    if isinstance(given, list):
+        named = [([i], g) for i, g in enumerate(given) if isinstance(g, str)]
+    if named and domain is not _UNKNOWN_DOMAIN:
+        own = tuple(domain.finish_reasons) if domain is not None else ()
+        known = (*FINISH_REASONS, *own)
+        for index, name in named:
+            if name in known:
+                continue
+            path = ["expect", "finish_reason", *index]
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            whose = (
+                f"the {domain.name} domain's own: {', '.join(own) or 'none'}"
+                if domain
+                else ("the case names no domain")
+            )
+            out.append(
+                (
+                    path,
+                    f"at {_json_path(path)}: {name!r} is no finish reason{hint}; the loop's: "
+                    f"{', '.join(FINISH_REASONS)}; {whose} (a tool's StopRun reason is declared "
+                    "with Domain(finish_reasons=...))",
+                )
+            )
+    setup = data.get("setup")
+    keys = getattr(domain, "setup_keys", None) if domain is not _UNKNOWN_DOMAIN else None
+    if isinstance(setup, Mapping) and keys is not None:
+        allowed = sorted({*USER_SETUP_KEYS, *keys})
+        for key in sorted(str(k) for k in setup if k not in allowed):
+            path = ["setup", key]
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            out.append(
+                (
+                    path,
+                    f"at $.setup: unknown key {key!r}{hint}; the {domain.name} domain reads: "
+                    f"{', '.join(allowed)}",
+                )
+            )
+    return out
 
 
 def _json_path(path: Sequence[Any]) -> str:
@@ -530,13 +612,18 @@ def load_cases(
         The cases, in file order (files sorted by name).
 
     Raises:
-        UsageError: the source is not a path or an iterable of dicts, does not exist, is not
-            UTF-8 text, a line is not JSON, a case breaks the schema
+        UsageError: the source is not a path or an iterable of dicts, is not a usable path
+            (a NUL byte, a name too long, a file in the way: `errors.checked_path`), does not
+            exist, is not UTF-8 text, a line is not JSON, a case breaks the schema
             (every bad case is listed with file and line), or two cases share an id.
     """
     entries: list[tuple[str, Any]] = []
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
+        path = checked_path(
+            source,
+            "load_cases(source)",
+            fix="pass a .jsonl file, a folder of them, or a list of case dicts",
+        )
         if path.is_dir():
             files = sorted(path.glob("*.jsonl"))
         elif path.is_file():
@@ -595,6 +682,9 @@ def load_cases(
 _CASE_NAMES = ("schema_version", "id", "domain")
 
 
+_SAVE_FIX = "pass a writable .jsonl file path"
+
+
 def save_cases(
     cases: Iterable[Case], path: str | os.PathLike[str], *, redactor: Redactor | None = None
 ) -> Path:
@@ -609,9 +699,12 @@ def save_cases(
 
     Returns:
         The path written.
+
+    Raises:
+        UsageError: `path` is not a usable file path (a NUL byte, a name too long, a folder,
+            a file in the way: `errors.checked_path`) or cannot be written.
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    p = checked_path(path, "save_cases(cases, path)", kind="file", fix=_SAVE_FIX)
     lines = [
         json.dumps(
             redact_fields(redactor, c.to_dict(), keep=_CASE_NAMES),
@@ -620,5 +713,11 @@ def save_cases(
         )
         for c in cases
     ]
-    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"save_cases(cases, path): cannot write {p} ({exc.strerror or exc}); {_SAVE_FIX}"
+        ) from None
     return p

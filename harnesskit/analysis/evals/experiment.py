@@ -63,6 +63,7 @@ from harnesskit.errors import (
     ModelError,
     UsageError,
     checked_call,
+    checked_path,
 )
 from harnesskit.log.redact import Redactor, redact_fields
 from harnesskit.messages import ModelRequest, ModelResponse
@@ -108,9 +109,19 @@ class Domain:
     """Builds a fresh environment for one trial of a case."""
     agents: Mapping[str, Callable[..., Model]] = field(default_factory=dict)
     """`{style: factory(seed=...)}`: offline agents, named in experiments as `domain:style`."""
+    finish_reasons: tuple[str, ...] = ()
+    """The `StopRun` reasons the domain's tools end a run with (the airline's `transferred`):
+    with the loop's own (`FINISH_REASONS`), the only names a case's `expect.finish_reason` may
+    give; `load_cases` refuses any other (a typo such as `stopp` would fail every trial)."""
+    setup_keys: tuple[str, ...] | None = None
+    """The keys a case's `setup` may hold for this domain (beyond the simulated user's
+    `user_instructions`/`instruction`); `load_cases` refuses others with a did-you-mean.
+    `None`: not declared, `setup` is not checked."""
 
 
 _DOMAINS: dict[str, Domain] = {}
+#: What to do about an unusable experiment directory path.
+_DIR_FIX = "pass a run directory written by Experiment.run"
 _DOMAINS_LOCK = threading.Lock()
 #: The package searched for a domain module when a name is not registered yet.
 DOMAIN_PACKAGE = "harnesskit.domains"
@@ -476,7 +487,8 @@ class Experiment:
         the file is rewritten in trial order at the end.
 
         Raises:
-            UsageError: `out_dir` is not a path, is a file, exists and is not empty, or cannot
+            UsageError: `out_dir` is not a usable folder path (a NUL byte, a name too long, a
+                file, a file in the way: `errors.checked_path`), exists and is not empty, or cannot
                 be written (checked by writing `cases.jsonl` and `experiment.json` before any
                 trial runs); a case names an unknown domain; the arguments do not fit (an
                 unknown keyword).
@@ -485,16 +497,14 @@ class Experiment:
                 saved (no half-written line), and `resume(path)` runs the rest once the folder
                 is writable again.
         """
-        if out_dir is not None and (
-            not isinstance(out_dir, str | os.PathLike) or not str(os.fspath(out_dir))
-        ):
-            raise UsageError(
-                f"exp.run(out_dir=...) takes a folder path (str or Path) or None, "
-                f"got {type(out_dir).__name__} {out_dir!r:.60}"
+        if out_dir is not None:
+            checked_path(
+                out_dir,
+                "exp.run(out_dir=...)",
+                kind="folder",
+                fix="pick a new or empty folder, or None for one under runs/experiments/",
             )
         path = Path(out_dir) if out_dir is not None else _default_dir(self.name)
-        if path.exists() and not path.is_dir():
-            raise UsageError(f"exp.run(out_dir=...): {path} is a file, not a folder; pick a folder")
         if path.exists() and any(path.iterdir()):
             raise UsageError(f"run directory {path} is not empty; pick a new one")
         for case in self.cases:
@@ -536,8 +546,9 @@ class Experiment:
             The `ExperimentResult` of every trial, rows in trial order.
 
         Raises:
-            UsageError: the folder is not an experiment directory, its configuration differs
-                from this experiment's, or the arguments do not fit (no path).
+            UsageError: `path` is not a usable folder path (`errors.checked_path`), the
+                folder is not an experiment directory, its configuration differs from this
+                experiment's, or the arguments do not fit (no path).
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a
                 cut-off last one (skipped with a `RuntimeWarning`, its trial runs again) is
                 damaged, or rows of `results.jsonl` belong to no trial of this experiment (a
@@ -546,7 +557,7 @@ class Experiment:
             ExperimentInterrupted: Ctrl-C stopped the run again, or a write failed (as for
                 `run`).
         """
-        p = Path(path)
+        p = checked_path(path, "exp.resume(path)", kind="folder", fix=_DIR_FIX)
         manifest = read_manifest(p)
         mine = self._manifest(0, finished=False)
         keys = ("cases", "policies", "models", "repeats", "seed")
@@ -603,11 +614,12 @@ class Experiment:
             An `Experiment` whose `resume(path)` finishes that directory.
 
         Raises:
-            UsageError: the folder is not an experiment directory.
+            UsageError: `path` is not a usable folder path (`errors.checked_path`), or the
+                folder is not an experiment directory.
             CorruptLogError: its `experiment.json` is damaged (not a JSON object with the
                 experiment's fields).
         """
-        p = Path(path)
+        p = checked_path(path, "Experiment.from_dir(path)", kind="folder", fix=_DIR_FIX)
         manifest = read_manifest(p)
         args: dict[str, Any] = {
             "policies": manifest["policies"],
@@ -840,6 +852,7 @@ class Experiment:
 
     def _run_trial(self, trial: Trial, path: Path) -> dict[str, Any]:
         case, run, error = trial.case, None, None
+        status: int | None = None  # the HTTP status of the model error that ended it, if any
         risks: dict[str, str] = {}
         env: Any = None
         remove_hook: Callable[[], None] | None = None
@@ -882,7 +895,7 @@ class Experiment:
         except Exception as exc:  # a trial that crashes is a failed row, not a dead experiment
             if isinstance(exc, OSError) or type(exc) is EventLogError:  # (read/write I/O)
                 raise _WriteFailed(f"{type(exc).__name__}: {exc}") from exc  # the disk, not it
-            error = f"{type(exc).__name__}: {exc}"
+            error, status = f"{type(exc).__name__}: {exc}", _http_status(exc)
         finally:
             if remove_hook is not None:
                 remove_hook()
@@ -893,7 +906,11 @@ class Experiment:
             raise _WriteFailed(str(run.log.write_error)) from run.log.write_error
         if error is None and run is not None and isinstance(run.error, ModelError):
             error = f"{type(run.error).__name__}: {run.error}"  # infrastructure, not behaviour
-        return _row(trial, run, error, risks, env)
+            status = _http_status(run.error)
+        row = _row(trial, run, error, risks, env)
+        if status is not None:
+            row["error_status"] = status
+        return row
 
     def _simulate_user(self, trial: Trial, run: Run) -> None:
         """Let the simulated user answer each agent answer until it writes its stop token."""
@@ -988,6 +1005,12 @@ def _row(
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status a `ModelError` was answered with (`None`: no answer, or no model error)."""
+    status = exc.status_code if isinstance(exc, ModelError) else None
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
 def _labelled(items: Any, label: Callable[[Any], str], what: str) -> dict[str, Any]:

@@ -18,7 +18,13 @@ from typing import Any, cast
 
 from harnesskit import _repr
 from harnesskit.analysis.evals.scoring import CheckResult, Score, pass_hat_k
-from harnesskit.errors import CorruptLogError, SchemaVersionError, UsageError, refuse_type
+from harnesskit.errors import (
+    CorruptLogError,
+    SchemaVersionError,
+    UsageError,
+    checked_path,
+    refuse_type,
+)
 from harnesskit.log.events import EventLog
 
 __all__ = ["RESULT_COLUMNS", "ExperimentResult", "load_results"]
@@ -77,12 +83,18 @@ class ExperimentResult:
             The result, rows in the order of `results.jsonl`.
 
         Raises:
-            UsageError: the folder has no `results.jsonl` or `experiment.json` (not an
-                experiment directory).
+            UsageError: `path` is not a usable folder path (`errors.checked_path`), or the
+                folder has no `results.jsonl` or `experiment.json` (not an experiment
+                directory).
             CorruptLogError: `experiment.json` or a line of `results.jsonl` other than a cut-off
                 last one is damaged; the message names the file and line.
         """
-        p = Path(path)
+        p = checked_path(
+            path,
+            "ExperimentResult.load(path)",
+            kind="folder",
+            fix="pass a run directory written by Experiment.run",
+        )
         results = p / "results.jsonl"
         if not results.is_file():
             raise UsageError(f"{p} holds no results.jsonl: not a finished experiment directory")
@@ -311,6 +323,7 @@ ROW_TYPES: dict[str, tuple[type, ...]] = {
     "finish_reason": (str, type(None)),
     "failed_checks": (list,),
     "error": (str, type(None)),
+    "error_status": (int, type(None)),
     "checks": (list,),
 }
 #: The ranges `[low, high)` of a row's integer fields: counts fit `frame`'s 64-bit columns.
@@ -321,6 +334,7 @@ ROW_RANGES: dict[str, tuple[int, int]] = {
     "prompt_tokens": (0, 2**63),
     "completion_tokens": (0, 2**63),
     "tool_calls": (0, 2**63),
+    "error_status": (100, 600),
 }
 #: The JSON types of the fields of one check in a row's `checks` (`CheckResult.to_dict`).
 CHECK_TYPES: dict[str, tuple[type, ...]] = {

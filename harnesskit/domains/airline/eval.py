@@ -80,5 +80,11 @@ def _embedded(*, seed: int = 0) -> hk.FunctionModel:
 _embedded.__name__ = "embedded"
 
 #: The airline eval domain, registered with `hk.register_domain` on import.
-DOMAIN = hk.Domain(name="airline", environment=environment, agents={"embedded": _embedded})
+DOMAIN = hk.Domain(
+    name="airline",
+    environment=environment,
+    agents={"embedded": _embedded},
+    finish_reasons=("transferred",),  # `transfer_to_human_agents` ends the run (tools.py)
+    setup_keys=("tau2_task_id", "db_actions", "read_actions", "unchecked_assertions"),
+)
 hk.register_domain(DOMAIN)

@@ -297,6 +297,26 @@ class DemoRow:
         return cached / prompt if prompt and any(self.cached_per_step) else None
 
 
+def _verdict(row: DemoRow) -> str:
+    """The table's pass cell: `yes`, `NO: <why>`, or the error that kept the run from an end.
+
+    A run ended by an error (the model never answered: server down, a bad key, no such model
+    file) was not the agent's doing, so its final database is not scored as a failure. A run
+    that reached a brake is scored even when its closing request failed.
+    """
+    if row.passed:
+        return "yes"
+    if _unfinished(row):
+        first = row.error.splitlines()[0] if row.error else ""
+        return "ERROR (not scored): " + (first if len(first) <= 90 else first[:89] + "…")
+    return "NO: " + row.reason
+
+
+def _unfinished(row: DemoRow) -> bool:
+    """True when an error ended the run before any end of its own (a brake is an end)."""
+    return row.error is not None and row.finish_reason in (None, "error")
+
+
 def _tokens_label(rows: tuple[DemoRow, ...]) -> str:
     estimated = {r.estimated for r in rows}
     if estimated == {False}:
@@ -338,7 +358,7 @@ class DemoReport:
             lines.append(
                 f"{r.task:<{width}}  {r.steps:>5}  {r.tool_calls:>10}  {r.prompt_tokens:>13}  "
                 + (share if cache else "")
-                + f"{r.finish_reason or '-':<13}  {'yes' if r.passed else 'NO: ' + r.reason}"
+                + f"{r.finish_reason or '-':<13}  {_verdict(r)}"
             )
         if self.rows:
             lines.append(f"prompt tokens: {_tokens_label(self.rows)}")
@@ -354,7 +374,11 @@ class DemoReport:
                 f"the cache from step 2 on ({sum(r.cached_tokens for r in self.rows) / total:.1%}"
                 " with the first steps)"
             )
-        lines.append(f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s")
+        broken = sum(_unfinished(r) for r in self.rows)
+        lines.append(
+            f"passed {self.passed}/{len(self.rows)} in {self.seconds:.1f} s"
+            + (f" ({broken} did not run to an end: not scored, see the error)" if broken else "")
+        )
         lines += [f"error: {r.error} (task {r.task})" for r in self.rows if r.error]
         if self.interrupted:
             lines.append(f"interrupted (Ctrl-C); not run: {', '.join(self.skipped) or '-'}")
@@ -537,8 +561,10 @@ def _fresh_dir(parent: Path, prefix: str, *, flag: str) -> Path:
         flag: the option `parent` came from, named in the error (`--out`, `--log-dir`).
 
     Raises:
-        UsageError: `parent` exists and is not a folder.
+        UsageError: `parent` exists and is not a folder, or is no usable path (a NUL byte, a
+            name too long, a file in the way: `hk.errors.checked_path`).
     """
+    hk.errors.checked_path(parent, flag, fix=f"give {flag} a folder (it is created if missing)")
     if parent.exists() and not parent.is_dir():
         raise hk.UsageError(f"{parent} is a file; give {flag} a folder (it is created if missing)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -586,9 +612,10 @@ def run_demo(
         After Ctrl-C it holds the tasks finished so far and `interrupted=True`.
 
     Raises:
-        UsageError: a bad argument (checked before any folder is made): `out_dir` not a path,
-            `tasks` empty or not `DemoTask`s, a `model` without `request`, an unknown `policy`,
-            `max_steps` not an int >= 1, `echo` not callable.
+        UsageError: a bad argument (checked before any folder is made): `out_dir` not a path
+            or not a usable one (a NUL byte, a name too long, a file), `tasks` empty or not
+            `DemoTask`s, a `model` without `request`, an unknown `policy`, `max_steps` not an
+            int >= 1, `echo` not callable.
     """
     _check_demo_args(out_dir, tasks, model, policy, max_steps, echo)
     started = time.perf_counter()
