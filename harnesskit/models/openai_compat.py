@@ -27,8 +27,9 @@ Behaviour, in one place:
   so both go through one tolerant parser (`_parse.parse_completion`).
 - Retries (R-M3): timeouts, connection errors, 408/409/429/500/502/503/504 with capped
   exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
-  `retry-after-ms`; never waiting past the deadline (`ModelRequest.deadline_monotonic`, a
-  `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
+  `retry-after-ms` when longer than the backoff (an invalid one is ignored); never waiting
+  past the deadline (`ModelRequest.deadline_monotonic`, a `time.monotonic()` value, or
+  `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
   An `error` object inside a 200 body or stream (also beside `choices`) or a
   `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
@@ -523,15 +524,17 @@ class OpenAICompatModel:
             return 0.0, self._hint(failure.status)
         if attempt > self.retry.max_retries:
             return 0.0, f" (gave up after {attempt} attempts)"
+        cap = self.retry.max_retry_after_seconds
+        if failure.retry_after is not None and failure.retry_after > cap:
+            return 0.0, (
+                f" (the server asked to wait {failure.retry_after:g}s, longer than "
+                f"max_retry_after_seconds={cap:g})"
+            )
+        # the backoff is the floor: a server asking for 0s (or a past date) on every attempt
+        # must not turn the retries into a burst
+        wait = backoff_seconds(attempt, self.retry, self._rng)
         if failure.retry_after is not None:
-            if failure.retry_after > self.retry.max_retry_after_seconds:
-                return 0.0, (
-                    f" (the server asked to wait {failure.retry_after:g}s, longer than "
-                    f"max_retry_after_seconds={self.retry.max_retry_after_seconds:g})"
-                )
-            wait = failure.retry_after
-        else:
-            wait = backoff_seconds(attempt, self.retry, self._rng)
+            wait = max(wait, failure.retry_after)
         left = deadline.left()
         if left is not None and wait >= left:
             return 0.0, (
