@@ -61,7 +61,13 @@ from harnesskit.messages import (
     ModelResponse,
     StreamDelta,
 )
-from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_url, url_secrets
+from harnesskit.models._options import (
+    MAX_SECONDS,
+    check_client_options,
+    secret_forms,
+    shown_url,
+    url_secrets,
+)
 from harnesskit.models._parse import (
     ProviderError,
     body_error,
@@ -392,6 +398,19 @@ class OpenAICompatModel:
             body=second.body,
         )
 
+    def secrets(self) -> tuple[str, ...]:
+        """The exact texts no error, event or log line may show (see `Model.secrets`).
+
+        A run's log redactor adds them to its literals for every event, so a key the server
+        or the model echoes back in an answer is scrubbed as one in an error is.
+
+        Returns:
+            The API key and the base URL's credentials (`user:password@`, `?api_key=...`),
+            each raw, percent-encoded and base64-encoded (`_options.secret_forms`), longest
+            first; `()` when the client has neither.
+        """
+        return secret_forms(self._api_key, *url_secrets(self._url))
+
     def close(self) -> None:
         """Close the HTTP client if this model created it."""
         if self._owns_client and self._client is not None:
@@ -545,15 +564,14 @@ class OpenAICompatModel:
 
     def _scrubbed(self, failure: _Failure) -> _Failure:
         """`failure` without this client's own API key or URL credentials in any text."""
-        secrets = [self._api_key, *url_secrets(self._url)]
+        # raw, percent- and base64-encoded (a server echoing `zq%2BKey...`), and JSON-escaped
+        forms = [f for s in self.secrets() for f in dict.fromkeys((s, json.dumps(s)[1:-1]))]
 
         def clean(text: str | None) -> str | None:
             if text is None:
                 return None
-            for secret in secrets:
-                if secret and len(secret) >= 4:
-                    for form in (secret, json.dumps(secret)[1:-1]):
-                        text = text.replace(form, "[REDACTED:secret]")
+            for form in forms:
+                text = text.replace(form, "[REDACTED:secret]")
             return text
 
         output = failure.output
