@@ -150,7 +150,8 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
 
     An `error` holding anything (`"error": null` is none), alone or next to `choices`; a body
     that is itself an error object (`"object": "error"` with `message`, `type` and `code` at
-    the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream); or a first choice
+    the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream, or a
+    Responses-style `"type": "error"` with a `message`); or a first choice
     ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the text so far is a
     fragment). `text` is the fallback message, as for `error_from_object`.
     """
@@ -158,7 +159,8 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
         return None
     if data.get("error"):
         return error_from_object(data, text)
-    if data.get("object") == "error":  # vLLM, SGLang, FastChat: the body is the error object
+    if data.get("object") == "error" or (data.get("type") == "error" and "message" in data):
+        # vLLM, SGLang, FastChat, and a Responses-style error event: the body is the error
         return error_from_object({"error": data}, text)
     choices = data.get("choices")
     for choice in choices if isinstance(choices, list) else ():

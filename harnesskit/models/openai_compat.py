@@ -30,7 +30,8 @@ Behaviour, in one place:
   `retry-after-ms` when longer than the backoff (an invalid one is ignored); never waiting
   past the deadline (`ModelRequest.deadline_monotonic`, a `time.monotonic()` value, or
   `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
-  An `error` object inside a 200 body or stream (also beside `choices`) or a
+  An `error` object inside a 200 body or stream (also beside `choices`), a body or chunk
+  that is an error object (`"object": "error"`), an SSE `event: error` event, or a
   `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
@@ -84,7 +85,7 @@ from harnesskit.models._retry import (
     retry_after_seconds,
     retryable,
 )
-from harnesskit.models._sse import StreamAccumulator, sse_data
+from harnesskit.models._sse import StreamAccumulator, sse_events
 from harnesskit.models.base import register_provider
 from harnesskit.models.fallback import DATA_CLASSES
 
@@ -722,7 +723,9 @@ class OpenAICompatModel:
     ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
         try:
-            for payload in sse_data(read_lines(resp, attempt, self.max_response_bytes)):
+            for kind, payload in sse_events(read_lines(resp, attempt, self.max_response_bytes)):
+                if kind == "error":  # `event: error`: the provider failed mid-stream
+                    acc.fail(payload)
                 acc.feed(payload)
                 if acc.done:
                     break
