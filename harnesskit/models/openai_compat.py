@@ -699,9 +699,13 @@ class OpenAICompatModel:
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
         message = response.message
-        if response.finish_reason == "tool_calls" and not message.tool_calls and not message.text:
-            # R-M2: the model meant to call a tool but sent no usable call; tell it so once
-            why = "finish_reason was tool_calls but the reply held no tool call and no text"
+        if response.finish_reason == "tool_calls" and not message.tool_calls:
+            # R-M2: the model meant to call a tool but sent no usable call (a server whose tool
+            # parser failed drops the call and keeps the text before it): tell it so once,
+            # whether or not there was a preamble; it is no complete answer
+            why = "finish_reason was tool_calls but the reply held no tool call" + (
+                " (only the text before it)" if message.text else " and no text"
+            )
             return _Failure(200, why, False, output=ProviderError(why))
         return response
 
