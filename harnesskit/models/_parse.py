@@ -11,8 +11,9 @@ What it repairs, and how it records it:
   are replaced by fresh unique ids; the provider's id is kept in `ToolCall.original_id`;
 - tool calls written in the message text (a markdown fence, `<tool_call>` tags, Mistral's
   `[TOOL_CALLS]`, or a bare JSON object among prose) become `ToolCall(recovered=True)` and the
-  recovered span is removed from the text; bare JSON in prose counts only when it names an
-  offered tool, so a model quoting JSON is not mistaken for a call;
+  recovered span is removed from the text; bare JSON in prose, and a fence in a reply whose
+  `finish_reason` is not `tool_calls`, count only when they name offered tools, so a model
+  quoting JSON (a function definition it was asked for) is not mistaken for a call;
 - one cut rule (`cut_finish`, or `usage.completion_tokens` reaching the request's
   `max_tokens`): arguments that do not parse in a cut reply get `parse_error="truncated"`,
   so the executor answers `truncated_call` with a hint to raise the output limit, and a cut
@@ -335,7 +336,8 @@ def recover_calls(
 
     Args:
         text: the assistant's text.
-        tool_names: names of the offered tools; bare JSON in prose must name one of them.
+        tool_names: names of the offered tools; bare JSON in prose, and a fenced block
+            unless `finish_reason` is `tool_calls`, must name only these (else it is text).
         finish_reason: the provider's finish reason; with `"length"` an unparseable block
             becomes a call with `parse_error="truncated"` when its tool name can be read.
 
@@ -357,6 +359,11 @@ def recover_calls(
         if any(s <= start < e for s, e in spans):
             continue
         found = _calls_in_block(block, finish_reason)
+        # a fence is read as a call only when it names offered tools, as bare JSON is (a
+        # function definition or a product shown in an answer is no call), unless the
+        # provider said the reply is a call (`tool_calls`: an invented name gets unknown_tool)
+        if finish_reason != "tool_calls" and any(c.name not in tool_names for c in found):
+            continue
         if found:
             calls.extend(found)
             spans.append((start, end))
