@@ -208,7 +208,8 @@ class OpenAICompatModel:
                 this fails as a non-streamed one does: raise it for long generations.
             stream: request SSE streams by default (`settings["stream"]` overrides per request);
                 a server that answers with a JSON body (`application/json`) instead of an event
-                stream is read as a plain completion.
+                stream is read as a plain completion, and one that answers a plain request with
+                `text/event-stream` (a proxy that always streams) is read as a stream.
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
@@ -620,7 +621,11 @@ class OpenAICompatModel:
         # (send_within) and every chunk that arrives (keep-alives too) is checked against this
         # attempt's own deadline as well as the run's
         attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
-        headers = {"content-type": "application/json", **self.headers}
+        # only the encodings `read_body` inflates a bounded step at a time (max_response_bytes)
+        headers = {"content-type": "application/json", "accept-encoding": "gzip, deflate"}
+        if any(k.lower() == "accept-encoding" for k in self.headers):
+            del headers["accept-encoding"]  # the caller's own choice, sent once
+        headers.update(self.headers)
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         if stream:
@@ -642,7 +647,9 @@ class OpenAICompatModel:
             with contextlib.closing(opened) as resp:
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp, read_body(resp, attempt, cap))
-                if stream and not _is_json(resp.headers.get("content-type")):
+                kind = resp.headers.get("content-type")
+                # a server (or proxy) that always streams is read as the stream it says it is
+                if (stream and not _is_json(kind)) or _is_sse(kind):
                     data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
@@ -835,6 +842,11 @@ def _is_json(content_type: str | None) -> bool:
     """True for a JSON media type (`application/json`, `...+json`): a plain body, not SSE."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
+
+
+def _is_sse(content_type: str | None) -> bool:
+    """True for `text/event-stream`: an SSE stream, whether or not one was asked for."""
+    return (content_type or "").split(";", 1)[0].strip().lower() == "text/event-stream"
 
 
 def _endpoint(url: str) -> str:
