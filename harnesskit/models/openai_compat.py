@@ -48,7 +48,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -733,8 +733,10 @@ class OpenAICompatModel:
         self, resp: httpx.Response, deadline: Deadline, attempt: Deadline
     ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
+        plain: list[str] = []  # the lines, while none is an SSE field: a JSON body so labelled
+        lines = _kept(read_lines(resp, attempt, self.max_response_bytes), plain)
         try:
-            for kind, payload in sse_events(read_lines(resp, attempt, self.max_response_bytes)):
+            for kind, payload in sse_events(lines):
                 if kind == "error":  # `event: error`: the provider failed mid-stream
                     acc.fail(payload)
                 acc.feed(payload)
@@ -751,6 +753,11 @@ class OpenAICompatModel:
                 return self._provider_failure(exc.status_code or 200, acc.error, str(exc), exc.body)
             retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
             return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
+        if not acc.done and acc.chunks == 0 and plain:
+            # a whole completion labelled `text/event-stream`: read as the JSON body it is
+            data, why = _json.loads("\n".join(plain).removeprefix("\ufeff"), cleaned=False)
+            if why is None and isinstance(data, dict):
+                return data
         if not acc.done and acc.finish_reason is None:
             return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
         return acc.body()
@@ -842,6 +849,25 @@ def _is_json(content_type: str | None) -> bool:
     """True for a JSON media type (`application/json`, `...+json`): a plain body, not SSE."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
+
+
+def _kept(lines: Iterator[str], kept: list[str]) -> Iterator[str]:
+    """Yield `lines`, copying them into `kept` until one is an SSE field (then `kept` is cleared).
+
+    A body labelled `text/event-stream` whose lines hold no `data:` (nor any other field) is a
+    plain body under the wrong label; the lines are kept to read it so. `read_lines` bounds
+    their size (`max_response_bytes`).
+    """
+    keeping = True
+    for line in lines:
+        if keeping:
+            field = line.partition(":")[0]
+            if field in ("data", "event", "id", "retry") or line.startswith(":"):
+                keeping = False
+                kept.clear()
+            else:
+                kept.append(line)
+        yield line
 
 
 def _is_sse(content_type: str | None) -> bool:

@@ -82,3 +82,14 @@ def test_a_corrupt_gzip_body_fails_with_a_model_error(server):
     server.script(Reply(body=corrupt, headers={"content-encoding": "gzip"}))
     with pytest.raises(ModelError, match="corrupt"):
         make(server).request(ask())
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "pretty"])
+def test_a_json_completion_labelled_as_a_stream_is_read_as_json(server, stream, indent):
+    body = json.dumps(completion("Checked: shipped."), indent=indent).encode()
+    server.script(Reply(body=body, headers={"content-type": "text/event-stream"}))
+    attempts = []
+    response = make(server, stream=stream, on_attempt=attempts.append).request(ask())
+    assert response.message.content == "Checked: shipped."
+    assert attempts == []
