@@ -594,7 +594,7 @@ class Redactor:
 
     kinds: Iterable[str] = DEFAULT_KINDS
     extra: dict[str, str] = field(default_factory=dict)
-    literals: tuple[str, ...] = ()
+    literals: tuple[str, ...] = field(default=(), repr=False)  # secrets: never in a repr
     _compiled: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _triggers: tuple[str, ...] = field(init=False, repr=False)
     # the shaped triggers (`_SHAPES`) as regexes: `needs` wakes when one finds a match
@@ -619,6 +619,8 @@ class Redactor:
     _personal: list[tuple[str, re.Pattern[str], _Wake]] = field(init=False, repr=False)
     _builtin: frozenset[str] = field(init=False, repr=False)
     _splits: bool = field(init=False, repr=False, compare=False)
+    # each literal as `redact` rewrites it (raw, JSON-escaped once and twice)
+    _literal_forms: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _quoted_clean: tuple[str, str] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -678,19 +680,24 @@ class Redactor:
                 "wrap a single secret as (secret,)"
             )
         self.literals = tuple(x for x in self.literals if x and len(x) >= 4)
+        self._literal_forms = tuple(
+            dict.fromkeys(f for x in self.literals for f in _escaped_forms(x))
+        )
         self._personal = [(k, _builtin_pattern(k), _wake(k)) for k in personal]
         # a text holding a JSON string can be scanned around that string (`needs_except`) when
         # no trigger runs on past a quote: then none can start outside it and end inside (a
         # shape matches digits and dashes only)
-        self._splits = all('"' not in t[:-1] for t in self._triggers)
+        self._splits = all('"' not in t[:-1] for t in self._triggers) and all(
+            '"' not in f for f in self._literal_forms
+        )
 
     def needs(self, text: str) -> bool:
         """True when `text` may hold a secret or personal data (a trigger is in it).
 
         Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes) or
         any(c in text for c in cased)` with `low = text.lower()` (`cased`: `_CASED_TRIGGERS`),
-        in fewer scans of the text (see `_trigger_checks`); always True with `extra` patterns
-        or `literals`.
+        in fewer scans of the text (see `_trigger_checks`), or a literal in any of the forms
+        `redact` rewrites; always True with `extra` patterns.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -698,8 +705,11 @@ class Redactor:
         Returns:
             Whether `redact` and `personal` must look at it.
         """
-        if self.extra or self.literals:
+        if self.extra:
             return True
+        for form in self._literal_forms:  # a client's own key: exact, never lower-cased
+            if form in text:
+                return True
         low = text.lower()
         for trigger in self._plain:  # a plain loop is ~2x faster than any()
             if trigger in low:

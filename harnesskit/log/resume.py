@@ -230,8 +230,14 @@ _PATH_FIX = "pass the path of a run's .jsonl log, e.g. 'runs/<run_id>.jsonl'"
 def _open_log(harness: Any, path: str | os.PathLike[str]) -> EventLog:
     """Reopen a run's log for appending with the harness's clock and redactor."""
     if hasattr(harness, "redactor"):
-        return EventLog.open_existing(path, clock=harness.clock, redactor=harness.redactor)
+        return EventLog.open_existing(path, clock=harness.clock, redactor=_redactor(harness))
     return EventLog.open_existing(path, clock=harness.clock)
+
+
+def _redactor(harness: Any) -> Any:
+    """The harness's run redactor (its model's secrets as literals), else its `redactor`."""
+    made = getattr(harness, "run_redactor", None)
+    return made() if callable(made) else getattr(harness, "redactor", None)
 
 
 def _open_ledger(
@@ -246,7 +252,7 @@ def _open_ledger(
         return IdempotencyLedger.open(
             ledger_path(path),
             confirmers=getattr(harness, "confirmers", None),
-            redactor=getattr(harness, "redactor", None),
+            redactor=_redactor(harness),
         )
     except EventLogError:
         if log is not None:

@@ -18,7 +18,14 @@ from typing import Any
 from harnesskit.errors import UsageError
 from harnesskit.messages import CLIENT_OPTIONS, RUNTIME_FIELDS, reserved_field
 
-__all__ = ["MAX_SECONDS", "check_callback", "check_client_options", "shown_url", "url_secrets"]
+__all__ = [
+    "MAX_SECONDS",
+    "check_callback",
+    "check_client_options",
+    "secret_forms",
+    "shown_url",
+    "url_secrets",
+]
 
 _WHO = "OpenAICompatModel"
 
@@ -323,3 +330,51 @@ def url_secrets(url: str) -> list[str]:
     out += [v for name, raw, decoded in _query_pairs(url) if _SECRET_PARAM.search(name)
             for v in (raw, decoded)]  # fmt: skip
     return [*dict.fromkeys([*out, *(unquote(x) for x in out)])]
+
+
+#: The fewest characters a base64 run cut out of a longer encoding must have to be scrubbed (a
+#: shorter one could match ordinary text by chance).
+_MIN_B64_RUN = 16
+
+
+def secret_forms(*secrets: str | None) -> tuple[str, ...]:
+    """Each secret as written raw, percent-encoded and base64-encoded, longest first.
+
+    A server echoing a key back (`Incorrect API key provided: zq%2BKey...`), or a proxy
+    logging a `Basic` header, writes it in one of these forms; scrubbing only the raw text
+    leaks the others. The percent forms are `quote` with and without `/` kept, `quote_plus`,
+    and the same with lower-case hex; the base64 forms are standard and URL-safe, padded and
+    not, and the run of characters the secret alone decides when it sits at any byte offset
+    inside a longer encoded value (`user:key` in a `Basic` header), when that run is at least
+    16 characters. JSON escaping is left to the caller.
+
+    Args:
+        *secrets: the exact values (an API key, a URL's password); `None` and ones shorter
+            than 4 characters are skipped.
+
+    Returns:
+        The distinct forms, longest first (so a longer form is replaced before a part of it).
+    """
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    out: list[str] = []
+    for secret in secrets:
+        if not secret or len(secret) < 4:
+            continue
+        pct = [quote(secret, safe=""), quote(secret), quote_plus(secret)]
+        out += [
+            secret,
+            *pct,
+            *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), p) for p in pct),
+        ]
+        raw = secret.encode()
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            whole = encode(raw).decode()
+            out += [whole, whole.rstrip("=")]
+            for offset, start in ((0, 0), (1, 2), (2, 3)):
+                text = encode(b"\0" * offset + raw).decode().rstrip("=")
+                end = len(text) - (1 if (offset + len(raw)) % 3 else 0)
+                if end - start >= _MIN_B64_RUN:
+                    out.append(text[start:end])
+    return tuple(sorted(dict.fromkeys(out), key=len, reverse=True))

@@ -11,10 +11,13 @@ What it repairs, and how it records it:
   are replaced by fresh unique ids; the provider's id is kept in `ToolCall.original_id`;
 - tool calls written in the message text (a markdown fence, `<tool_call>` tags, Mistral's
   `[TOOL_CALLS]`, or a bare JSON object among prose) become `ToolCall(recovered=True)` and the
-  recovered span is removed from the text; bare JSON in prose counts only when it names an
-  offered tool, so a model quoting JSON is not mistaken for a call;
-- arguments that do not parse when `finish_reason == "length"` get `parse_error="truncated"`,
-  so the executor answers `truncated_call` with a hint to raise the output limit;
+  recovered span is removed from the text; bare JSON in prose, and a fence in a reply whose
+  `finish_reason` is not `tool_calls`, count only when they name offered tools, so a model
+  quoting JSON (a function definition it was asked for) is not mistaken for a call;
+- one cut rule (`cut_finish`, or `usage.completion_tokens` reaching the request's
+  `max_tokens`): arguments that do not parse in a cut reply get `parse_error="truncated"`,
+  so the executor answers `truncated_call` with a hint to raise the output limit, and a cut
+  answer without calls has `finish_reason` `length` (the run ends incomplete);
 - invented tool names are passed on unchanged (the executor answers `unknown_tool`);
 - an OpenAI refusal (`message.refusal` with `content` null) is the answer's text, and the
   reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does).
@@ -40,11 +43,13 @@ from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
+    "CUT_FINISH_REASONS",
     "ProviderError",
     "body_error",
     "error_from_object",
     "call_id_factory",
     "content_text",
+    "cut_finish",
     "json_kind",
     "parse_completion",
     "parse_usage",
@@ -150,7 +155,8 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
 
     An `error` holding anything (`"error": null` is none), alone or next to `choices`; a body
     that is itself an error object (`"object": "error"` with `message`, `type` and `code` at
-    the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream); or a first choice
+    the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream, or a
+    Responses-style `"type": "error"` with a `message`); or a first choice
     ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the text so far is a
     fragment). `text` is the fallback message, as for `error_from_object`.
     """
@@ -158,7 +164,8 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
         return None
     if data.get("error"):
         return error_from_object(data, text)
-    if data.get("object") == "error":  # vLLM, SGLang, FastChat: the body is the error object
+    if data.get("object") == "error" or (data.get("type") == "error" and "message" in data):
+        # vLLM, SGLang, FastChat, and a Responses-style error event: the body is the error
         return error_from_object({"error": data}, text)
     choices = data.get("choices")
     for choice in choices if isinstance(choices, list) else ():
@@ -229,7 +236,9 @@ def parse_completion(
         The normalized response; `raw` is `body`. Its `finish_reason` is the choice's, `None`
         when the choice has none (or `null`, or ""). A refusal (`message.refusal`, no content)
         is the message's text, and `finish_reason` is `content_filter` when the provider said
-        `stop` or nothing.
+        `stop` or nothing. An answer without tool calls that was cut at the output limit (a
+        cut word of `CUT_FINISH_REASONS` in any case, or `usage.completion_tokens` reaching
+        `max_tokens`) has `finish_reason` `length`, whatever the provider said.
 
     Raises:
         ModelError: the body is not a chat completion (not an object), or it reports a
@@ -280,8 +289,9 @@ def parse_completion(
     if refused:  # OpenAI's refusal (content null): the model's answer is that it declines
         content = refusal
     usage = parse_usage(body.get("usage"))
+    # one cut rule for text and tool arguments: the provider's cut word, or the usage figure
     reached = max_tokens is not None and usage is not None and usage.completion_tokens >= max_tokens
-    cut = _Cut(finish == "length" or reached, max_tokens)
+    cut = _Cut(cut_finish(finish) or reached, max_tokens)
     raw_calls = message.get("tool_calls")
     if raw_calls is None and isinstance(message.get("function_call"), dict):
         raw_calls = [{"function": message["function_call"]}]  # the legacy single-call field
@@ -303,6 +313,8 @@ def parse_completion(
     calls = _unique_ids(calls, set(taken_ids), new_id or call_id_factory(""))
     if refused and not calls and finish in (None, "stop"):
         finish = "content_filter"  # a refusal ends the run as a filtered answer does
+    elif cut.cut_off and not calls:
+        finish = "length"  # an answer cut at the output limit never passes as complete (R-M2)
     # a choice with no finish_reason keeps None: the provider said nothing, and an invented
     # "stop" would pass for its word in the log and in exported traces
     reported = body.get("model")
@@ -324,7 +336,8 @@ def recover_calls(
 
     Args:
         text: the assistant's text.
-        tool_names: names of the offered tools; bare JSON in prose must name one of them.
+        tool_names: names of the offered tools; bare JSON in prose, and a fenced block
+            unless `finish_reason` is `tool_calls`, must name only these (else it is text).
         finish_reason: the provider's finish reason; with `"length"` an unparseable block
             becomes a call with `parse_error="truncated"` when its tool name can be read.
 
@@ -346,6 +359,11 @@ def recover_calls(
         if any(s <= start < e for s, e in spans):
             continue
         found = _calls_in_block(block, finish_reason)
+        # a fence is read as a call only when it names offered tools, as bare JSON is (a
+        # function definition or a product shown in an answer is no call), unless the
+        # provider said the reply is a call (`tool_calls`: an invented name gets unknown_tool)
+        if finish_reason != "tool_calls" and any(c.name not in tool_names for c in found):
+            continue
         if found:
             calls.extend(found)
             spans.append((start, end))
@@ -570,6 +588,24 @@ def _wrong_field(data: dict[str, Any], field: str, value: Any, takes: str) -> To
         parse_hint=_CALL_SHAPE_HINT,
         original_id=None if isinstance(raw_id, str) else ("" if raw_id is None else str(raw_id)),
     )
+
+
+#: The finish reasons providers give an answer cut at the output limit, in lower case: OpenAI's
+#: `length`, Anthropic's and Gemini's `max_tokens` / `MAX_TOKENS`, the Responses API's
+#: `max_output_tokens`.
+CUT_FINISH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
+
+
+def cut_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says the answer was cut at the output limit.
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `CUT_FINISH_REASONS`, whatever its case.
+    """
+    return isinstance(finish, str) and finish.strip().lower() in CUT_FINISH_REASONS
 
 
 @frozen_dataclass

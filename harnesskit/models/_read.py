@@ -149,10 +149,12 @@ def read_body(resp: httpx.Response, deadline: Deadline, cap: int | None = None) 
     Args:
         resp: a streamed httpx response whose body has not been read.
         deadline: the request's deadline.
-        cap: the most bytes accepted (`None`: no cap); reading stops as soon as it is passed.
+        cap: the most bytes accepted (`None`: no cap), compressed as sent and decoded;
+            reading stops as soon as either passes it (a gzip body is inflated a step at a
+            time, so a small body that inflates to gigabytes stops near the cap).
 
     Returns:
-        The body bytes.
+        The body bytes, decoded.
 
     Raises:
         ModelError: the deadline passed before the body ended (`status_code` 200), or the body
@@ -160,13 +162,72 @@ def read_body(resp: httpx.Response, deadline: Deadline, cap: int | None = None) 
     """
     parts: list[bytes] = []
     size = 0
-    for chunk in resp.iter_bytes():
+    for chunk in _decoded(resp, cap, deadline, "body"):
         size += len(chunk)
         if cap is not None and size > cap:
             raise _too_large(resp, cap, size)
         parts.append(chunk)
         _check(deadline, "body")
     return b"".join(parts)
+
+
+#: The most decoded bytes one step of decompression may make (bytes): a compressed chunk that
+#: inflates far (a gzip bomb) is decoded a step at a time, each step checked against the cap.
+_STEP = 65_536
+#: `wbits` for the encodings decoded here: gzip, and deflate (zlib-wrapped; raw as a fallback).
+_WBITS = {"gzip": 16 + 15, "x-gzip": 16 + 15, "deflate": 15}
+
+
+def _decoded(
+    resp: httpx.Response, cap: int | None, deadline: Deadline, what: str
+) -> Iterator[bytes]:
+    """The body's bytes, decoded a bounded step at a time, checking the cap on the raw bytes.
+
+    httpx decodes a compressed body a whole network chunk at a time, so a 64 KB gzip chunk of
+    zeros arrived as 33 MB before any size check ran. A `gzip` or `deflate` body is read raw
+    here and inflated at most `_STEP` bytes at a time, the raw size checked against `cap` as
+    it arrives (and the decoded size by the caller); any other encoding is left to httpx.
+
+    Raises:
+        ModelError: the raw body passed `cap`, or the deadline passed.
+        httpx.DecodingError: the compressed body is corrupt (as httpx raises it).
+    """
+    import zlib
+
+    import httpx
+
+    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    wbits = _WBITS.get(encoding)
+    if wbits is None:
+        yield from resp.iter_bytes()
+        return
+    inflate = zlib.decompressobj(wbits)
+    raw_size = 0
+    first = True
+    for raw in resp.iter_raw():
+        raw_size += len(raw)
+        if cap is not None and raw_size > cap:
+            raise _too_large(resp, cap, raw_size)
+        data = raw
+        while data and not inflate.eof:
+            try:
+                out = inflate.decompress(data, _STEP)
+            except zlib.error as exc:
+                if first and encoding == "deflate":  # raw deflate, without the zlib header
+                    inflate, first = zlib.decompressobj(-15), False
+                    continue
+                raise httpx.DecodingError(f"{encoding} body is corrupt: {exc}") from None
+            first = False
+            data = inflate.unconsumed_tail
+            if out:
+                yield out
+                _check(deadline, what)
+    try:
+        rest = inflate.flush()
+    except zlib.error as exc:
+        raise httpx.DecodingError(f"{encoding} body is corrupt: {exc}") from None
+    if rest:
+        yield rest
 
 
 def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None) -> Iterator[str]:
@@ -183,7 +244,8 @@ def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None)
     Args:
         resp: a streamed httpx response whose body has not been read.
         deadline: the request's deadline.
-        cap: the most bytes accepted (`None`: no cap); reading stops as soon as it is passed.
+        cap: the most bytes accepted (`None`: no cap), compressed as sent and decoded;
+            reading stops as soon as either passes it.
 
     Yields:
         Each line without its line end; undecodable bytes become U+FFFD.
@@ -198,7 +260,7 @@ def read_lines(resp: httpx.Response, deadline: Deadline, cap: int | None = None)
     decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
     pending = ""
     after_cr = False  # the last text ended with a CR: an LF opening the next is its other half
-    for chunk in resp.iter_bytes():
+    for chunk in _decoded(resp, cap, deadline, "stream"):
         size += len(chunk)
         if cap is not None and size > cap:
             raise _too_large(resp, cap, size)

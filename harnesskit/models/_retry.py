@@ -6,6 +6,7 @@ Pure functions and values only; the HTTP client in `openai_compat` drives the lo
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -64,7 +65,9 @@ class RetryPolicy:
 
     The wait before retry `n` (1-based) is `min(max_backoff_seconds, initial_backoff_seconds *
     2 ** (n - 1))`, scaled by a random factor in `[1 - jitter, 1]`. A `Retry-After` header
-    replaces the computed wait. No wait ever ends past the request's deadline.
+    replaces the computed wait when it is longer (a server asking for 0 seconds, or a date in
+    the past, still gets the backoff); an invalid one (negative, NaN, infinite, not a number
+    or a date) is ignored. No wait ever ends past the request's deadline.
     """
 
     max_retries: int = 3
@@ -150,7 +153,8 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = No
     """Read how long the server asked us to wait.
 
     Looks at `retry-after-ms` (milliseconds, used by OpenAI and Azure) first, then `Retry-After`
-    as seconds or as an HTTP-date.
+    as seconds or as an HTTP-date. A value that is no delay (negative, NaN, infinite, neither a
+    number nor a date) is ignored, as if absent; a date in the past reads as 0.
 
     Args:
         headers: response headers (case-insensitive mapping such as `httpx.Headers`, or a dict
@@ -160,26 +164,42 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = No
     Returns:
         Seconds (>= 0), or `None` when no usable header is present.
     """
-    ms = _header(headers, "retry-after-ms")
+    ms = _seconds(_header(headers, "retry-after-ms"))
     if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
+        return ms / 1000
     value = _header(headers, "retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None or _number(value):
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _number(text: str) -> bool:
+    """True when `text` reads as a float (`"-5"`, `"nan"`, `"inf"` too)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _seconds(text: str | None) -> float | None:
+    """`text` as a delay: a finite number >= 0, else `None` (negative, NaN, inf: not a delay)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def error_status(code: str | int | None, kind: str | None = None) -> int | None:

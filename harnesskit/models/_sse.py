@@ -14,9 +14,16 @@ from typing import Any
 from harnesskit import _json
 from harnesskit.errors import ModelError, ModelOutputError
 from harnesskit.messages import StreamDelta
-from harnesskit.models._parse import ProviderError, body_error, content_text, json_kind
+from harnesskit.models._parse import (
+    ProviderError,
+    body_error,
+    content_text,
+    error_from_object,
+    json_kind,
+)
+from harnesskit.models._retry import error_status
 
-__all__ = ["StreamAccumulator", "sse_data"]
+__all__ = ["StreamAccumulator", "sse_data", "sse_events"]
 
 DONE = "[DONE]"
 
@@ -30,7 +37,18 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
     ignored, and an event whose data is empty is not dispatched. The payload `[DONE]` is
     yielded like any other.
     """
+    for _, payload in sse_events(lines):
+        yield payload
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Yield `(event type, data payload)` for each event in an SSE stream.
+
+    As `sse_data`, with the event's `event:` field: `"message"` when it has none (the SSE
+    default), `"error"` for the error events Anthropic-style and Responses-style streams send.
+    """
     data: list[str] = []
+    kind = ""
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:
@@ -38,7 +56,8 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
                 payload = "\n".join(data)
                 data = []
                 if payload:  # an event whose data is empty is not dispatched (SSE spec)
-                    yield payload
+                    yield kind or "message", payload
+            kind = ""  # the event type lasts one event
             continue
         if line.startswith(":"):
             continue
@@ -47,8 +66,10 @@ def sse_data(lines: Iterable[str]) -> Iterator[str]:
             value = value[1:]
         if field == "data":
             data.append(value)
+        elif field == "event":
+            kind = value
     if data and any(data):  # a stream that ends without the final blank line
-        yield "\n".join(data)
+        yield kind or "message", "\n".join(data)
 
 
 class StreamAccumulator:
@@ -92,6 +113,24 @@ class StreamAccumulator:
         self.error: ProviderError | None = None
         """The provider error the stream reported (`feed` raised `ModelError` for it)."""
 
+    def fail(self, payload: str) -> None:
+        """Take an SSE `event: error` event: the provider failed mid-stream.
+
+        Its data is an error object bare (`{"message": ..., "code": 503}`, Responses-style
+        `{"type": "error", ...}`) or wrapped (`{"error": {...}}`, Anthropic-style), or plain
+        text; the text streamed so far is a fragment.
+
+        Raises:
+            ModelError: always, with the provider's message and the status its code names
+                (kept in `error`, classified as an HTTP error is).
+        """
+        data, err = _json.loads(payload, cleaned=False)
+        if err is not None or not isinstance(data, dict):
+            said = ProviderError(_json.clean_text(payload.strip()[:1000]) or "(no message)")
+        else:
+            said = error_from_object(data if data.get("error") else {"error": data}, payload)
+        self._raise(said, payload)
+
     def feed(self, payload: str) -> None:
         """Add one event payload (a JSON chunk, or `[DONE]`).
 
@@ -120,14 +159,7 @@ class StreamAccumulator:
             )
         said = body_error(chunk, payload[:1000])  # `"error": null` (some servers send it) is none
         if said is not None:  # also next to `choices`, or as `finish_reason: "error"`
-            self.error = said
-            err = chunk.get("error")
-            code = err.get("code") if isinstance(err, dict) else None
-            raise ModelError(
-                _json.clean_text(f"provider error in stream: {said.message}"),
-                status_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                body=_json.clean_text(payload[:2000]),
-            )
+            self._raise(said, payload)
         self.chunks += 1
         self.id = self.id or _str(chunk.get("id"))
         self.model = self.model or _str(chunk.get("model"))
@@ -173,6 +205,15 @@ class StreamAccumulator:
                     body=_json.clean_text(payload[:2000]),
                 )
             self._feed_delta(delta, payload)
+
+    def _raise(self, said: ProviderError, payload: str) -> None:
+        """Keep `said` as the stream's error and raise it as a `ModelError`."""
+        self.error = said
+        raise ModelError(
+            _json.clean_text(f"provider error in stream: {said.message}"),
+            status_code=error_status(said.code) if (said.code or "").isdigit() else None,
+            body=_json.clean_text(payload[:2000]),
+        )
 
     @staticmethod
     def _wrong(what: str, value: Any, takes: str, payload: str) -> ModelOutputError:

@@ -15,7 +15,14 @@ from typing import Any, Protocol, runtime_checkable
 from harnesskit.errors import UsageError
 from harnesskit.messages import ModelRequest, ModelResponse
 
-__all__ = ["Model", "block_real_models", "get_model", "register_provider"]
+__all__ = [
+    "SECRETS_METHOD",
+    "Model",
+    "block_real_models",
+    "get_model",
+    "model_secrets",
+    "register_provider",
+]
 
 
 @runtime_checkable
@@ -32,6 +39,38 @@ class Model(Protocol):
     def request(self, request: ModelRequest) -> ModelResponse:
         """Answer one request."""
         ...
+
+
+#: The optional method a model with credentials has (not part of `Model`, so every callable
+#: with `name` and `request` stays a model): `secrets() -> tuple[str, ...]`, the exact texts
+#: (its API key, its URL's password, and their encoded forms) that no event may show. A run
+#: adds them to its log redactor's literals (`Harness.run_redactor`); models know nothing of
+#: logs, the run floor asks.
+SECRETS_METHOD = "secrets"
+
+
+def model_secrets(model: object) -> tuple[str, ...]:
+    """The texts `model` says no log may show: its `secrets()`, or `()` without that method.
+
+    Args:
+        model: any model.
+
+    Returns:
+        The strings of at least 4 characters `model.secrets()` returned, in its order.
+
+    Raises:
+        UsageError: `secrets()` returned something that is not a collection of strings.
+    """
+    own = getattr(model, SECRETS_METHOD, None)
+    if not callable(own):
+        return ()
+    found = own()
+    if isinstance(found, str) or not all(isinstance(x, str) for x in found):
+        raise UsageError(
+            f"{type(model).__name__}.secrets() must return a tuple of strings, got "
+            f"{type(found).__name__}"
+        )
+    return tuple(x for x in found if len(x) >= 4)
 
 
 #: Set to False by `block_real_models()`; network providers check it.

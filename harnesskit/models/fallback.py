@@ -22,7 +22,7 @@ from typing import Any
 from harnesskit._lazy import frozen_dataclass
 from harnesskit.errors import ModelError, ModelOutputError, RateLimitError, UsageError
 from harnesskit.messages import DATA_CLASSES, ModelRequest, ModelResponse, check_data_class
-from harnesskit.models.base import Model
+from harnesskit.models.base import Model, model_secrets
 
 __all__ = ["DATA_CLASSES", "FallbackModel", "FallbackNode", "Switch"]
 
@@ -191,6 +191,14 @@ class FallbackModel:
             status_code=last.status_code if last else None,
             body=last.body if last else None,
         )
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every node's own secrets (see `Model.secrets`), for the run's log redactor.
+
+        Returns:
+            The distinct texts of the nodes whose model has a `secrets()` method.
+        """
+        return tuple(dict.fromkeys(s for node in self.nodes for s in model_secrets(node.model)))
 
     def __repr__(self) -> str:
         return f"FallbackModel({[n.model.name for n in self.nodes]!r})"

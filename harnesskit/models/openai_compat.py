@@ -27,9 +27,11 @@ Behaviour, in one place:
   so both go through one tolerant parser (`_parse.parse_completion`).
 - Retries (R-M3): timeouts, connection errors, 408/409/429/500/502/503/504 with capped
   exponential backoff and jitter, honouring `Retry-After` (seconds or HTTP-date) and
-  `retry-after-ms`; never waiting past the deadline (`ModelRequest.deadline_monotonic`, a
-  `time.monotonic()` value, or `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
-  An `error` object inside a 200 body or stream (also beside `choices`) or a
+  `retry-after-ms` when longer than the backoff (an invalid one is ignored); never waiting
+  past the deadline (`ModelRequest.deadline_monotonic`, a `time.monotonic()` value, or
+  `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
+  An `error` object inside a 200 body or stream (also beside `choices`), a body or chunk
+  that is an error object (`"object": "error"`), an SSE `event: error` event, or a
   `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
@@ -46,7 +48,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +62,13 @@ from harnesskit.messages import (
     ModelResponse,
     StreamDelta,
 )
-from harnesskit.models._options import MAX_SECONDS, check_client_options, shown_url, url_secrets
+from harnesskit.models._options import (
+    MAX_SECONDS,
+    check_client_options,
+    secret_forms,
+    shown_url,
+    url_secrets,
+)
 from harnesskit.models._parse import (
     ProviderError,
     body_error,
@@ -77,7 +85,7 @@ from harnesskit.models._retry import (
     retry_after_seconds,
     retryable,
 )
-from harnesskit.models._sse import StreamAccumulator, sse_data
+from harnesskit.models._sse import StreamAccumulator, sse_events
 from harnesskit.models.base import register_provider
 from harnesskit.models.fallback import DATA_CLASSES
 
@@ -200,7 +208,8 @@ class OpenAICompatModel:
                 this fails as a non-streamed one does: raise it for long generations.
             stream: request SSE streams by default (`settings["stream"]` overrides per request);
                 a server that answers with a JSON body (`application/json`) instead of an event
-                stream is read as a plain completion.
+                stream is read as a plain completion, and one that answers a plain request with
+                `text/event-stream` (a proxy that always streams) is read as a stream.
             stream_usage: ask streaming servers for a final usage chunk
                 (`stream_options.include_usage`); turn off for servers that reject it.
             retry: the retry policy; `None` uses `RetryPolicy()` (3 retries, 0.5-8 s backoff).
@@ -391,6 +400,19 @@ class OpenAICompatModel:
             body=second.body,
         )
 
+    def secrets(self) -> tuple[str, ...]:
+        """The exact texts no error, event or log line may show (see `Model.secrets`).
+
+        A run's log redactor adds them to its literals for every event, so a key the server
+        or the model echoes back in an answer is scrubbed as one in an error is.
+
+        Returns:
+            The API key and the base URL's credentials (`user:password@`, `?api_key=...`),
+            each raw, percent-encoded and base64-encoded (`_options.secret_forms`), longest
+            first; `()` when the client has neither.
+        """
+        return secret_forms(self._api_key, *url_secrets(self._url))
+
     def close(self) -> None:
         """Close the HTTP client if this model created it."""
         if self._owns_client and self._client is not None:
@@ -523,15 +545,17 @@ class OpenAICompatModel:
             return 0.0, self._hint(failure.status)
         if attempt > self.retry.max_retries:
             return 0.0, f" (gave up after {attempt} attempts)"
+        cap = self.retry.max_retry_after_seconds
+        if failure.retry_after is not None and failure.retry_after > cap:
+            return 0.0, (
+                f" (the server asked to wait {failure.retry_after:g}s, longer than "
+                f"max_retry_after_seconds={cap:g})"
+            )
+        # the backoff is the floor: a server asking for 0s (or a past date) on every attempt
+        # must not turn the retries into a burst
+        wait = backoff_seconds(attempt, self.retry, self._rng)
         if failure.retry_after is not None:
-            if failure.retry_after > self.retry.max_retry_after_seconds:
-                return 0.0, (
-                    f" (the server asked to wait {failure.retry_after:g}s, longer than "
-                    f"max_retry_after_seconds={self.retry.max_retry_after_seconds:g})"
-                )
-            wait = failure.retry_after
-        else:
-            wait = backoff_seconds(attempt, self.retry, self._rng)
+            wait = max(wait, failure.retry_after)
         left = deadline.left()
         if left is not None and wait >= left:
             return 0.0, (
@@ -542,15 +566,14 @@ class OpenAICompatModel:
 
     def _scrubbed(self, failure: _Failure) -> _Failure:
         """`failure` without this client's own API key or URL credentials in any text."""
-        secrets = [self._api_key, *url_secrets(self._url)]
+        # raw, percent- and base64-encoded (a server echoing `zq%2BKey...`), and JSON-escaped
+        forms = [f for s in self.secrets() for f in dict.fromkeys((s, json.dumps(s)[1:-1]))]
 
         def clean(text: str | None) -> str | None:
             if text is None:
                 return None
-            for secret in secrets:
-                if secret and len(secret) >= 4:
-                    for form in (secret, json.dumps(secret)[1:-1]):
-                        text = text.replace(form, "[REDACTED:secret]")
+            for form in forms:
+                text = text.replace(form, "[REDACTED:secret]")
             return text
 
         output = failure.output
@@ -598,7 +621,11 @@ class OpenAICompatModel:
         # (send_within) and every chunk that arrives (keep-alives too) is checked against this
         # attempt's own deadline as well as the run's
         attempt = Deadline(at=deadline.clock() + timeout, clock=deadline.clock)
-        headers = {"content-type": "application/json", **self.headers}
+        # only the encodings `read_body` inflates a bounded step at a time (max_response_bytes)
+        headers = {"content-type": "application/json", "accept-encoding": "gzip, deflate"}
+        if any(k.lower() == "accept-encoding" for k in self.headers):
+            del headers["accept-encoding"]  # the caller's own choice, sent once
+        headers.update(self.headers)
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         if stream:
@@ -620,7 +647,9 @@ class OpenAICompatModel:
             with contextlib.closing(opened) as resp:
                 if not 200 <= resp.status_code < 300:
                     return self._http_failure(resp, read_body(resp, attempt, cap))
-                if stream and not _is_json(resp.headers.get("content-type")):
+                kind = resp.headers.get("content-type")
+                # a server (or proxy) that always streams is read as the stream it says it is
+                if (stream and not _is_json(kind)) or _is_sse(kind):
                     data = self._read_stream(resp, deadline, attempt)
                     if isinstance(data, _Failure):
                         return data
@@ -677,9 +706,13 @@ class OpenAICompatModel:
         except ModelError as exc:
             return _Failure(200, str(exc), False, body=exc.body)
         message = response.message
-        if response.finish_reason == "tool_calls" and not message.tool_calls and not message.text:
-            # R-M2: the model meant to call a tool but sent no usable call; tell it so once
-            why = "finish_reason was tool_calls but the reply held no tool call and no text"
+        if response.finish_reason == "tool_calls" and not message.tool_calls:
+            # R-M2: the model meant to call a tool but sent no usable call (a server whose tool
+            # parser failed drops the call and keeps the text before it): tell it so once,
+            # whether or not there was a preamble; it is no complete answer
+            why = "finish_reason was tool_calls but the reply held no tool call" + (
+                " (only the text before it)" if message.text else " and no text"
+            )
             return _Failure(200, why, False, output=ProviderError(why))
         return response
 
@@ -700,8 +733,12 @@ class OpenAICompatModel:
         self, resp: httpx.Response, deadline: Deadline, attempt: Deadline
     ) -> dict[str, Any] | _Failure:
         acc = StreamAccumulator(on_delta=_ON_DELTA.get())
+        plain: list[str] = []  # the lines, while none is an SSE field: a JSON body so labelled
+        lines = _kept(read_lines(resp, attempt, self.max_response_bytes), plain)
         try:
-            for payload in sse_data(read_lines(resp, attempt, self.max_response_bytes)):
+            for kind, payload in sse_events(lines):
+                if kind == "error":  # `event: error`: the provider failed mid-stream
+                    acc.fail(payload)
                 acc.feed(payload)
                 if acc.done:
                     break
@@ -716,6 +753,11 @@ class OpenAICompatModel:
                 return self._provider_failure(exc.status_code or 200, acc.error, str(exc), exc.body)
             retryable = exc.status_code is None or exc.status_code in RETRY_STATUS
             return _Failure(exc.status_code or 200, str(exc), retryable, body=exc.body)
+        if not acc.done and acc.chunks == 0 and plain:
+            # a whole completion labelled `text/event-stream`: read as the JSON body it is
+            data, why = _json.loads("\n".join(plain).removeprefix("\ufeff"), cleaned=False)
+            if why is None and isinstance(data, dict):
+                return data
         if not acc.done and acc.finish_reason is None:
             return _Failure(200, "the stream ended before its last chunk (no [DONE])", True)
         return acc.body()
@@ -807,6 +849,30 @@ def _is_json(content_type: str | None) -> bool:
     """True for a JSON media type (`application/json`, `...+json`): a plain body, not SSE."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
+
+
+def _kept(lines: Iterator[str], kept: list[str]) -> Iterator[str]:
+    """Yield `lines`, copying them into `kept` until one is an SSE field (then `kept` is cleared).
+
+    A body labelled `text/event-stream` whose lines hold no `data:` (nor any other field) is a
+    plain body under the wrong label; the lines are kept to read it so. `read_lines` bounds
+    their size (`max_response_bytes`).
+    """
+    keeping = True
+    for line in lines:
+        if keeping:
+            field = line.partition(":")[0]
+            if field in ("data", "event", "id", "retry") or line.startswith(":"):
+                keeping = False
+                kept.clear()
+            else:
+                kept.append(line)
+        yield line
+
+
+def _is_sse(content_type: str | None) -> bool:
+    """True for `text/event-stream`: an SSE stream, whether or not one was asked for."""
+    return (content_type or "").split(";", 1)[0].strip().lower() == "text/event-stream"
 
 
 def _endpoint(url: str) -> str:

@@ -6,6 +6,7 @@ lifecycle itself lives in `run.lifecycle`, around the loop.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from harnesskit.data.transport import TransportPolicy
 from harnesskit.errors import UsageError, checked_call, checked_path, refuse_type
 from harnesskit.log.redact import Redactor
 from harnesskit.messages import ModelRequest, StreamDelta
-from harnesskit.models.base import Model, get_model
+from harnesskit.models.base import Model, get_model, model_secrets
 from harnesskit.run._classes import model_limit, run_data_class
 from harnesskit.run.limits import Limits
 from harnesskit.run.progress import Progress
@@ -208,6 +209,7 @@ class Harness:
         if isinstance(redactor, str) and redactor != "default":
             raise UsageError(f"redactor must be a Redactor, None or 'default', got {redactor!r}")
         self.redactor: Redactor | None = Redactor() if isinstance(redactor, str) else redactor
+        self._run_redactor: tuple[Redactor, tuple[str, ...], Redactor] | None = None
         if on_unavailable not in ("error", "pause"):
             raise UsageError(f"on_unavailable must be 'error' or 'pause', got {on_unavailable!r}")
         self.on_unavailable = on_unavailable
@@ -310,6 +312,33 @@ class Harness:
             UsageError: as for `start`, or the arguments do not fit (no user message).
         """
         return self.start(user_message, **kwargs).run()
+
+    def run_redactor(self) -> Redactor | None:
+        """The redactor every event of this harness's runs passes (R-S1).
+
+        `redactor` with the model's own secrets added to its literals (`Model.secrets()`: the
+        client's API key and base-URL credentials, raw and encoded), so a key the server or
+        the model echoes back is scrubbed from every event, not only from the client's errors.
+        `redactor` itself stays as given (its repr never shows the key).
+
+        Returns:
+            The redactor for the runs' logs and ledgers; `None` when `redactor` is `None`.
+
+        Raises:
+            UsageError: the model's `secrets()` returned something other than strings.
+        """
+        base = self.redactor
+        if base is None:
+            return None
+        secrets = tuple(s for s in model_secrets(self.model) if s not in base.literals)
+        if not secrets:
+            return base
+        cached = self._run_redactor
+        if cached is not None and cached[0] is base and cached[1] == secrets:
+            return cached[2]
+        made = dataclasses.replace(base, literals=(*base.literals, *secrets))
+        self._run_redactor = (base, secrets, made)
+        return made
 
     @checked_call("call it as h.resume('runs/<run_id>.jsonl', branch_id=...)")
     def resume(self, path: str | Path, *, branch_id: str | None = None) -> Run:

@@ -41,13 +41,14 @@ def open_run(harness: Harness, run_id: str, turns: list[str], task: dict[str, An
     """
     started = _started(harness)  # a timer that is no clock fails here, before any file
     path = harness.log_dir / f"{run_id}.jsonl" if harness.log_dir else None
+    redactor = harness.run_redactor()  # with the model's own key as a literal (R-S1)
     # the ledger first: it checks its path and creates nothing, so a refusal leaves no log
     ledger = IdempotencyLedger(
         ledger_path(path) if path else None,
         confirmers=harness.confirmers,
-        redactor=harness.redactor,
+        redactor=redactor,
     )
-    log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=harness.redactor)
+    log = EventLog(path, run_id=run_id, clock=harness.clock, redactor=redactor)
     run = Run(harness, RunState(run_id=run_id, started=started), log, ledger)
     revision = harness.revision()
     log.append(

@@ -566,12 +566,20 @@ def test_client_errors_fail_at_once_with_the_providers_message(server, status):
 
 
 def test_slow_response_past_the_timeout_is_retried(server):
-    server.script(Reply(json=completion("late"), delay_seconds=1.0), Reply(json=completion("ok")))
+    # the retries are answered at once, but on a loaded machine one of them can miss the
+    # 0.2 s budget too (it was flaky with one retry and one spare reply): spares are scripted,
+    # and every failed attempt must be a timeout, so the slow one is what was retried
+    ok = [Reply(json=completion("ok"))] * 4
+    server.script(Reply(json=completion("late"), delay_seconds=1.0), *ok)
     attempts = []
-    response = make(server, timeout_seconds=0.2, on_attempt=attempts.append).request(ask())
+    retry = RetryPolicy(max_retries=4, initial_backoff_seconds=0.01, max_backoff_seconds=0.02)
+    model = make(server, timeout_seconds=0.2, retry=retry, on_attempt=attempts.append)
+    response = model.request(ask())
     assert response.message.content == "ok"
     assert attempts[0].status_code is None
     assert attempts[0].error.startswith("timeout after 0.20s")
+    assert all(a.status_code is None and a.error.startswith("timeout") for a in attempts)
+    assert all(a.will_retry for a in attempts)
 
 
 def test_truncated_json_body_is_retried(server):

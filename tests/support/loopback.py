@@ -177,7 +177,8 @@ class LoopbackServer:
                     time.sleep(reply.sse_gap_seconds)
             return
         data = reply.body if reply.body is not None else json.dumps(reply.json).encode()
-        handler.send_header("content-type", "application/json")
+        if not any(k.lower() == "content-type" for k in reply.headers):  # else sent above
+            handler.send_header("content-type", "application/json")
         handler.send_header("content-length", str(reply.claim_length or len(data)))
         handler.end_headers()
         handler.wfile.write(data)
