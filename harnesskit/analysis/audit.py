@@ -295,11 +295,12 @@ def _audit_log(
 ) -> AuditReport:
     events = log.of_type(branch_id=branch_id)
     findings: list[Finding] = []
+    shared: dict[tuple[str, str], int] = {}  # each prompt repeats the last one's messages
     for i, e in enumerate(events):
         if e.type == "tool.call":
             findings += _transport(e, events[:i], policy_fact_args)
         elif e.type == "model.request":
-            findings += _two_forms(log, e, min_restatement_chars)
+            findings += _two_forms(log, e, min_restatement_chars, shared)
         elif e.type == "alert.representation":
             findings.append(
                 Finding(point="two_forms", flag=True, event_id=e.event_id, detail=_alert_text(e))
@@ -486,7 +487,13 @@ def _array_source(items: list[Any], texts: list[tuple[Event, str]]) -> _Partial 
 # -- point 2: a source in two forms in one prompt ---------------------------------------------
 
 
-def _two_forms(log: EventLog, request: Event, min_chars: int) -> list[Finding]:
+def _two_forms(
+    log: EventLog, request: Event, min_chars: int, shared: dict[tuple[str, str], int]
+) -> list[Finding]:
+    """Tool results of one request restated in another of its messages.
+
+    `shared` caches `_shared_run` by `(message, source)` across the requests of one audit.
+    """
     messages = log.request_messages(request.event_id)
     # inspection answers (`{"artifact_ref": ..., "form": "excerpt"}`) are labelled parts of a
     # stored whole that the model asked for; pages of one artifact share structure, not forms
@@ -502,7 +509,9 @@ def _two_forms(log: EventLog, request: Event, min_chars: int) -> list[Finding]:
             other = m.get("content") or ""
             if m.get("role") == "tool" and (m.get("tool_call_id") == call_id or other == text):
                 continue
-            n = _shared_run(other, text, min_chars)
+            n = shared.get((other, text), -1)
+            if n < 0:
+                n = shared[other, text] = _shared_run(other, text, min_chars)
             if n >= min_chars:
                 role = m.get("role")
                 out.append(
@@ -529,21 +538,89 @@ def _excerpt(message: Mapping[str, Any]) -> bool:
 
 
 def _shared_run(text: str, source: str, min_chars: int) -> int:
-    """Length of the longest stretch of `text` that is also in `source` (0 if < min_chars)."""
+    """Length of the longest stretch of `text` that is also in `source` (0 if < min_chars).
+
+    `text` is sampled at windows of `max(16, min_chars // 2)` chars every half window; a window
+    found in `source` grows right as far as it stays in `source`, then left from that end. The
+    grown stretch only depends on where it ends, so the windows inside it are skipped up to the
+    first one (bisected) whose own stretch reaches further right. Growing gallops (1, 2, 4, ...
+    chars, then bisects), so each stretch costs O(log length) substring tests, not one per char
+    or per window.
+
+    Args:
+        text: the message that may restate `source`.
+        source: a tool result's text.
+        min_chars: the shortest stretch that counts.
+
+    Returns:
+        The length in chars, or 0 when it is shorter than `min_chars`.
+    """
     if len(text) < min_chars:
         return 0
     window = max(16, min_chars // 2)
+    step = max(1, window // 2)
+    last = (len(text) - window) // step  # the index of the last window sampled
     best = 0
-    for start in range(0, len(text) - window + 1, max(1, window // 2)):
-        if text[start : start + window] not in source:
+    reach = -1  # where the last grown stretch ends: every window inside it is in `source`
+    i = 0
+    while i <= last:
+        start = i * step
+        if start + window <= reach:
+            if reach == len(text):
+                break  # no later window can end further right
+            # windows inside the stretch whose own stretch stops at `reach` are that stretch
+            # again; the first one that passes it (passing is monotone in start) is bisected
+            lo, hi = i, (reach - window) // step + 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if text[mid * step : reach + 1] in source:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo > (reach - window) // step:
+                i = lo
+                continue
+            i, start, known = lo, lo * step, reach + 1
+        elif text[start : start + window] in source:
+            known = start + window
+        else:
+            i += 1
             continue
-        lo, hi = start, start + window
-        while hi < len(text) and text[lo : hi + 1] in source:
-            hi += 1
-        while lo > 0 and text[lo - 1 : hi] in source:
-            lo -= 1
-        best = max(best, hi - lo)
+        reach = _grow_right(text, source, start, known)
+        best = max(best, _grow_left(text, source, reach, reach - start))
+        i += 1
     return best if best >= min_chars else 0
+
+
+def _grow_right(text: str, source: str, start: int, known: int) -> int:
+    """The largest end `hi` with `text[start:hi]` in `source`, given `text[start:known]` is."""
+    return _gallop(known, len(text), lambda hi: text[start:hi] in source)
+
+
+def _grow_left(text: str, source: str, end: int, known: int) -> int:
+    """The largest `n` with `text[end - n:end]` in `source`, given `n = known` is."""
+    return _gallop(known, end, lambda n: text[end - n : end] in source)
+
+
+def _gallop(known: int, limit: int, holds: Callable[[int], bool]) -> int:
+    """The largest `x` in `[known, limit]` with `holds(x)`, for `holds` true up to a point.
+
+    `holds(known)` is given; gallops up by 1, 2, 4, ... then bisects: O(log(x - known)) calls.
+    """
+    step = 1
+    while known < limit:
+        probe = min(known + step, limit)
+        if not holds(probe):
+            limit = probe - 1
+            break
+        known, step = probe, step * 2
+    while known < limit:
+        mid = (known + limit + 1) // 2
+        if holds(mid):
+            known = mid
+        else:
+            limit = mid - 1
+    return known
 
 
 def _alert_text(e: Event) -> str:

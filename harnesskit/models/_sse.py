@@ -78,7 +78,11 @@ class StreamAccumulator:
     Tool-call deltas are matched to a call by `index`, by `id` only when they carry no index
     (two calls at indexes 0 and 1 sharing an id stay two calls, as in a plain body); a delta
     whose `index` is taken by a call with a different id starts a new call (some servers send
-    every call at index 0). Argument fragments are concatenated in arrival order.
+    every call at index 0). A delta with neither continues the last call, except that each
+    entry after the first of one chunk's `tool_calls` list is a call of its own, and a delta
+    naming a tool after the last call's arguments are whole JSON starts a new call (servers
+    that send neither: two calls were merged into one with both objects run together).
+    Argument fragments are concatenated in arrival order.
 
     Args:
         on_delta: called with a `StreamDelta` for each text, reasoning and argument fragment
@@ -251,13 +255,13 @@ class StreamAccumulator:
             return
         if not isinstance(calls, list):
             calls = [calls]
-        for part in calls:
+        for position, part in enumerate(calls):
             if isinstance(part, dict):
-                self._feed_call(part, payload)
+                self._feed_call(part, payload, first=position == 0)
             else:  # a bare name or a number: the parser makes it a call answered with an error,
                 self.calls.append(part)  # in its place among the turn's calls, as unstreamed
 
-    def _feed_call(self, part: dict[str, Any], payload: str) -> None:
+    def _feed_call(self, part: dict[str, Any], payload: str, *, first: bool) -> None:
         call_id = part.get("id") if isinstance(part.get("id"), str) and part.get("id") else None
         index = part.get("index")
         if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
@@ -270,11 +274,14 @@ class StreamAccumulator:
                     slot = self._by_index[index]
         elif call_id is not None:
             slot = self._by_id.get(call_id)
-        else:  # a bare continuation fragment: the last call
+        elif first:  # neither: continues the last call, unless it names a new one
             slot = next(
                 (i for i in reversed(range(len(self.calls))) if isinstance(self.calls[i], dict)),
                 None,
             )
+            if slot is not None and _starts_new_call(part, self.calls[slot]):
+                slot = None
+        # else: a later entry of one chunk's list is another call, as in a plain body
         if slot is None:
             self.calls.append({"type": "function", "function": {"name": "", "arguments": ""}})
             slot = len(self.calls) - 1
@@ -351,3 +358,28 @@ class StreamAccumulator:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _starts_new_call(part: dict[str, Any], last: dict[str, Any]) -> bool:
+    """True when a fragment with neither `index` nor `id` names a call after a finished one.
+
+    The last call is finished when it has a name and its arguments are a whole JSON value
+    (an object sent as such, or text that parses); a fragment naming a tool then starts the
+    next call. A name while the arguments are still open continues the call (servers that
+    repeat the name on every fragment, or split it).
+    """
+    fn = part.get("function")
+    if fn is None:
+        fn = part
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        return False
+    target = last.get("function")
+    if not isinstance(target, dict) or not target.get("name"):
+        return False
+    args = target.get("arguments")
+    if not isinstance(args, str):
+        return args is not None
+    if not args.strip():
+        return False
+    _, err = _json.loads(args, cleaned=False)
+    return err is None
