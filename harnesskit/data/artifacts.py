@@ -305,8 +305,9 @@ def summarize(
             (`None`: no index).
         compact: when the summary is over `max_chars`, first drop what the inspection tools
             give on request (shape, arrays, the example calls, the bind hint) and shorten the
-            reason, keeping ref, size, sha256 and as much preview as fits (for the many
-            results of one turn, `Transport.fit_turn`).
+            reason, keeping ref, size, sha256 and as much preview as fits; at the very least
+            ref, `form`, `complete` and size remain (for the many results of one turn,
+            `Transport.fit_turn`).
 
     Returns:
         A JSON-ready dict (`{"artifact_ref": id, "form": "summary", ...}`).
@@ -362,8 +363,8 @@ def summarize(
         keep = max(0, len(p.text) - (size() - max_chars))
         cut = dataclasses.replace(p, end=p.start + keep, text=p.text[:keep], cut=True)
         out["preview"] = cut.to_dict()
-    if compact and size() > max_chars:  # the least a ref needs: id, size, sha256
-        for key in ("preview", "why"):
+    for key in ("preview", "why", "sha256"):  # compact, at the least: the ref's id, size and
+        if compact and size() > max_chars:  # that it is not whole (the artifact keeps sha256)
             out.pop(key, None)
     return out
 

@@ -143,9 +143,9 @@ _COUNTS = (
     ("max_turn_inline_chars", 1000, True),
 )
 
-#: The smallest summary share `Transport.fit_turn` gives a stored result (characters): a
-#: compact summary (ref, size, sha256, a short note) fits in it.
-MIN_SUMMARY_CHARS = 200
+#: The smallest summary share `Transport.fit_turn` gives a stored result (characters): the
+#: least compact summary (ref, size, `complete: false`) fits in it.
+MIN_SUMMARY_CHARS = 120
 
 
 class Transport:
