@@ -115,8 +115,8 @@ def assert_fits_and_lossless(
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize(
     ("n_turns", "per_turn", "tool"),
-    [(1, 80, "fetch"), (3, 30, "fetch"), (2, 40, "lookup")],
-    ids=["one-turn-of-80", "three-turns-of-30", "two-turns-of-40-json"],
+    [(1, 80, "fetch"), (3, 80, "fetch"), (8, 20, "fetch"), (2, 40, "lookup")],
+    ids=["one-turn-of-80", "three-turns-of-80", "eight-turns-of-20", "two-turns-of-40-json"],
 )
 def test_many_mid_size_results_fit_under_every_policy(policy, n_turns, per_turn, tool):
     store = hk.ArtifactStore()
@@ -187,13 +187,15 @@ def test_fit_turn_leaves_a_turn_within_its_budget_alone():
     assert not transport.holds_artifacts
 
 
-def test_compact_summary_keeps_ref_size_and_sha_at_any_bound():
+def test_compact_summary_keeps_ref_and_size_at_any_bound():
     store = hk.ArtifactStore()
     ref = store.put("x" * 9_000, source={"tool": "fetch"})
     for bound in (2000, 600, 300, 50):
         out = summarize(ref, reason="a test", max_chars=bound, compact=True)
-        assert out["artifact_ref"] == ref.id and out["sha256"] == ref.sha256
+        assert out["artifact_ref"] == ref.id and out.get("sha256", ref.sha256) == ref.sha256
         assert out["size_chars"] == 9_000 and out["complete"] is False
+        assert len(json.dumps(out)) <= max(bound, 110)  # the least a ref needs: ~100 chars
+        assert bound < 300 or out["sha256"] == ref.sha256
         if "preview" in out and out["preview"]:
             p = out["preview"]
             assert ("x" * 9_000)[p["start"] : p["end"]] == p["text"]
@@ -205,3 +207,16 @@ def test_max_turn_inline_chars_is_validated():
     with pytest.raises(hk.errors.UsageError, match="max_turn_inline_chars"):
         TransportPolicy(max_turn_inline_chars=10)
     assert TransportPolicy(max_turn_inline_chars=None).max_turn_inline_chars is None
+
+
+def test_the_facts_index_of_a_summary_is_its_ref_and_preview_values_not_its_sha():
+    from harnesskit.data._values import tool_values
+
+    store = hk.ArtifactStore()
+    ref = store.put(json.dumps(record(7)), source={"tool": "lookup"})
+    full = json.dumps(summarize(ref, reason="a test", max_chars=2000, ids=["DOC-0007"]))
+    values = {v: k for k, v in tool_values(full)}
+    assert values[ref.id] == "artifact_ref" and values["DOC-0007"] in ("ids", "preview")
+    assert ref.sha256 not in values  # it describes the artifact: no model types it
+    plain = {v: k for k, v in tool_values(json.dumps({"sha256": ref.sha256}))}
+    assert ref.sha256 in plain  # any other result's values are indexed as before
