@@ -296,8 +296,9 @@ class Transport:
         overflow the prompt together. When the turn's tool messages hold more than
         `TransportPolicy.max_turn_inline_chars` (or `room_chars`, the prompt room the run has
         left, whichever is smaller), the largest successful results are stored as artifacts
-        like any large result, each replaced by a compact summary (ref, size, sha256, a
-        byte-exact preview) sharing what is left of the budget, until the turn fits. When even
+        like any large result, each replaced by a compact summary sharing what is left of
+        the budget (ref, size and, as room allows, sha256 and a byte-exact preview; the id
+        index too under `id_index`), until the turn fits. When even
         the smallest summaries do not fit, every result is stored with the smallest summary and
         the prompt's own budget check decides (nothing more could be moved).
         Called before the results are logged, so every context policy sees the same results.
@@ -362,7 +363,8 @@ class Transport:
                 v = r.value
                 text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
                 text = self._redact(text)
-            ex.result = self._store(ex, text, reason, max_chars=bound, compact=True)
+            ids = [v for _, v in tool_values(text)] if p.id_index else None  # as opted in
+            ex.result = self._store(ex, text, reason, max_chars=bound, ids=ids, compact=True)
 
     def _track_inline(self) -> None:
         """Track the inline results of the last turn as R-A5 sources (by their call ids)."""

@@ -220,3 +220,18 @@ def test_the_facts_index_of_a_summary_is_its_ref_and_preview_values_not_its_sha(
     assert ref.sha256 not in values  # it describes the artifact: no model types it
     plain = {v: k for k, v in tool_values(json.dumps({"sha256": ref.sha256}))}
     assert ref.sha256 in plain  # any other result's values are indexed as before
+
+
+def test_fit_turn_keeps_the_id_index_when_it_is_on():
+    transport = Transport(
+        hk.ArtifactStore(), TransportPolicy(max_turn_inline_chars=10_000, id_index=True)
+    )
+    texts = [json.dumps(record(i)) for i in range(3)]
+    turn = [executed(i, t) for i, t in enumerate(texts)]
+    for ex in turn:
+        ex.result = transport.postprocess(ex)
+    transport.fit_turn(turn)
+    stored = [ex for ex in turn if "artifact" in ex.result.meta]
+    assert stored
+    for ex in stored:
+        assert f"DOC-{ex.call.arguments['i']:04d}" in json.loads(ex.result.content)["ids"]
