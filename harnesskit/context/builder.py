@@ -1473,7 +1473,9 @@ class ContextBuilder:
         Covers the active tool results of the memory (those dropped by `max_events` or the
         token budget included; stale, withheld and restricted ones never) and the window's
         results cut under pressure. A value is listed once, with the label of its first
-        source, unless the text shown for that result already holds it.
+        source, unless the text shown for that result already holds it; a value the
+        structured summary shows (with its source's label) is not listed again, and that
+        result counts among the returned ids as if listed.
 
         That is a scan of those results in id order, each listing the values not seen before
         (a result shown whole marks its values seen). It is computed per value: a result of
@@ -1522,9 +1524,13 @@ class ContextBuilder:
             [*window.values(), *(str(e.content or "") for e in d.core if e.type == "user.message")]
         )
         listed: dict[int, set[str]] = {}
+        # a value the structured summary shows (a line naming its source label) is not listed
+        # again; the result it stands for counts as carried, as if listed
+        summary, carried = d.summary or "", set[int]()
         for v in {**view.occ, **others}:
             if v in verbatim:  # never listed (nor needed: whoever holds it, it is shown)
                 continue
+            into = carried if v in summary else None
             first = None  # the first fact of the memory holding `v` that is not shown
             for i in view.occ.get(v, ()):
                 if i not in visible and i not in window:
@@ -1538,20 +1544,26 @@ class ContextBuilder:
             for i in holders:
                 shown_as = visible.get(i)
                 if shown_as is None:  # not shown: this result lists it
-                    listed.setdefault(i, set()).add(v)
+                    if into is not None:
+                        into.add(i)
+                    else:
+                        listed.setdefault(i, set()).add(v)
                     break
                 text, whole = shown_as
                 if whole:  # shown whole before any listing: seen
                     break
                 if v not in text:
-                    listed.setdefault(i, set()).add(v)
+                    if into is not None:
+                        into.add(i)
+                    else:
+                        listed.setdefault(i, set()).add(v)
                     break
         lines: list[str] = []
         for i in sorted(listed):
             e = view.event(i)
             pairs = [(k, v) for k, v in self._tool_values(e) if v in listed[i]]  # type: ignore[arg-type]
             lines.append(index_line(e.label, str(e.payload.get("tool") or "tool"), pairs))
-        return lines, sorted(listed)
+        return lines, sorted({*listed, *carried})
 
     @staticmethod
     def _cut(e: Event, cap: int | None) -> bool:

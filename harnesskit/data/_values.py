@@ -34,6 +34,35 @@ def is_value(text: str) -> bool:
     return any(c.isdigit() for c in text) or (text.isupper() and text.isalpha())
 
 
+def _free_values(text: str, key: str, out: dict[str, str]) -> None:
+    """Add the id-like tokens of prose `text` to `out` (value -> key)."""
+    for m in _FREE_TOKEN.finditer(text):
+        if is_value(m.group()) and any(c.isdigit() for c in m.group()):
+            out.setdefault(m.group(), key)
+
+
+def _is_summary(data: dict[str, Any]) -> bool:
+    """True for the summary that replaces an externalized result (`artifacts.summarize`)."""
+    return data.get("form") == "summary" and isinstance(data.get("artifact_ref"), str)
+
+
+def _summary_values(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The values of an artifact summary: its ref, its id index and its preview's tokens.
+
+    The rest (sha256, sizes, the example inspection calls, the shape) describes the stored
+    artifact, not the tool's answer: a model never types it into a call, so it is not indexed
+    (an index of many results' summaries would repeat each sha256 for nothing).
+    """
+    out: dict[str, str] = {data["artifact_ref"]: "artifact_ref"}
+    for v in data.get("ids") or ():
+        if isinstance(v, str) and is_value(v):
+            out.setdefault(v, "ids")
+    preview = data.get("preview")
+    if isinstance(preview, dict) and isinstance(preview.get("text"), str):
+        _free_values(preview["text"], "preview", out)
+    return [(k, v) for v, k in out.items()]
+
+
 def _number(value: int | float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
@@ -52,10 +81,10 @@ def tool_values(content: str) -> list[tuple[str, str]]:
         data = json.loads(content)
     except (ValueError, TypeError):
         data = content or ""
+    if isinstance(data, dict) and _is_summary(data):  # an artifact's summary (R-A1)
+        return _summary_values(data)
     if isinstance(data, str):  # prose (plain or a JSON string): its id-like tokens
-        for m in _FREE_TOKEN.finditer(data):
-            if is_value(m.group()) and any(c.isdigit() for c in m.group()):
-                out.setdefault(m.group(), "")
+        _free_values(data, "", out)
         return [(k, v) for v, k in out.items()]
 
     def walk(node: Any, key: str, money: bool) -> None:

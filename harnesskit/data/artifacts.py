@@ -284,7 +284,12 @@ def _longest_array(value: Any) -> int:
 
 
 def summarize(
-    ref: ArtifactRef, *, reason: str, max_chars: int = 2000, ids: Sequence[str] | None = None
+    ref: ArtifactRef,
+    *,
+    reason: str,
+    max_chars: int = 2000,
+    ids: Sequence[str] | None = None,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """The bounded summary that replaces an externalized result in the prompt.
 
@@ -299,6 +304,11 @@ def summarize(
             preview shrink to meet it, the id index never does.
         ids: the id index: every id, date, code and amount the result holds, in order
             (`None`: no index).
+        compact: when the summary is over `max_chars`, first drop what the inspection tools
+            give on request (shape, arrays, the example calls, the bind hint) and shorten the
+            reason, keeping ref, size, sha256 and as much preview as fits; at the very least
+            ref, `form`, `complete` and size remain (for the many results of one turn,
+            `Transport.fit_turn`).
 
     Returns:
         A JSON-ready dict (`{"artifact_ref": id, "form": "summary", ...}`).
@@ -337,8 +347,16 @@ def summarize(
     def size() -> int:
         return len(json.dumps(out, ensure_ascii=False))
 
+    if compact and size() > max_chars:
+        for key in ("read_more", "bind", "arrays", "shape"):
+            out.pop(key, None)
+        out["why"] = f"stored as an artifact because {reason}"
+        if size() > max_chars:  # then a short why, and the preview shrinks below
+            for key in ("kind", "items"):
+                out.pop(key, None)
+            out["why"] = "stored as an artifact; read it with the artifact_* tools"
     depth = 3
-    while size() > max_chars and depth >= 0:
+    while size() > max_chars and depth >= 0 and "shape" in out:
         out["shape"] = _shallow(ref.shape, depth)
         depth -= 1
     p = ref.preview
@@ -346,6 +364,9 @@ def summarize(
         keep = max(0, len(p.text) - (size() - max_chars))
         cut = dataclasses.replace(p, end=p.start + keep, text=p.text[:keep], cut=True)
         out["preview"] = cut.to_dict()
+    for key in ("preview", "why", "sha256"):  # compact, at the least: the ref's id, size and
+        if compact and size() > max_chars:  # that it is not whole (the artifact keeps sha256)
+            out.pop(key, None)
     return out
 
 

@@ -70,6 +70,10 @@ class TransportPolicy:
     (ref, id index, preview) must fit in this share of the result's text, else it stays
     inline. A result over `max_inline_chars` is always externalized (R-A1). `None` always
     externalizes a result over the item limit (the behaviour before issue 16)."""
+    max_turn_inline_chars: int | None = 32000
+    """Bound on the tool results of one turn together (characters): over it, the largest are
+    stored as artifacts with compact summaries until the turn fits (`Transport.fit_turn`); the
+    run also bounds a turn by the prompt room it has left. `None` = only that room."""
     max_answer_chars: int = 4000
     """Bound on each inspection answer (characters)."""
     restate_chars: int | None = 200
@@ -136,7 +140,12 @@ _COUNTS = (
     ("max_answer_chars", 1000, False),
     ("restate_chars", 1, True),
     ("min_source_chars", 0, False),
+    ("max_turn_inline_chars", 1000, True),
 )
+
+#: The smallest summary share `Transport.fit_turn` gives a stored result (characters): the
+#: least compact summary (ref, size, `complete: false`) fits in it.
+MIN_SUMMARY_CHARS = 120
 
 
 class Transport:
@@ -173,6 +182,9 @@ class Transport:
         self._specs = tuple(t.to_openai() for t in self._tools)
         self.binder = Binder(store, log)
         self._reported: set[tuple[Any, ...]] = set()
+        # inline results of the current turn (call id -> text) not yet tracked by the R-A5
+        # checker: `fit_turn` may still externalize them
+        self._inline: dict[str, str] = {}
         if log is not None:
             self._adopt(log)
 
@@ -259,7 +271,7 @@ class Transport:
         )  # fmt: skip
         if reason is None:
             if len(r.content) >= p.min_source_chars:  # R-A5 knows the whole, to spot cuts of it
-                self.checker.add_source(f"call:{r.tool_call_id}", shown)
+                self._inline[r.tool_call_id] = shown  # tracked once the turn is fitted
             return r
         ids = [v for _, v in tool_values(text)] if value is not None and p.id_index else None
         pays = p.max_summary_share
@@ -270,10 +282,109 @@ class Transport:
             trial = summarize(probe, reason=reason, max_chars=bound, ids=ids)
             if len(json.dumps(trial, ensure_ascii=False)) > bound:
                 if len(r.content) >= p.min_source_chars:
-                    self.checker.add_source(f"call:{r.tool_call_id}", shown)
+                    self._inline[r.tool_call_id] = shown
                 why = f"{reason}, but a summary would not fit in {pays:.0%}"
                 meta = {**r.meta, "inline": f"not externalized: {why} of its {len(text)} chars"}
                 return dataclasses.replace(r, meta=meta)
+        return self._store(executed, text, reason, max_chars=p.max_summary_chars, ids=ids)
+
+    # -- R-A1 for a whole turn: the turn's results together stay within a budget -------------
+    def fit_turn(self, executed: Sequence[Executed], *, room_chars: int | None = None) -> None:
+        """Keep one turn's results together within the turn's inline budget (R-A1, case 26).
+
+        Each result passed `postprocess` alone; many mid-size results of one turn can still
+        overflow the prompt together. When the turn's tool messages hold more than
+        `TransportPolicy.max_turn_inline_chars` (or `room_chars`, the prompt room the run has
+        left, whichever is smaller), the largest successful results are stored as artifacts
+        like any large result, each replaced by a compact summary sharing what is left of
+        the budget (ref, size and, as room allows, sha256 and a byte-exact preview; the id
+        index too under `id_index`), until the turn fits. When even
+        the smallest summaries do not fit, every result is stored with the smallest summary and
+        the prompt's own budget check decides (nothing more could be moved).
+        Called before the results are logged, so every context policy sees the same results.
+        A turn no larger than one inline result (`max_inline_chars`) is never changed.
+
+        Args:
+            executed: the turn's executed calls; their `result` (and `emitted`) are replaced
+                in place.
+            room_chars: the characters of prompt the run may still give this turn's results
+                (from the model's input budget and the context policy's limit); `None` = only
+                `max_turn_inline_chars` applies.
+        """
+        p = self.policy
+        total = 0
+        for ex in executed:
+            total += len(ex.result.content)
+        if total > p.max_inline_chars:  # a turn no larger than one inline result is kept
+            limit = p.max_turn_inline_chars
+            if room_chars is not None:
+                limit = room_chars if limit is None else min(limit, room_chars)
+            if limit is not None and total > limit:
+                self._fit(executed, limit, total)
+        self._track_inline()
+
+    def _fit(self, executed: Sequence[Executed], limit: int, total: int) -> None:
+        """Store the largest results of a turn over `limit` chars (see `fit_turn`)."""
+        p = self.policy
+        movable = sorted(
+            (ex for ex in executed if ex.result.ok and ex.result.name not in INSPECTION_TOOLS),
+            key=lambda ex: -len(ex.result.content),
+        )
+        sizes = [len(ex.result.content) for ex in movable]
+        fixed = total - sum(sizes)
+        rest = sum(sizes)
+        k, bound = len(movable), MIN_SUMMARY_CHARS
+        for i, size in enumerate(sizes, start=1):  # store the i largest, summaries share the room
+            rest -= size
+            share = (limit - fixed - rest) // i
+            if share >= MIN_SUMMARY_CHARS:
+                k, bound = i, min(p.max_summary_chars, share)
+                break
+        reason = f"its turn's {len(executed)} results hold {total} chars (turn limit {limit})"
+        for ex in movable[:k]:
+            r = ex.result
+            if len(r.content) <= bound:
+                continue
+            ref_id = r.meta.get("artifact")
+            if isinstance(ref_id, str) and ref_id in self.created:  # stored already: shrink
+                ref = self.created[ref_id]
+                why = next(
+                    (e[1].get("reason", reason) for e in ex.emitted if e[0] == "artifact.created"),
+                    reason,
+                )
+                summary = summarize(ref, reason=str(why), max_chars=bound, compact=True)
+                ex.result = dataclasses.replace(r, content=json.dumps(summary, ensure_ascii=False))
+                continue
+            if "artifact_error" in r.meta:
+                continue
+            self._inline.pop(r.tool_call_id, None)
+            text = self._redact(r.content)
+            if r.meta.get("truncated"):
+                v = r.value
+                text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+                text = self._redact(text)
+            ids = [v for _, v in tool_values(text)] if p.id_index else None  # as opted in
+            ex.result = self._store(ex, text, reason, max_chars=bound, ids=ids, compact=True)
+
+    def _track_inline(self) -> None:
+        """Track the inline results of the last turn as R-A5 sources (by their call ids)."""
+        if self._inline:
+            for call_id, text in self._inline.items():
+                self.checker.add_source(f"call:{call_id}", text)
+            self._inline.clear()
+
+    def _store(
+        self,
+        executed: Executed,
+        text: str,
+        reason: str,
+        *,
+        max_chars: int,
+        ids: list[str] | None = None,
+        compact: bool = False,
+    ) -> ToolResult:
+        """Store `text` (the whole result of `executed`) as an artifact; return its summary."""
+        r, p = executed.result, self.policy
         step, branch = self._where()
         source = {
             "run_id": self.log.run_id if self.log else "",
@@ -304,7 +415,7 @@ class Transport:
                 {**ref.to_dict(), "reason": reason, "store": where, "call_source": source},
             )
         )
-        summary = summarize(ref, reason=reason, max_chars=p.max_summary_chars, ids=ids)
+        summary = summarize(ref, reason=reason, max_chars=max_chars, ids=ids, compact=compact)
         meta = {k: v for k, v in r.meta.items() if k not in ("truncated", "full_chars")}
         meta.update(artifact=ref.id, sha256=ref.sha256, size_chars=ref.size_chars)
         # R-S2: the summary carries a preview of the artifact, so its event carries its class
@@ -394,6 +505,7 @@ class Transport:
             RepresentationError: a source is in two forms and the transport refuses; the
                 alert is in the log and the model has not been called.
         """
+        self._track_inline()
         violations = self.checker.check(messages)
         for v in violations:
             key = (v.ref, v.first.key, v.second.key)

@@ -13,6 +13,7 @@ and the answer keeps only its text.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _json
@@ -23,13 +24,29 @@ from harnesskit.run._classes import RequestClasses, approved_class
 from harnesskit.run._ids import unique_call_ids
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from harnesskit.context.builder import ContextBuilder, Prompt
     from harnesskit.log.events import EventLog
+    from harnesskit.messages import ToolCall
     from harnesskit.run._wiring import ToolSpecs
     from harnesskit.run.harness import Harness
+    from harnesskit.run.loop import Run
     from harnesskit.run.state import RunState
+    from harnesskit.tools.executor import Executed
 
-__all__ = ["call_model", "closing_settings", "input_budget", "record_context", "run_deadline"]
+__all__ = [
+    "call_model",
+    "closing_settings",
+    "input_budget",
+    "record_context",
+    "run_deadline",
+    "turn_room",
+]
+
+#: The share of the prompt room left that one turn's tool results may take (the rest stays for
+#: the answer and the turns after it).
+TURN_SHARE = 0.5
 
 
 def run_deadline(h: Harness, st: RunState) -> float | None:
@@ -67,6 +84,40 @@ def input_budget(h: Harness) -> tuple[int | None, int | None, int]:
     if not isinstance(window, int) or isinstance(window, bool):
         return None, None, reserved
     return window - reserved, window, reserved
+
+
+def turn_room(run: Run, calls: Sequence[ToolCall], executed: Sequence[Executed]) -> int | None:
+    """The prompt room (characters) one turn's tool results may take (`Transport.fit_turn`).
+
+    `TURN_SHARE` of what the model's input budget and the context policy's
+    `max_prompt_tokens` (the smaller) leave after the last request and this turn's calls.
+    Only computed for a turn larger than one inline result; the common turn of one or two
+    small results costs one sum.
+
+    Args:
+        run: the run (harness, state, log, context builder, transport).
+        calls: the turn's tool calls (their arguments join the prompt).
+        executed: the turn's executed calls.
+
+    Returns:
+        Characters, or `None` when the turn is small or nothing bounds the prompt.
+    """
+    total = 0
+    for ex in executed:
+        total += len(ex.result.content)
+    if total <= run.transport.policy.max_inline_chars:
+        return None
+    budget = input_budget(run.harness)[0]
+    cap = run.context.policy.limits.get("max_prompt_tokens")
+    bounds = [b for b in (budget, cap) if isinstance(b, int) and not isinstance(b, bool)]
+    if not bounds:
+        return None
+    last = run.log.last("context.injected", branch_id=run.state.branch_id)
+    used = int(last.payload.get("request_tokens") or 0) if last is not None else 0
+    est = run.context.estimator
+    used += sum(est.count(json.dumps(c.arguments or {}, default=str)) + 10 for c in calls)
+    left = min(bounds) - used - 10 * len(executed)  # each tool message's framing
+    return max(0, int(left * TURN_SHARE * est.chars_per_token))
 
 
 def record_context(

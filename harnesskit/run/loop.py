@@ -23,7 +23,7 @@ from harnesskit.log import ToolResultEvent
 from harnesskit.log.resume import RESUMABLE_BY_USER
 from harnesskit.messages import Message, ModelResponse, ToolCall
 from harnesskit.run import _records as record
-from harnesskit.run._call import call_model, record_context, run_deadline
+from harnesskit.run._call import call_model, record_context, run_deadline, turn_room
 from harnesskit.run._classes import RequestClasses
 from harnesskit.run._outcome import ends_step, pauses
 from harnesskit.run._wiring import tool_contexts, wire
@@ -330,6 +330,7 @@ class Run:
             executed = self.executor.execute(
                 calls, tool_contexts(h, st), deadline=run_deadline(h, st)
             )
+            self.transport.fit_turn(executed, room_chars=turn_room(self, calls, executed))
             floors: dict[str, str] = {}  # R-S2: the classes of the values `$bind` moved in
             for ex in executed:
                 revision = h.revision() if _writes(ex.tool) else None

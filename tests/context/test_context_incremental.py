@@ -298,8 +298,11 @@ def _reference_values_block(builder, view, d, shown):
             if v not in seen and v not in visible and v not in verbatim
         ]
         seen.update(v for _, v in pairs)
+        # a value the structured summary shows is not listed again; its result still counts
+        unsummarized = [(k, v) for k, v in pairs if v not in (d.summary or "")]
+        if unsummarized:
+            lines.append(index_line(e.label, str(e.tool or "tool"), unsummarized))
         if pairs:
-            lines.append(index_line(e.label, str(e.tool or "tool"), pairs))
             listed.append(i)
     return lines, listed
 
