@@ -124,6 +124,8 @@ def send_within(
                 socks = list(sockets)
         if not finished:
             hang_up(socks)
+    if not finished:  # abandoned: a failure the hang-up itself caused is not the server's
+        return None
     if "error" in box:
         raise box["error"]
     response: httpx.Response | None = box.get("response")
