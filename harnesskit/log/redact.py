@@ -184,6 +184,10 @@ _HEADER_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 #: Space between the items of a list: raw or JSON-escaped (pretty-printed JSON in a string).
 _ITEM_GAP = r"(?:\s|\\+[nrt])*"
+#: A credential's value that is a list or an object (JSON, a Python or YAML flow collection):
+#: an unquoted bracket, then (after any space) a quote, a bracket, a number or its end. The
+#: `password` pattern leaves it to `_redact_containers`, which redacts every item in it.
+_CONTAINER_START = r"(?<![\"'])[\[{]" + _ITEM_GAP + r"(?:\\*[\"'\[{\]}]|-?\d)"
 
 
 def _intl_phone(country: str) -> str:
@@ -304,7 +308,9 @@ _PATTERNS: dict[str, str] = {
     + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>)"
     + _NAME_THEN_VALUE
     # a link is not a password ("reset your password: https://...")
-    + r")))(?!\[REDACTED)(?!https?://)(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    + r")))(?!\[REDACTED)(?!https?://)(?!"
+    + _CONTAINER_START
+    + r")(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
     + _KEY_NAMES
     + r">)|(?(3)"
     + _BLOCK_VALUE
@@ -773,7 +779,10 @@ class Redactor:
                 last = end
             key, prev_end = value, end
         parts.append(text[last:])
-        return "".join(parts), total
+        joined, items = _redact_containers("".join(parts))  # lists and objects under a name
+        if items:
+            total["password"] = total.get("password", 0) + items
+        return joined, total
 
     def _redact_value(self, value: str, key: str | None) -> tuple[str, dict[str, int]]:
         """One JSON string redacted alone, then with its key before it (`"key": "value"`).
@@ -821,7 +830,8 @@ class Redactor:
                 text, n = _anchored_subn(pattern, text, low, anchors, _marker(kind))
                 if kind == "password":  # and the cells under a credential's column header
                     text, cells = _redact_tables(text)
-                    n += cells
+                    text, items = _redact_containers(text)
+                    n += cells + items
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -906,6 +916,8 @@ class Redactor:
 
 #: One JSON string token (valid escapes only), for the shape check and per-string redaction.
 _JSON_STRING = lazy_pattern(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
+#: A JSON number (outside strings, once they are blanked), for the shape check.
+_JSON_NUMBER = lazy_pattern(r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?")
 
 
 def _json_shape_changed(before: str, after: str) -> bool:
@@ -914,12 +926,22 @@ def _json_shape_changed(before: str, after: str) -> bool:
     Every string of each text is blanked (`""`, valid escapes only): the texts keep their JSON
     shape when what is left is equal (then `after`, like `before`, is valid JSON when
     `before` is, with the same keys, items and nesting). Texts not starting with `{`, `[` or
-    `"` are not JSON here.
+    `"` are not JSON here, and neither are texts that do not parse (nothing to keep, and a
+    string left open made the blanking quadratic: each later quote scanned to the end).
+    Numbers are blanked as strings are: a number under a credential's name written as `0`
+    (`_redact_containers`) keeps the shape.
     """
     if before.lstrip()[:1] not in ("{", "[", '"'):
         return False
-    blank = _JSON_STRING.sub
-    return bool(blank('""', before) != blank('""', after))
+    try:
+        json.loads(before)
+    except (ValueError, RecursionError):  # nested too deeply to parse: not kept either
+        return False
+
+    def blank(text: str) -> str:
+        return _JSON_NUMBER.sub('""', _JSON_STRING.sub('""', text))
+
+    return blank(before) != blank(after)
 
 
 #: A cookie jar after a `cookie`/`cookies`/`cookie_jar` name: a mapping (`"cookies": {`,
@@ -971,6 +993,155 @@ def _redact_jars(text: str) -> tuple[str, int]:
             out.append(text[last:start])
             out.append(body)
             last, n = end, n + k
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
+#: A credential's name and separator before a list or an object (`_CONTAINER_START`): group 1
+#: is the quote that closes the name (its backslashes give the escaping depth), if any.
+_CONTAINER_OPEN = lazy_pattern(
+    r"(?i)(?:" + _KEY_NAMES + r")(\\*[\"'])?[ \t\n]*[:=]" + _GAP
+    + r"(?=" + _CONTAINER_START + ")"
+)  # fmt: skip
+#: Where a bare item (a number, a YAML flow word) ends.
+_BARE_END = frozenset(" \t\r\n,:[]{}\"'\\")
+#: Bare items that hold no secret.
+_LITERALS = frozenset(("true", "false", "null", "none", "nan"))
+
+
+def _string_end(text: str, start: int, quote: str, k: int) -> tuple[int, bool]:
+    """Where the string opened before `start` by `quote` after `k` backslashes ends.
+
+    Returns:
+        `(end, closed)`: the end of its content (before the closing quote's backslashes) and
+        whether that quote closes it at its own level (False: a string around it closes, or
+        the text ends).
+    """
+    period = 2 * k + 2
+    i = start
+    while True:
+        j = text.find(quote, i)
+        if j < 0:
+            return len(text), False
+        n = 0
+        while j - n > start and text[j - n - 1] == "\\":
+            n += 1
+        if n % period == 2 * k + 1:  # escaped at the string's own level: part of it
+            i = j + 1
+            continue
+        if n >= k and (n - k) % period == 0:
+            return j - k, True
+        return j - n, False
+
+
+def _container_items(text: str, pos: int, k: int | None) -> tuple[int, list[tuple[int, int, bool]]]:
+    """The items of the list or object opened at `text[pos]`, keys left out.
+
+    Strings are taken at the escaping depth of `k` backslashes before their quotes (the first
+    quote's when `k` is None); a quote with other backslashes closes a string around the
+    container, which then ends there (cut off). Linear in the container's length.
+
+    Returns:
+        `(end, items)`: where the container ends, and each item as `(start, end, quoted)`.
+    """
+    items: list[tuple[int, int, bool]] = []
+    size = len(text)
+    level = 0
+    j = pos
+    while j < size:
+        c = text[j]
+        if c in "[{":
+            level += 1
+            j += 1
+        elif c in "]}":
+            level -= 1
+            j += 1
+            if level <= 0:
+                break
+        elif c in " \t\r\n,:":
+            j += 1
+        elif c == "\\" or c in "\"'":
+            b = j
+            while j < size and text[j] == "\\":
+                j += 1
+            if j >= size:
+                break
+            if text[j] not in "\"'":  # an escaped break or tab between items
+                j += 1
+                continue
+            if k is None:
+                k = j - b
+            if j - b != k:  # the string around the container closes: it ends here
+                break
+            end, closed = _string_end(text, j + 1, text[j], k)
+            if not closed:
+                items.append((j + 1, end, True))
+                j = end
+                break
+            if not _is_key(text, end + k + 1):
+                items.append((j + 1, end, True))
+            j = end + k + 1
+        else:
+            b = j
+            while j < size and text[j] not in _BARE_END:
+                j += 1
+            if text[b:j].lower() not in _LITERALS and not _is_key(text, j):
+                items.append((b, j, False))
+    return j, items
+
+
+def _is_key(text: str, pos: int) -> bool:
+    """True when a `:` follows `pos` (after space): the string or word before it is a key."""
+    size = len(text)
+    while pos < size and text[pos] in " \t\r\n":
+        pos += 1
+    return pos < size and text[pos] == ":"
+
+
+def _redact_containers(text: str) -> tuple[str, int]:
+    """`text` with every item of a list or object under a credential's name redacted.
+
+    `{"password": ["x"]}`, `{"api_key": {"value": "x"}}`, `password=['x', 'y']`, nested at
+    any depth and at any escaping depth (JSON inside a string): each string inside becomes a
+    marker and each number `0` (a bare word of a YAML or Python flow collection a quoted
+    marker); keys, brackets, `true`/`false`/`null` stay, so JSON stays valid JSON of the same
+    shape (the shape check blanks numbers: `0` for `424242` is no change of shape).
+    Returns `(text, items redacted)`.
+    """
+    if "[" not in text and "{" not in text:
+        return text, 0
+    low = text.lower()
+    if len(low) == len(text):
+        starts = sorted(_anchor_starts(low, _ANCHORS["password"]))
+    else:
+        starts = [m.start() for m in _CONTAINER_OPEN.finditer(text)]
+    out: list[str] = []
+    last = n = scanned = 0
+    marker = _marker("password")
+    for i in starts:
+        if i < scanned:  # inside a container already redacted (or one cut off)
+            continue
+        m = _CONTAINER_OPEN.match(text, i)
+        if m is None:
+            continue
+        closer = m.group(1)
+        k = None if closer is None else len(closer) - 1
+        end, items = _container_items(text, m.end(), k)
+        quote = ("\\" * k if k else "") + (closer[-1] if closer else '"')
+        for start, stop, quoted in items:
+            if text.startswith(marker, start) and stop - start == len(marker):
+                continue
+            out.append(text[last:start])
+            if quoted:
+                out.append(marker)
+            elif _JSON_NUMBER.fullmatch(text, start, stop):  # a number stays a number
+                out.append("0")
+            else:
+                out.append(quote + marker + quote)
+            last, n = stop, n + 1
+        scanned = end
     if not n:
         return text, 0
     out.append(text[last:])
@@ -1374,6 +1545,19 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+def _anchor_starts(low: str, anchors: tuple[str, ...]) -> set[int]:
+    """Each place of an anchor in `low`, and the place before it (`_token`)."""
+    starts: set[int] = set()
+    for word in anchors:
+        i = low.find(word)
+        while i >= 0:
+            starts.add(i)
+            if i:
+                starts.add(i - 1)
+            i = low.find(word, i + 1)
+    return starts
+
+
 def _anchored_subn(
     pattern: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], marker: str
 ) -> tuple[str, int]:
@@ -1384,14 +1568,7 @@ def _anchored_subn(
     """
     if len(low) != len(text):
         return pattern.subn(lambda m: m.group(1) + marker, text)
-    starts: set[int] = set()
-    for word in anchors:
-        i = low.find(word)
-        while i >= 0:
-            starts.add(i)
-            if i:
-                starts.add(i - 1)
-            i = low.find(word, i + 1)
+    starts = _anchor_starts(low, anchors)
     if not starts:
         return text, 0
     out: list[str] = []
