@@ -153,6 +153,15 @@ _FOREIGN_NAMES = (
     r"|passwort|kennwort|contrase(?:ñ|n)a|mot[ _\-]de[ _\-]passe|senha|wachtwoord|has(?:ł|l)o"
     r"|şifre|пароль|密码|密碼|口令|パスワード|비밀번호"
 )
+#: An environment variable named `<VENDOR>_KEY` (`MISTRAL_KEY=`, `OPENAI_KEY =`): upper case and
+#: an `=` only, so our own `idempotency_key` and a JSON `"key"` are no names; the keys that name
+#: no secret (`PUBLIC_KEY`, `PRIMARY_KEY`, `CACHE_KEY`, `SORT_KEY`, ...) stay.
+_ENV_KEY = (
+    r"|(?-i:(?<=[A-Z0-9]_)KEY(?=[ \t]*=)(?<!PUBLIC_KEY)(?<!PUBLISHABLE_KEY)(?<!PRIMARY_KEY)"
+    r"(?<!FOREIGN_KEY)(?<!SORT_KEY)(?<!PARTITION_KEY)(?<!CACHE_KEY)(?<!IDEMPOTENCY_KEY)"
+    r"(?<!ROUTING_KEY)(?<!LOOKUP_KEY)(?<!GROUP_KEY)(?<!SHARD_KEY)(?<!HASH_KEY)(?<!RANGE_KEY)"
+    r"(?<!DEDUP_KEY)(?<!PUB_KEY))"
+)
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
@@ -168,6 +177,7 @@ _KEY_NAMES = (
     r"|x-auth|private[_-]?key|(?:(?<![a-z])|"
     + _ESC
     + r")token|_token|(?-i:(?<=[a-z])Token)|credential"
+    + _ENV_KEY
     + _FOREIGN_NAMES
     + r")s?"
     r"(?<!tokens)"
@@ -236,7 +246,18 @@ _PATTERNS: dict[str, str] = {
     # Mailgun `key-`, Databricks `dapi`, Notion (`secret_`, `ntn_`), age secret keys (bech32),
     # Twilio API keys (`SK`; an `AC` account SID is an id, not a secret)
     r"|(?:key-[0-9a-f]{32}|dapi[0-9a-f]{32}(?:-\d+)?|secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}"
-    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32})(?![A-Za-z0-9_]))"
+    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32}"
+    # LLM and agent-tool vendors, each its documented shape: Groq `gsk_`, xAI `xai-`,
+    # Replicate `r8_`, Perplexity `pplx-`, Fireworks `fw_` (a digit in it: `fw_` starts
+    # names), NVIDIA `nvapi-`, LangSmith `lsv2_pt_`/`lsv2_sk_`, Tavily `tvly-`, Pinecone
+    # `pcsk_`, Linear `lin_api_`, Atlassian `ATATT3`, Postman `PMAK-`, Brevo `xkeysib-`,
+    # Supabase `sbp_`
+    r"|gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{80}|r8_[A-Za-z0-9]{37,40}|pplx-[A-Za-z0-9]{48}"
+    r"|fw_(?=[A-Za-z]{0,40}[0-9])[A-Za-z0-9]{24,}|nvapi-[A-Za-z0-9_\-]{64}"
+    r"|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|tvly-(?:dev-|prod-)?[A-Za-z0-9]{32}"
+    r"|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|lin_api_[A-Za-z0-9]{40}"
+    r"|ATATT3[A-Za-z0-9_\-=]{150,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"
+    r"|xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}|sbp_[0-9a-f]{40})(?![A-Za-z0-9_]))"
     # a Telegram bot token (`<bot id>:AA...`, in a `/bot<token>/` API path too)
     r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
     r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
@@ -245,7 +266,12 @@ _PATTERNS: dict[str, str] = {
     r"|((?:(?<![\w.])|" + _ESC + r")hooks\.slack\.com/(?:services|workflows|triggers)/"
     r"|(?:(?<![\w.])|" + _ESC + r")discord(?:app)?\.com/api/webhooks/|[?&]key="
     # a signed URL's signature (S3, GCS, Azure SAS `sig`) or an `auth` query parameter
-    r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)=)[A-Za-z0-9_/\-%+.]{16,}",
+    r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)="
+    # a JSON `"key"` field whose value looks like a key: 32-200 letters, digits, `_`, `-`,
+    # with upper and lower case letters and a digit (an id or a hex hash is not one)
+    r"|(?<![\w\-])(?i:key)\\*\"[ \t]*:[ \t]*\\*\"(?=[A-Za-z0-9_\-]{32,200}\\*\")"
+    r"(?=[a-z0-9_\-]{0,199}[A-Z])(?=[A-Z0-9_\-]{0,199}[a-z])(?=[A-Za-z_\-]{0,199}[0-9])"
+    r")[A-Za-z0-9_/\-%+.]{16,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
@@ -464,7 +490,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
         "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=", "key-",
-        "dapi", "secret_", "ntn_", "age-secret-key-",
+        "dapi", "secret_", "ntn_", "age-secret-key-", "gsk_", "xai-", "r8_", "pplx-", "fw_",
+        "nvapi-", "lsv2_", "tvly-", "pcsk_", "lin_api_", "pmak-", "xkeysib-", "sbp_",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
@@ -484,7 +511,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
-        "apitoken", *_FOREIGN_WORDS,
+        "apitoken", "_key=", "_key =", *_FOREIGN_WORDS,
         # a table's column header (`| API Key |`, `user,token`)
         "api key", "access key", "token|", "token,", "pass|", "pass,",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
@@ -517,13 +544,17 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 #: text itself, not its lower case, and only when their upper-case letter is in it (`memchr`
 #: fast, and absent from most JSON lines): an AWS temporary key id `ASIA...` and a Telegram bot
 #: token's `:AA`. Lower-cased, both were substring scans of every line.
-_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA")}
+_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA", "ATATT")}
 #: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
 #: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
 _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
     # a Twilio API key: `sk` and 32 hex digits (`sk` alone is in `task`, `ask`, `desk`)
-    "api_key": (("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),),
+    # and a JSON `"key"` field holding 32 key characters (`idempotency_key` has a `_` before)
+    "api_key": (
+        ("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),
+        ("k", r"ey\\*\"(?<![\w\-]key\")(?<![\w\-]key\\\")[ \t]*:[ \t]*\\*\"[a-z0-9_\-]{32}"),
+    ),
 }
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
@@ -531,7 +562,7 @@ _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
 #: and checks the rest of every such trigger around it. The last few (`g`, `p`, `c`) are in
 #: most lines, but one regex from their few dozen places costs less than one substring scan of
 #: the whole line per trigger (`sg.`, `glsa_`, `npm_`, `pass:`, `secret`, `credential`).
-_RARE_CHARS = "@/+zjxvbwhk9-gpc"
+_RARE_CHARS = "@/+zjxvbwhk98-gpc"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
@@ -1535,7 +1566,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
-        "identity", "refresh", "access", "apitoken", "sshpass", *_FOREIGN_WORDS,
+        "identity", "refresh", "access", "apitoken", "sshpass", "_key", *_FOREIGN_WORDS,
     ),
     # each alternative's first word (`pass` for `password`, `passphrase`, ...; `pw` for `pwd`)
     "password_phrase": (
@@ -1546,7 +1577,10 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
 
 
 def _anchor_starts(low: str, anchors: tuple[str, ...]) -> set[int]:
-    """Each place of an anchor in `low`, and the place before it (`_token`)."""
+    """Each place of an anchor in `low`, and the place before it (`_token`).
+
+    For an anchor starting with `_`, the place after its `_` too (`MISTRAL_KEY`).
+    """
     starts: set[int] = set()
     for word in anchors:
         i = low.find(word)
@@ -1554,6 +1588,8 @@ def _anchor_starts(low: str, anchors: tuple[str, ...]) -> set[int]:
             starts.add(i)
             if i:
                 starts.add(i - 1)
+            if word[0] == "_":  # `<VENDOR>_KEY=`: the name starts after the `_`
+                starts.add(i + 1)
             i = low.find(word, i + 1)
     return starts
 

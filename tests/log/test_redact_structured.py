@@ -95,3 +95,67 @@ def test_container_redaction_keeps_keys_literals_and_the_rest_of_the_line():
     # look-alikes: names that are not credentials keep their lists
     for text in ('{"tokens": [1, 2]}', '{"passenger": ["a"]}', '{"keys": ["a", "b"]}'):
         assert R.redact(text) == (text, {})
+
+
+# --- B. LLM and agent-tool vendor keys, `<VENDOR>_KEY=` env lines, a JSON `"key"` field ------
+
+#: Each vendor's documented shape (prefix, length, characters), planted bare in text.
+VENDOR_KEYS = [
+    "gsk_" + "Ab3" * 17 + "x",  # Groq
+    "xai-" + "Ab1" * 26 + "Z2",  # xAI
+    "r8_" + "Ab3" * 12 + "x",  # Replicate
+    "pplx-" + "Ab3" * 16,  # Perplexity
+    "fw_" + "Ab3" * 8,  # Fireworks
+    "nvapi-" + "A_b-" * 16,  # NVIDIA
+    "lsv2_pt_" + "a1" * 16 + "_" + "b2" * 5,  # LangSmith personal
+    "lsv2_sk_" + "c3" * 16 + "_" + "d4" * 5,  # LangSmith service
+    "tvly-dev-" + "Fkp5" * 8,  # Tavily
+    "pcsk_abc12_" + "Xy9" * 21,  # Pinecone
+    "lin_api_" + "Ab3d" * 10,  # Linear
+    "ATATT3" + "xF" * 90,  # Atlassian
+    "PMAK-" + "0a" * 12 + "-" + "1b" * 17,  # Postman
+    "sbp_" + "9f" * 20,  # Supabase
+]
+
+
+@pytest.mark.parametrize("key", VENDOR_KEYS)
+def test_vendor_keys_are_redacted_bare_in_json_and_in_a_logged_result(tmp_path, key):
+    for text in (f"The key you need is {key}.", json.dumps({"providers": {"x": {"key": key}}})):
+        out, counts = R.redact(text)
+        assert key not in out and counts == {"api_key": 1}, out
+    log = _run_log(tmp_path, {"note": f"use {key} for it"})
+    assert key not in log and "[REDACTED:api_key]" in log
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["MISTRAL_KEY=PlantedEnv01", "export OPENAI_KEY = 'PlantedEnv02'", "XAI_KEY=PlantedEnv03"],
+)
+def test_vendor_key_env_lines_are_redacted(text):
+    out, counts = R.redact(text)
+    assert "PlantedEnv" not in out and counts == {"password": 1}, out
+    assert out.split("KEY")[0] == text.split("KEY")[0]  # the name stays
+
+
+def test_a_json_key_field_holding_a_key_shaped_value_is_redacted():
+    key = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    out, counts = R.redact(json.dumps({"key": key, "name": "x"}))
+    assert key not in out and json.loads(out)["key"] == "[REDACTED:api_key]"
+    out, _ = R.redact(json.dumps({"t": json.dumps({"key": key})}))  # escaped in a string
+    assert key not in out
+
+
+def test_vendor_key_look_alikes_stay():
+    for text in (
+        "fw_firmware_version_string_long",  # `fw_` starting a name, no digit
+        "gsk_" + "a" * 20,  # too short for a Groq key
+        "PUBLIC_KEY=abc123",
+        "PRIMARY_KEY=id",
+        "idempotency_key=abc123",
+        "mistral_key=lower case is no env name",
+        json.dumps({"idempotency_key": "abcdef0123456789abcdef01"}),
+        json.dumps({"key": "abcdef0123456789abcdef0123456789abcd"}),  # a hex hash
+        json.dumps({"key": "user_profile_settings_for_region"}),  # no digit, one case
+    ):
+        assert R.redact(text) == (text, {}), text
+    assert not R.needs(json.dumps({"idempotency_key": "abcdef0123456789abcdef01", "n": 1}))
