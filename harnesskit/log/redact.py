@@ -14,7 +14,11 @@ grammar for JSON keys, env names, YAML including every line of a block scalar, a
 "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty user, a
 password holding `/` or `@`), `curl -u user:password`, `http -a user:password`, `mysql -pX` and
 `sshpass -p X` (and more config and CLI forms: Kubernetes name/value pairs, `AccountKey=`,
-`--password X`, `docker login -p X`, `.netrc`, signed URLs) — and replaces each with a
+`--password X`, `docker login -p X`, `.netrc`, signed URLs), every item of a list or object
+under a credential's name (`{"password": ["x"]}`, a YAML `password:` list of `- x` items), a
+`[name, value]` pair of any credential's name, `creds = ("user", "x")`, custom auth headers
+(`X-Custom-Auth`, `X-Acme-Key`), `<VENDOR>_KEY=` env lines and LLM-vendor keys (Groq, xAI,
+Replicate, Perplexity, NVIDIA, LangSmith, Tavily, Pinecone, ...) — and replaces each with a
 `[REDACTED:<kind>]` marker. A credential written at the start of a line of JSON-escaped text (after
 `\n`, `\r`, `\t` written as two characters, at any depth) starts a word as it does after a raw line
 break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log
@@ -178,6 +182,10 @@ _KEY_NAMES = (
     + _ESC
     + r")token|_token|(?-i:(?<=[a-z])Token)|credential"
     + _ENV_KEY
+    # a custom header (`X-Custom-Auth`, `X-Acme-Key`; `X-*-Token` is a `token`)
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")x-(?:[a-z0-9]+-){1,4}(?:auth|key)(?![\w\-])"
     + _FOREIGN_NAMES
     + r")s?"
     r"(?<!tokens)"
@@ -197,7 +205,7 @@ _ITEM_GAP = r"(?:\s|\\+[nrt])*"
 #: A credential's value that is a list or an object (JSON, a Python or YAML flow collection):
 #: an unquoted bracket, then (after any space) a quote, a bracket, a number or its end. The
 #: `password` pattern leaves it to `_redact_containers`, which redacts every item in it.
-_CONTAINER_START = r"(?<![\"'])[\[{]" + _ITEM_GAP + r"(?:\\*[\"'\[{\]}]|-?\d)"
+_CONTAINER_START = r"(?<![\"'])[\[{(]" + _ITEM_GAP + r"(?:\\*[\"'\[{\]}]|-?\d)"
 
 
 def _intl_phone(country: str) -> str:
@@ -351,7 +359,10 @@ _PATTERNS: dict[str, str] = {
     + _ITEM_GAP
     + r"\\*[\"'](?:"
     + "|".join(re.escape(n) for n in _HEADER_NAMES)
-    + r")\\*[\"']"
+    # or any credential's name (`[["password", "x"]]`, `data=[("db_token", "x")]`)
+    + r"|[\w.\-]{0,40}?(?:"
+    + _KEY_NAMES
+    + r"))\\*[\"']"
     + _ITEM_GAP
     + ","
     + _ITEM_GAP
@@ -443,7 +454,8 @@ _PATTERNS: dict[str, str] = {
     + _OPENER
     + r"|(?:\b|"
     + _ESC
-    + r")auth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
+    + r")(?:auth|creds?|credentials?)[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"']"
+    + r"[ \t]*,[ \t]*"
     + _OPENER
     + r"|(?:(?<![\w\-])|"
     + _ESC
@@ -497,8 +509,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "cookie": ("cookie",),
     # each name, or (names ending in `token`) a quote or backslash after `token`, as a pair
     # always has one
+    # and the password rule's names (a pair of any credential's name), all in `needs` already
     "header": (
         *(n for n in _HEADER_NAMES if not n.endswith("token")), 'token"', "token'", "token\\",
+        "passw", "passphrase", "passcode", "pwd", "secret", "api_key", "apikey", "credential",
+        'pass"', "pass'", "pass\\", '-key"', "-key'", "-key\\", '-auth"', "-auth'", "-auth\\",
     ),
     "jwt": ("eyj",),
     "password": (
@@ -511,7 +526,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
-        "apitoken", "_key=", "_key =", *_FOREIGN_WORDS,
+        "apitoken", "_key=", "_key =", '-auth"', "-auth'", "-auth:", "-auth\\", '-key"', "-key'",
+        "-key:", "-key\\", *_FOREIGN_WORDS,
         # a table's column header (`| API Key |`, `user,token`)
         "api key", "access key", "token|", "token,", "pass|", "pass,",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
@@ -534,7 +550,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie", "--token",
         "--api-key", "--apikey", "--secret", "--access-token", "--with-token", "redis-cli", "ldap",
         "sqlcmd",
-        "auth=(", "auth =", "auth=[",
+        "auth=(", "auth =", "auth=[", "creds=", "creds =", "cred=", "cred =", "credential",
     ),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
@@ -862,7 +878,8 @@ class Redactor:
                 if kind == "password":  # and the cells under a credential's column header
                     text, cells = _redact_tables(text)
                     text, items = _redact_containers(text)
-                    n += cells + items
+                    text, listed = _redact_yaml_items(text)
+                    n += cells + items + listed
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -1037,7 +1054,7 @@ _CONTAINER_OPEN = lazy_pattern(
     + r"(?=" + _CONTAINER_START + ")"
 )  # fmt: skip
 #: Where a bare item (a number, a YAML flow word) ends.
-_BARE_END = frozenset(" \t\r\n,:[]{}\"'\\")
+_BARE_END = frozenset(" \t\r\n,:[]{}()\"'\\")
 #: Bare items that hold no secret.
 _LITERALS = frozenset(("true", "false", "null", "none", "nan"))
 
@@ -1083,10 +1100,10 @@ def _container_items(text: str, pos: int, k: int | None) -> tuple[int, list[tupl
     j = pos
     while j < size:
         c = text[j]
-        if c in "[{":
+        if c in "[{(":
             level += 1
             j += 1
-        elif c in "]}":
+        elif c in "]})":
             level -= 1
             j += 1
             if level <= 0:
@@ -1141,7 +1158,7 @@ def _redact_containers(text: str) -> tuple[str, int]:
     shape (the shape check blanks numbers: `0` for `424242` is no change of shape).
     Returns `(text, items redacted)`.
     """
-    if "[" not in text and "{" not in text:
+    if "[" not in text and "{" not in text and "(" not in text:
         return text, 0
     low = text.lower()
     if len(low) == len(text):
@@ -1173,6 +1190,60 @@ def _redact_containers(text: str) -> tuple[str, int]:
                 out.append(quote + marker + quote)
             last, n = stop, n + 1
         scanned = end
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
+#: A credential's name, `:` and a line break, then the indentation (group 1) of a YAML block
+#: sequence's first `- ` item (`password:\n  - x`): raw or JSON-escaped breaks.
+_YAML_SEQ_OPEN = lazy_pattern(
+    r"(?i)(?:" + _KEY_NAMES + r")(?:\\*[\"'])?[ \t]*:[ \t]*" + _NL + r"(?:[ \t]*" + _NL
+    + r")*([ \t]*)(?=-[ \t])"
+)  # fmt: skip
+#: One item of that sequence: `- ` (group 1) and its value to the end of its line (a quote
+#: that ends a JSON string ends it too).
+_YAML_ITEM = lazy_pattern(r"(-[ \t]+)(?!\[REDACTED)(?:[^\r\n\\\"]|\\+[^\r\n\\\"nrt])+")
+#: The break before the next item, with its indentation (checked against the first item's).
+_YAML_NEXT = lazy_pattern(r"[ \t]*" + _NL + r"([ \t]*)(?=-[ \t])")
+
+
+def _redact_yaml_items(text: str) -> tuple[str, int]:
+    r"""`text` with every item of a YAML block sequence under a credential's name redacted.
+
+    `password:\n  - x\n  - y` (raw or JSON-escaped breaks): each item's value becomes a
+    marker, up to the first line that is not an item indented as the first. Returns
+    `(text, items redacted)`.
+    """
+    if "- " not in text and "-\t" not in text:
+        return text, 0
+    low = text.lower()
+    if len(low) == len(text):
+        starts = sorted(_anchor_starts(low, _ANCHORS["password"]))
+    else:
+        starts = [m.start() for m in _YAML_SEQ_OPEN.finditer(text)]
+    out: list[str] = []
+    last = n = 0
+    marker = _marker("password")
+    for i in starts:
+        if i < last:
+            continue
+        m = _YAML_SEQ_OPEN.match(text, i)
+        if m is None:
+            continue
+        indent, pos = m.group(1), m.end()
+        while True:
+            item = _YAML_ITEM.match(text, pos)
+            if item is None:
+                break
+            out.append(text[last : item.end(1)])
+            out.append(marker)
+            last, n = item.end(), n + 1
+            nxt = _YAML_NEXT.match(text, last)
+            if nxt is None or nxt.group(1) != indent:
+                break
+            pos = nxt.end()
     if not n:
         return text, 0
     out.append(text[last:])
@@ -1566,7 +1637,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
-        "identity", "refresh", "access", "apitoken", "sshpass", "_key", *_FOREIGN_WORDS,
+        "identity", "refresh", "access", "apitoken", "sshpass", "_key", "x-", *_FOREIGN_WORDS,
     ),
     # each alternative's first word (`pass` for `password`, `passphrase`, ...; `pw` for `pwd`)
     "password_phrase": (

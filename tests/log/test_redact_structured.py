@@ -159,3 +159,46 @@ def test_vendor_key_look_alikes_stay():
     ):
         assert R.redact(text) == (text, {}), text
     assert not R.needs(json.dumps({"idempotency_key": "abcdef0123456789abcdef01", "n": 1}))
+
+
+# --- C. pairs, tuples assigned to a credentials name, YAML lists, custom auth headers --------
+
+#: `(text, secret)`: each a credential in a form the name grammar did not reach.
+PAIRS = [
+    ('[["password", "PlantedPair01"]]', "PlantedPair01"),
+    ('data=[("password", "PlantedPair02")]', "PlantedPair02"),
+    ("fields = [('db_token', 'PlantedPair03'), ('user', 'bob')]", "PlantedPair03"),
+    ('creds = ("admin", "PlantedCreds04")', "PlantedCreds04"),
+    ("credentials=('admin', 'PlantedCreds05')", "PlantedCreds05"),
+    ('auth = ["admin", "PlantedCreds06"]', "PlantedCreds06"),
+    ("password:\n  - PlantedYaml07\n  - PlantedYaml08\nuser: bob", "PlantedYaml0"),
+    ("db:\n  api_key:\n    - PlantedYaml09 with words\n  host: x", "PlantedYaml09"),
+    ('{"X-Custom-Auth": "PlantedHdr10"}', "PlantedHdr10"),
+    ("X-Acme-Key: PlantedHdr11", "PlantedHdr11"),
+    ("x-service-token: PlantedHdr12", "PlantedHdr12"),
+    ('[["X-Custom-Auth", "PlantedHdr13"]]', "PlantedHdr13"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PAIRS)
+def test_pairs_tuples_yaml_lists_and_custom_auth_headers_are_redacted(tmp_path, text, secret):
+    for form in (text, json.dumps({"t": text}), json.dumps({"t": json.dumps({"t": text})})):
+        out, counts = R.redact(form)
+        assert secret not in out and counts, out
+    log = _run_log(tmp_path, {"raw": text})  # in a tool call's arguments and its result
+    assert secret not in log and "[REDACTED:" in log
+
+
+def test_pair_tuple_yaml_and_header_look_alikes_keep_their_values():
+    for text in (
+        '[["passenger", "Ada"], ["seat", "12C"]]',
+        '[["tokens", "1200"]]',
+        "creds = load_credentials()",
+        "items:\n  - apple\n  - pear",
+        "X-Request-Id: 1234-abcd",
+        "x-forwarded-for: 10.0.0.1",
+        "a pre-authorized payment",
+    ):
+        assert R.redact(text) == (text, {}), text
+    out, _ = R.redact("password:\n  - PlantedYaml14\nitems:\n  - apple")
+    assert "PlantedYaml14" not in out and "- apple" in out  # the next key's list stays
