@@ -37,6 +37,14 @@ TEXTS = {
     "markdown table rows": "| user | password |\n" + "| a | b |\n" * (N // 10),
     "csv table rows": "user,password\n" + "a,b\n" * (N // 4),
     "header-like lines": "a b c d e,password\n" * (N // 19),
+    "nested lists under a name": '{"password": ' + "[" * N,
+    "unclosed lists under names": '{"password": ["a", ' * (N // 19),
+    "escaped lists under names": '{\\"token\\": [\\"a\\", ' * (N // 24),
+    "items of one list": '{"secret": [' + '"a", 1, ' * (N // 8) + "]}",
+    "yaml items under a name": "password:\n" + "  - a\n" * (N // 6),
+    "yaml names without items": "password:\n  -" * (N // 13),
+    "pairs of credential names": '[["x_password", ' * (N // 16),
+    "custom header names": "x-" + "a-" * (N // 2) + "auth: x",
 }
 
 

@@ -14,7 +14,11 @@ grammar for JSON keys, env names, YAML including every line of a block scalar, a
 "my password is X", private keys (PEM, PGP, cut off), `user:password@` in URLs (an empty user, a
 password holding `/` or `@`), `curl -u user:password`, `http -a user:password`, `mysql -pX` and
 `sshpass -p X` (and more config and CLI forms: Kubernetes name/value pairs, `AccountKey=`,
-`--password X`, `docker login -p X`, `.netrc`, signed URLs) — and replaces each with a
+`--password X`, `docker login -p X`, `.netrc`, signed URLs), every item of a list or object
+under a credential's name (`{"password": ["x"]}`, a YAML `password:` list of `- x` items), a
+`[name, value]` pair of any credential's name, `creds = ("user", "x")`, custom auth headers
+(`X-Custom-Auth`, `X-Acme-Key`), `<VENDOR>_KEY=` env lines and LLM-vendor keys (Groq, xAI,
+Replicate, Perplexity, NVIDIA, LangSmith, Tavily, Pinecone, ...) — and replaces each with a
 `[REDACTED:<kind>]` marker. A credential written at the start of a line of JSON-escaped text (after
 `\n`, `\r`, `\t` written as two characters, at any depth) starts a word as it does after a raw line
 break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log
@@ -160,6 +164,15 @@ _FOREIGN_NAMES = (
     r"|passwort|kennwort|contrase(?:ñ|n)a|mot[ _\-]de[ _\-]passe|senha|wachtwoord|has(?:ł|l)o"
     r"|şifre|пароль|密码|密碼|口令|パスワード|비밀번호"
 )
+#: An environment variable named `<VENDOR>_KEY` (`MISTRAL_KEY=`, `OPENAI_KEY =`): upper case and
+#: an `=` only, so our own `idempotency_key` and a JSON `"key"` are no names; the keys that name
+#: no secret (`PUBLIC_KEY`, `PRIMARY_KEY`, `CACHE_KEY`, `SORT_KEY`, ...) stay.
+_ENV_KEY = (
+    r"|(?-i:(?<=[A-Z0-9]_)KEY(?=[ \t]*=)(?<!PUBLIC_KEY)(?<!PUBLISHABLE_KEY)(?<!PRIMARY_KEY)"
+    r"(?<!FOREIGN_KEY)(?<!SORT_KEY)(?<!PARTITION_KEY)(?<!CACHE_KEY)(?<!IDEMPOTENCY_KEY)"
+    r"(?<!ROUTING_KEY)(?<!LOOKUP_KEY)(?<!GROUP_KEY)(?<!SHARD_KEY)(?<!HASH_KEY)(?<!RANGE_KEY)"
+    r"(?<!DEDUP_KEY)(?<!PUB_KEY))"
+)
 #: Names whose value is a credential, one grammar for every form that names a value: JSON and
 #: Python keys, `NAME=value` (env, CLI, query), YAML and INI `name: value`, markup
 #: `<name>value</name>`. The match starts at the keyword, so a prefix (`aws_`, `DB_`, `client_`)
@@ -175,6 +188,11 @@ _KEY_NAMES = (
     r"|x-auth|private[_-]?key|(?:(?<![a-z])|"
     + _ESC
     + r")token|_token|(?-i:(?<=[a-z])Token)|credential"
+    + _ENV_KEY
+    # a custom header (`X-Custom-Auth`, `X-Acme-Key`; `X-*-Token` is a `token`)
+    + r"|(?:(?<![\w\-])|"
+    + _ESC
+    + r")x-(?:[a-z0-9]+-){1,4}(?:auth|key)(?![\w\-])"
     + _FOREIGN_NAMES
     + r")s?"
     r"(?<!tokens)"
@@ -191,6 +209,10 @@ _HEADER_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 #: Space between the items of a list: raw or JSON-escaped (pretty-printed JSON in a string).
 _ITEM_GAP = r"(?:\s|\\+[nrt])*"
+#: A credential's value that is a list or an object (JSON, a Python or YAML flow collection):
+#: an unquoted bracket, then (after any space) a quote, a bracket, a number or its end. The
+#: `password` pattern leaves it to `_redact_containers`, which redacts every item in it.
+_CONTAINER_START = r"(?<![\"'])[\[{(]" + _ITEM_GAP + r"(?:\\*[\"'\[{\]}]|-?\d)"
 
 
 def _intl_phone(country: str) -> str:
@@ -239,7 +261,18 @@ _PATTERNS: dict[str, str] = {
     # Mailgun `key-`, Databricks `dapi`, Notion (`secret_`, `ntn_`), age secret keys (bech32),
     # Twilio API keys (`SK`; an `AC` account SID is an id, not a secret)
     r"|(?:key-[0-9a-f]{32}|dapi[0-9a-f]{32}(?:-\d+)?|secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}"
-    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32})(?![A-Za-z0-9_]))"
+    r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}|SK[0-9a-fA-F]{32}"
+    # LLM and agent-tool vendors, each its documented shape: Groq `gsk_`, xAI `xai-`,
+    # Replicate `r8_`, Perplexity `pplx-`, Fireworks `fw_` (a digit in it: `fw_` starts
+    # names), NVIDIA `nvapi-`, LangSmith `lsv2_pt_`/`lsv2_sk_`, Tavily `tvly-`, Pinecone
+    # `pcsk_`, Linear `lin_api_`, Atlassian `ATATT3`, Postman `PMAK-`, Brevo `xkeysib-`,
+    # Supabase `sbp_`
+    r"|gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{80}|r8_[A-Za-z0-9]{37,40}|pplx-[A-Za-z0-9]{48}"
+    r"|fw_(?=[A-Za-z]{0,40}[0-9])[A-Za-z0-9]{24,}|nvapi-[A-Za-z0-9_\-]{64}"
+    r"|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|tvly-(?:dev-|prod-)?[A-Za-z0-9]{32}"
+    r"|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|lin_api_[A-Za-z0-9]{40}"
+    r"|ATATT3[A-Za-z0-9_\-=]{150,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"
+    r"|xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}|sbp_[0-9a-f]{40})(?![A-Za-z0-9_]))"
     # a Telegram bot token (`<bot id>:AA...`, in a `/bot<token>/` API path too)
     r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
     r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
@@ -248,7 +281,12 @@ _PATTERNS: dict[str, str] = {
     r"|((?:(?<![\w.])|" + _ESC + r")hooks\.slack\.com/(?:services|workflows|triggers)/"
     r"|(?:(?<![\w.])|" + _ESC + r")discord(?:app)?\.com/api/webhooks/|[?&]key="
     # a signed URL's signature (S3, GCS, Azure SAS `sig`) or an `auth` query parameter
-    r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)=)[A-Za-z0-9_/\-%+.]{16,}",
+    r"|[?&](?i:sig|signature|x-amz-signature|x-goog-signature|auth)="
+    # a JSON `"key"` field whose value looks like a key: 32-200 letters, digits, `_`, `-`,
+    # with upper and lower case letters and a digit (an id or a hex hash is not one)
+    r"|(?<![\w\-])(?i:key)\\*\"[ \t]*:[ \t]*\\*\"(?=[A-Za-z0-9_\-]{32,200}\\*\")"
+    r"(?=[a-z0-9_\-]{0,199}[A-Z])(?=[A-Z0-9_\-]{0,199}[a-z])(?=[A-Za-z_\-]{0,199}[0-9])"
+    r")[A-Za-z0-9_/\-%+.]{16,}",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
@@ -311,7 +349,9 @@ _PATTERNS: dict[str, str] = {
     + r")|(?<!</)(?<=[\w\-])(?:\s[^<>\n]{0,100})?(>)"
     + _NAME_THEN_VALUE
     # a link is not a password ("reset your password: https://...")
-    + r")))(?!\[REDACTED)(?!https?://)(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
+    + r")))(?!\[REDACTED)(?!https?://)(?!"
+    + _CONTAINER_START
+    + r")(?(4)[^<>\r\n\"\\]{1,1024}(?=</[\w.:\-]*"
     + _KEY_NAMES
     + r">)|(?(3)"
     + _BLOCK_VALUE
@@ -326,7 +366,10 @@ _PATTERNS: dict[str, str] = {
     + _ITEM_GAP
     + r"\\*[\"'](?:"
     + "|".join(re.escape(n) for n in _HEADER_NAMES)
-    + r")\\*[\"']"
+    # or any credential's name (`[["password", "x"]]`, `data=[("db_token", "x")]`)
+    + r"|[\w.\-]{0,40}?(?:"
+    + _KEY_NAMES
+    + r"))\\*[\"']"
     + _ITEM_GAP
     + ","
     + _ITEM_GAP
@@ -418,7 +461,8 @@ _PATTERNS: dict[str, str] = {
     + _OPENER
     + r"|(?:\b|"
     + _ESC
-    + r")auth[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"'][ \t]*,[ \t]*"
+    + r")(?:auth|creds?|credentials?)[ \t]*=[ \t]*[(\[][ \t]*\\*[\"'][^\"'\\\n]{0,64}\\*[\"']"
+    + r"[ \t]*,[ \t]*"
     + _OPENER
     + r"|(?:(?<![\w\-])|"
     + _ESC
@@ -465,14 +509,18 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "aiza", "ya29.", "1//0", "gocspx-", "rubygems_", "dckr_pat_", "hvs.", "hvb.",
         "hvr.", "sg.", "shpat_", "shpss_", "shpca_", "shppa_", "_v1_", "glsa_", "hooks.slack.com/",
         "/api/webhooks/", "?key=", "&key=", "sig=", "signature=", "?auth=", "&auth=", "key-",
-        "dapi", "secret_", "ntn_", "age-secret-key-",
+        "dapi", "secret_", "ntn_", "age-secret-key-", "gsk_", "xai-", "r8_", "pplx-", "fw_",
+        "nvapi-", "lsv2_", "tvly-", "pcsk_", "lin_api_", "pmak-", "xkeysib-", "sbp_",
     ),
     "bearer": ("bearer", "authorization"),
     "cookie": ("cookie",),
     # each name, or (names ending in `token`) a quote or backslash after `token`, as a pair
     # always has one
+    # and the password rule's names (a pair of any credential's name), all in `needs` already
     "header": (
         *(n for n in _HEADER_NAMES if not n.endswith("token")), 'token"', "token'", "token\\",
+        "passw", "passphrase", "passcode", "pwd", "secret", "api_key", "apikey", "credential",
+        'pass"', "pass'", "pass\\", '-key"', "-key'", "-key\\", '-auth"', "-auth'", "-auth\\",
     ),
     "jwt": ("eyj",),
     "password": (
@@ -485,7 +533,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "auth-key", "authkey", "session_key", "session-key", "sessionkey", "key_data",
         "key-data", 'auth"', "auth'", "auth\\", "_pat=", "_pat:", '_pat"', "_pat ", "-pat:",
         "-pat=", "authtoken", "identitytoken", "refreshtoken", "accesstoken", "sessiontoken",
-        "apitoken", *_FOREIGN_WORDS,
+        "apitoken", "_key=", "_key =", '-auth"', "-auth'", "-auth:", "-auth\\", '-key"', "-key'",
+        "-key:", "-key\\", *_FOREIGN_WORDS,
         # a table's column header (`| API Key |`, `user,token`)
         "api key", "access key", "token|", "token,", "pass|", "pass,",
         # `pass` alone, as `token` below (never `passenger`): a quote, separator, space or `>`
@@ -508,7 +557,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
         "-u", "--auth", "-p", "http ", "http\t", "https ", "https\t", "httpie", "--token",
         "--api-key", "--apikey", "--secret", "--access-token", "--with-token", "redis-cli", "ldap",
         "sqlcmd",
-        "auth=(", "auth =", "auth=[",
+        "auth=(", "auth =", "auth=[", "creds=", "creds =", "cred=", "cred =", "credential",
     ),
     "email": ("@",),
     # `+` and a digit, "phone" before a number; a dashed 3-3-4 number has a shape (below)
@@ -518,13 +567,17 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 #: text itself, not its lower case, and only when their upper-case letter is in it (`memchr`
 #: fast, and absent from most JSON lines): an AWS temporary key id `ASIA...` and a Telegram bot
 #: token's `:AA`. Lower-cased, both were substring scans of every line.
-_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA")}
+_CASED_TRIGGERS: dict[str, tuple[str, ...]] = {"api_key": ("ASIA", ":AA", "ATATT")}
 #: Triggers that are not one substring: `(anchor, regex)`, a kind's regex runs when `anchor`
 #: followed by `regex` is found in the text (lower-cased): a 3-3-4 number's `ddd-dddd`.
 _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "phone": (("-", r"\d{4}(?!\d)(?<=\d{3}-\d{4})"),),
     # a Twilio API key: `sk` and 32 hex digits (`sk` alone is in `task`, `ask`, `desk`)
-    "api_key": (("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),),
+    # and a JSON `"key"` field holding 32 key characters (`idempotency_key` has a `_` before)
+    "api_key": (
+        ("k", r"[0-9a-f]{32}(?<=sk[0-9a-f]{32})"),
+        ("k", r"ey\\*\"(?<![\w\-]key\")(?<![\w\-]key\\\")[ \t]*:[ \t]*\\*\"[a-z0-9_\-]{32}"),
+    ),
 }
 #: Characters rare in log lines (JSON keys, ids, prose), rarest first. `Redactor.needs` looks
 #: for each trigger that holds one of them from its rarest one: one `memchr`-fast test whether
@@ -532,7 +585,7 @@ _SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
 #: and checks the rest of every such trigger around it. The last few (`g`, `p`, `c`) are in
 #: most lines, but one regex from their few dozen places costs less than one substring scan of
 #: the whole line per trigger (`sg.`, `glsa_`, `npm_`, `pass:`, `secret`, `credential`).
-_RARE_CHARS = "@/+zjxvbwhk9-gpc"
+_RARE_CHARS = "@/+zjxvbwhk98-gpc"
 #: Texts at least this long that `Redactor.needs_quoted` finds clean are remembered: shorter
 #: ones cost less to scan again than to split a line around.
 _REMEMBER_CHARS = 512
@@ -790,7 +843,10 @@ class Redactor:
                 last = end
             key, prev_end = value, end
         parts.append(text[last:])
-        return "".join(parts), total
+        joined, items = _redact_containers("".join(parts))  # lists and objects under a name
+        if items:
+            total["password"] = total.get("password", 0) + items
+        return joined, total
 
     def _redact_value(self, value: str, key: str | None) -> tuple[str, dict[str, int]]:
         """One JSON string redacted alone, then with its key before it (`"key": "value"`).
@@ -843,7 +899,9 @@ class Redactor:
                     n += received
                 if kind == "password":  # and the cells under a credential's column header
                     text, cells = _redact_tables(text)
-                    n += cells
+                    text, items = _redact_containers(text)
+                    text, listed = _redact_yaml_items(text)
+                    n += cells + items + listed
                 low = text.lower()
             elif kind in self._builtin:
                 repl = rf"\1{_marker(kind)}" if pattern.groups else _marker(kind)
@@ -928,6 +986,8 @@ class Redactor:
 
 #: One JSON string token (valid escapes only), for the shape check and per-string redaction.
 _JSON_STRING = lazy_pattern(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
+#: A JSON number (outside strings, once they are blanked), for the shape check.
+_JSON_NUMBER = lazy_pattern(r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?")
 
 
 def _json_shape_changed(before: str, after: str) -> bool:
@@ -936,12 +996,22 @@ def _json_shape_changed(before: str, after: str) -> bool:
     Every string of each text is blanked (`""`, valid escapes only): the texts keep their JSON
     shape when what is left is equal (then `after`, like `before`, is valid JSON when
     `before` is, with the same keys, items and nesting). Texts not starting with `{`, `[` or
-    `"` are not JSON here.
+    `"` are not JSON here, and neither are texts that do not parse (nothing to keep, and a
+    string left open made the blanking quadratic: each later quote scanned to the end).
+    Numbers are blanked as strings are: a number under a credential's name written as `0`
+    (`_redact_containers`) keeps the shape.
     """
     if before.lstrip()[:1] not in ("{", "[", '"'):
         return False
-    blank = _JSON_STRING.sub
-    return bool(blank('""', before) != blank('""', after))
+    try:
+        json.loads(before)
+    except (ValueError, RecursionError):  # nested too deeply to parse: not kept either
+        return False
+
+    def blank(text: str) -> str:
+        return _JSON_NUMBER.sub('""', _JSON_STRING.sub('""', text))
+
+    return blank(before) != blank(after)
 
 
 #: A cookie jar after a `cookie`/`cookies`/`cookie_jar` name: a mapping (`"cookies": {`,
@@ -993,6 +1063,209 @@ def _redact_jars(text: str) -> tuple[str, int]:
             out.append(text[last:start])
             out.append(body)
             last, n = end, n + k
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
+#: A credential's name and separator before a list or an object (`_CONTAINER_START`): group 1
+#: is the quote that closes the name (its backslashes give the escaping depth), if any.
+_CONTAINER_OPEN = lazy_pattern(
+    r"(?i)(?:" + _KEY_NAMES + r")(\\*[\"'])?[ \t\n]*[:=]" + _GAP
+    + r"(?=" + _CONTAINER_START + ")"
+)  # fmt: skip
+#: Where a bare item (a number, a YAML flow word) ends.
+_BARE_END = frozenset(" \t\r\n,:[]{}()\"'\\")
+#: Bare items that hold no secret.
+_LITERALS = frozenset(("true", "false", "null", "none", "nan"))
+
+
+def _string_end(text: str, start: int, quote: str, k: int) -> tuple[int, bool]:
+    """Where the string opened before `start` by `quote` after `k` backslashes ends.
+
+    Returns:
+        `(end, closed)`: the end of its content (before the closing quote's backslashes) and
+        whether that quote closes it at its own level (False: a string around it closes, or
+        the text ends).
+    """
+    period = 2 * k + 2
+    i = start
+    while True:
+        j = text.find(quote, i)
+        if j < 0:
+            return len(text), False
+        n = 0
+        while j - n > start and text[j - n - 1] == "\\":
+            n += 1
+        if n % period == 2 * k + 1:  # escaped at the string's own level: part of it
+            i = j + 1
+            continue
+        if n >= k and (n - k) % period == 0:
+            return j - k, True
+        return j - n, False
+
+
+def _container_items(text: str, pos: int, k: int | None) -> tuple[int, list[tuple[int, int, bool]]]:
+    """The items of the list or object opened at `text[pos]`, keys left out.
+
+    Strings are taken at the escaping depth of `k` backslashes before their quotes (the first
+    quote's when `k` is None); a quote with other backslashes closes a string around the
+    container, which then ends there (cut off). Linear in the container's length.
+
+    Returns:
+        `(end, items)`: where the container ends, and each item as `(start, end, quoted)`.
+    """
+    items: list[tuple[int, int, bool]] = []
+    size = len(text)
+    level = 0
+    j = pos
+    while j < size:
+        c = text[j]
+        if c in "[{(":
+            level += 1
+            j += 1
+        elif c in "]})":
+            level -= 1
+            j += 1
+            if level <= 0:
+                break
+        elif c in " \t\r\n,:":
+            j += 1
+        elif c == "\\" or c in "\"'":
+            b = j
+            while j < size and text[j] == "\\":
+                j += 1
+            if j >= size:
+                break
+            if text[j] not in "\"'":  # an escaped break or tab between items
+                j += 1
+                continue
+            if k is None:
+                k = j - b
+            if j - b != k:  # the string around the container closes: it ends here
+                break
+            end, closed = _string_end(text, j + 1, text[j], k)
+            if not closed:
+                items.append((j + 1, end, True))
+                j = end
+                break
+            if not _is_key(text, end + k + 1):
+                items.append((j + 1, end, True))
+            j = end + k + 1
+        else:
+            b = j
+            while j < size and text[j] not in _BARE_END:
+                j += 1
+            if text[b:j].lower() not in _LITERALS and not _is_key(text, j):
+                items.append((b, j, False))
+    return j, items
+
+
+def _is_key(text: str, pos: int) -> bool:
+    """True when a `:` follows `pos` (after space): the string or word before it is a key."""
+    size = len(text)
+    while pos < size and text[pos] in " \t\r\n":
+        pos += 1
+    return pos < size and text[pos] == ":"
+
+
+def _redact_containers(text: str) -> tuple[str, int]:
+    """`text` with every item of a list or object under a credential's name redacted.
+
+    `{"password": ["x"]}`, `{"api_key": {"value": "x"}}`, `password=['x', 'y']`, nested at
+    any depth and at any escaping depth (JSON inside a string): each string inside becomes a
+    marker and each number `0` (a bare word of a YAML or Python flow collection a quoted
+    marker); keys, brackets, `true`/`false`/`null` stay, so JSON stays valid JSON of the same
+    shape (the shape check blanks numbers: `0` for `424242` is no change of shape).
+    Returns `(text, items redacted)`.
+    """
+    if "[" not in text and "{" not in text and "(" not in text:
+        return text, 0
+    low = text.lower()
+    if len(low) == len(text):
+        starts = sorted(_anchor_starts(low, _ANCHORS["password"]))
+    else:
+        starts = [m.start() for m in _CONTAINER_OPEN.finditer(text)]
+    out: list[str] = []
+    last = n = scanned = 0
+    marker = _marker("password")
+    for i in starts:
+        if i < scanned:  # inside a container already redacted (or one cut off)
+            continue
+        m = _CONTAINER_OPEN.match(text, i)
+        if m is None:
+            continue
+        closer = m.group(1)
+        k = None if closer is None else len(closer) - 1
+        end, items = _container_items(text, m.end(), k)
+        quote = ("\\" * k if k else "") + (closer[-1] if closer else '"')
+        for start, stop, quoted in items:
+            if text.startswith(marker, start) and stop - start == len(marker):
+                continue
+            out.append(text[last:start])
+            if quoted:
+                out.append(marker)
+            elif _JSON_NUMBER.fullmatch(text, start, stop):  # a number stays a number
+                out.append("0")
+            else:
+                out.append(quote + marker + quote)
+            last, n = stop, n + 1
+        scanned = end
+    if not n:
+        return text, 0
+    out.append(text[last:])
+    return "".join(out), n
+
+
+#: A credential's name, `:` and a line break, then the indentation (group 1) of a YAML block
+#: sequence's first `- ` item (`password:\n  - x`): raw or JSON-escaped breaks.
+_YAML_SEQ_OPEN = lazy_pattern(
+    r"(?i)(?:" + _KEY_NAMES + r")(?:\\*[\"'])?[ \t]*:[ \t]*" + _NL + r"(?:[ \t]*" + _NL
+    + r")*([ \t]*)(?=-[ \t])"
+)  # fmt: skip
+#: One item of that sequence: `- ` (group 1) and its value to the end of its line (a quote
+#: that ends a JSON string ends it too).
+_YAML_ITEM = lazy_pattern(r"(-[ \t]+)(?!\[REDACTED)(?:[^\r\n\\\"]|\\+[^\r\n\\\"nrt])+")
+#: The break before the next item, with its indentation (checked against the first item's).
+_YAML_NEXT = lazy_pattern(r"[ \t]*" + _NL + r"([ \t]*)(?=-[ \t])")
+
+
+def _redact_yaml_items(text: str) -> tuple[str, int]:
+    r"""`text` with every item of a YAML block sequence under a credential's name redacted.
+
+    `password:\n  - x\n  - y` (raw or JSON-escaped breaks): each item's value becomes a
+    marker, up to the first line that is not an item indented as the first. Returns
+    `(text, items redacted)`.
+    """
+    if "- " not in text and "-\t" not in text:
+        return text, 0
+    low = text.lower()
+    if len(low) == len(text):
+        starts = sorted(_anchor_starts(low, _ANCHORS["password"]))
+    else:
+        starts = [m.start() for m in _YAML_SEQ_OPEN.finditer(text)]
+    out: list[str] = []
+    last = n = 0
+    marker = _marker("password")
+    for i in starts:
+        if i < last:
+            continue
+        m = _YAML_SEQ_OPEN.match(text, i)
+        if m is None:
+            continue
+        indent, pos = m.group(1), m.end()
+        while True:
+            item = _YAML_ITEM.match(text, pos)
+            if item is None:
+                break
+            out.append(text[last : item.end(1)])
+            out.append(marker)
+            last, n = item.end(), n + 1
+            nxt = _YAML_NEXT.match(text, last)
+            if nxt is None or nxt.group(1) != indent:
+                break
+            pos = nxt.end()
     if not n:
         return text, 0
     out.append(text[last:])
@@ -1386,7 +1659,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "access_key", "private_key", "privatekey", "private-key", "token", "credential",
         "pass", "accesskey", "access-key", "subscription", "x-auth", "encryption", "master",
         "signing", "account", "auth", "session", "key_data", "key-data", "_pat", "-pat",
-        "identity", "refresh", "access", "apitoken", "sshpass", *_FOREIGN_WORDS,
+        "identity", "refresh", "access", "apitoken", "sshpass", "_key", "x-", *_FOREIGN_WORDS,
     ),
     # each alternative's first word (`pass` for `password`, `passphrase`, ...; `pw` for `pwd`)
     "password_phrase": (
@@ -1394,6 +1667,24 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
         "use", "using", "with", "enter", "type", "try", "<input", "login", "convertto",
     ),
 }  # fmt: skip
+
+
+def _anchor_starts(low: str, anchors: tuple[str, ...]) -> set[int]:
+    """Each place of an anchor in `low`, and the place before it (`_token`).
+
+    For an anchor starting with `_`, the place after its `_` too (`MISTRAL_KEY`).
+    """
+    starts: set[int] = set()
+    for word in anchors:
+        i = low.find(word)
+        while i >= 0:
+            starts.add(i)
+            if i:
+                starts.add(i - 1)
+            if word[0] == "_":  # `<VENDOR>_KEY=`: the name starts after the `_`
+                starts.add(i + 1)
+            i = low.find(word, i + 1)
+    return starts
 
 
 def _anchored_subn(
@@ -1417,14 +1708,7 @@ def _anchored_subn(
             lambda m: m.group(0) if paths and _names_a_path(text, m) else m.group(1) + marker,
             text,
         )
-    starts: set[int] = set()
-    for word in anchors:
-        i = low.find(word)
-        while i >= 0:
-            starts.add(i)
-            if i:
-                starts.add(i - 1)
-            i = low.find(word, i + 1)
+    starts = _anchor_starts(low, anchors)
     if not starts:
         return text, 0
     out: list[str] = []
