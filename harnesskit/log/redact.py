@@ -500,6 +500,19 @@ _FOREIGN_WORDS = (
 #: also scans a text without them (`_INVISIBLE`), and any of them wakes `Redactor.needs`.
 _INVISIBLE_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 _INVISIBLE = lazy_pattern(f"[{_INVISIBLE_CHARS}]+")
+#: A JSON `\uXXXX` escape, at any escaping depth (`\\u` too), of a character that is not
+#: ASCII and not half of a surrogate pair: what a writer with `ensure_ascii` (Python's `json`
+#: default, so many servers and tools) makes of `密码` or of a zero-width space. `redact` also
+#: scans the text with these written as the characters themselves (`_unescaped`), which means
+#: the same at every depth, and `Redactor.needs` wakes for the non-ASCII triggers in that view.
+_NON_ASCII_ESCAPE = lazy_pattern(r"\\+u((?![0]{2}[0-7])(?![dD][89abAB])[0-9a-fA-F]{4})")
+
+
+def _unescaped(text: str) -> str:
+    """`text` with each `_NON_ASCII_ESCAPE` written as its character (`text` itself if none)."""
+    return _NON_ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
 # Cheap substring triggers: a kind's regex runs only when one of its triggers is in the text
 # (lower-cased), which keeps the common case (no secret) to a few `in` checks per line.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
@@ -750,7 +763,8 @@ class Redactor:
         Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes) or
         any(c in text for c in cased)` with `low = text.lower()` (`cased`: `_CASED_TRIGGERS`),
         in fewer scans of the text (see `_trigger_checks`), or a literal in any of the forms
-        `redact` rewrites; always True with `extra` patterns.
+        `redact` rewrites, or a non-ASCII trigger written as JSON escapes (`\\u5bc6\\u7801`,
+        `_NON_ASCII_ESCAPE`); always True with `extra` patterns.
 
         Args:
             text: any text (a JSON line, a tool's result).
@@ -784,7 +798,12 @@ class Redactor:
         # non-ASCII triggers (`пароль`, `密码`, an invisible character) can only be in a
         # non-ASCII text; `isascii` costs nothing (CPython keeps it as a flag)
         foreign = self._foreign
-        return foreign is not None and not low.isascii() and foreign(low) is not None
+        if foreign is None:
+            return False
+        if not low.isascii() and foreign(low) is not None:
+            return True
+        # the same triggers written as JSON escapes (`\u5bc6\u7801`, `pass\u200bword`)
+        return "\\u" in low and foreign(_unescaped(low)) is not None
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Rewrite every credential in `text`.
@@ -801,12 +820,20 @@ class Redactor:
             `(redacted_text, {kind: count})`; `{}` when nothing was found.
         """
         out, counts = self._redact_checked(text)
+        views = []
+        if "\\u" in text:  # a name escaped as JSON (`\u5bc6\u7801`): the text unescaped too
+            shown = _unescaped(text)
+            if shown != text:
+                views.append(shown)
+                text = shown
         if not text.isascii() and _INVISIBLE.search(text) is not None:
-            # a name hidden by invisible characters (`pass\u200bword=`): the text without
-            # them is used when it shows more credentials (the invisible characters go)
-            shown, found = self._redact_checked(_INVISIBLE.sub("", text))
+            # a name hidden by invisible characters (`pass\u200bword=`): the text without them
+            views.append(_INVISIBLE.sub("", text))
+        # a view is used when it shows more credentials (escapes and invisible characters go)
+        for view in views:
+            shown, found = self._redact_checked(view)
             if sum(found.values()) > sum(counts.values()):
-                return shown, found
+                out, counts = shown, found
         return out, counts
 
     def _redact_checked(self, text: str) -> tuple[str, dict[str, int]]:
