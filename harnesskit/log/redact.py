@@ -1102,6 +1102,12 @@ _CONTAINER_OPEN = lazy_pattern(
     r"(?i)(?:" + _KEY_NAMES + r")(\\*[\"'])?[ \t\n]*[:=]" + _GAP
     + r"(?=" + _CONTAINER_START + ")"
 )  # fmt: skip
+#: A JSON Schema's `"type": "<type>"` (at any escaping depth): an object holding one under a
+#: credential's name is a parameter's schema (a tool spec's `"password": {"type": "string",
+#: "pattern": ...}`), not a credential; a credential-named key inside it is still redacted.
+_SCHEMA_TYPE = lazy_pattern(
+    r"\\*\"type\\*\"\s*:\s*\\*\"(?:string|integer|number|boolean|object|array|null)\\*\""
+)
 #: Where a bare item (a number, a YAML flow word) ends.
 _BARE_END = frozenset(" \t\r\n,:[]{}()\"'\\")
 #: Bare items that hold no secret.
@@ -1226,6 +1232,8 @@ def _redact_containers(text: str) -> tuple[str, int]:
         closer = m.group(1)
         k = None if closer is None else len(closer) - 1
         end, items = _container_items(text, m.end(), k)
+        if text.startswith("{", m.end()) and _SCHEMA_TYPE.search(text, m.end(), end):
+            continue  # a parameter's JSON Schema, not a credential (`_SCHEMA_TYPE`)
         quote = ("\\" * k if k else "") + (closer[-1] if closer else '"')
         for start, stop, quoted in items:
             if text.startswith(marker, start) and stop - start == len(marker):

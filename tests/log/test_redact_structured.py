@@ -202,3 +202,23 @@ def test_pair_tuple_yaml_and_header_look_alikes_keep_their_values():
         assert R.redact(text) == (text, {}), text
     out, _ = R.redact("password:\n  - PlantedYaml14\nitems:\n  - apple")
     assert "PlantedYaml14" not in out and "- apple" in out  # the next key's list stays
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "the password"},
+        {"anyOf": [{"type": "string", "minLength": 8}, {"type": "null"}]},
+        {"type": "array", "items": {"type": "string"}},
+    ],
+    ids=["pattern", "any-of", "array"],
+)
+def test_a_parameter_schema_under_a_credential_name_is_kept(schema):
+    spec = {"type": "object", "properties": {"password": schema, "user": {"type": "string"}}}
+    for text in (json.dumps(spec), json.dumps({"tools": json.dumps(spec)})):
+        assert redact.Redactor().redact(text) == (text, {})
+
+
+def test_a_credential_object_with_a_type_that_is_no_schema_type_is_redacted():
+    out, _ = redact.Redactor().redact('{"password": {"type": "plain", "value": "hunter3hunter3"}}')
+    assert "hunter3hunter3" not in out
