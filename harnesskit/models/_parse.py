@@ -315,6 +315,10 @@ def parse_completion(
         finish = "content_filter"  # a refusal ends the run as a filtered answer does
     elif cut.cut_off and not calls:
         finish = "length"  # an answer cut at the output limit never passes as complete (R-M2)
+    elif (
+        not calls and isinstance(finish, str) and finish.strip().lower() in FILTERED_FINISH_REASONS
+    ):
+        finish = "content_filter"  # Gemini's SAFETY, RECITATION, ...: a filtered answer
     # a choice with no finish_reason keeps None: the provider said nothing, and an invented
     # "stop" would pass for its word in the log and in exported traces
     reported = body.get("model")
@@ -592,8 +596,26 @@ def _wrong_field(data: dict[str, Any], field: str, value: Any, takes: str) -> To
 
 #: The finish reasons providers give an answer cut at the output limit, in lower case: OpenAI's
 #: `length`, Anthropic's and Gemini's `max_tokens` / `MAX_TOKENS`, the Responses API's
-#: `max_output_tokens`.
-CUT_FINISH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
+#: `max_output_tokens`, vLLM's `model_length` (the context window), DeepSeek's
+#: `insufficient_system_resource` (the answer was interrupted).
+CUT_FINISH_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_length", "insufficient_system_resource"}
+)
+#: The finish reasons providers give an answer their filter stopped, in lower case: OpenAI's
+#: `content_filter`, Gemini's `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`,
+#: `SPII`, `IMAGE_SAFETY`. A call-free answer with one of them is `content_filter`: the run
+#: ends so, never as a complete `stop` with the fragment as its answer.
+FILTERED_FINISH_REASONS = frozenset(
+    {
+        "content_filter",
+        "safety",
+        "recitation",
+        "blocklist",
+        "prohibited_content",
+        "spii",
+        "image_safety",
+    }
+)
 
 
 def cut_finish(finish: str | None) -> bool:

@@ -32,6 +32,8 @@ CUT = {
     "MAX_TOKENS": _at_limit("MAX_TOKENS", 7),
     "max_output_tokens": _at_limit("max_output_tokens", 7),
     "length": _at_limit("length", 7),
+    "model_length": _at_limit("model_length", 7),
+    "insufficient_system_resource": _at_limit("insufficient_system_resource", 7),
 }
 
 
@@ -73,3 +75,11 @@ def test_cut_arguments_under_a_provider_cut_word_are_truncated(finish):
     body = completion(None, tool_calls=[call], finish_reason=finish)
     (parsed,) = parse_completion(body, model="m", tool_names=["f"]).message.tool_calls
     assert parsed.parse_error_type == "truncated_call", parsed
+
+
+@pytest.mark.parametrize(
+    "finish", ["content_filter", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "blocklist"]
+)
+def test_a_filtered_answer_ends_the_run_as_content_filter(server, tmp_path, finish):
+    run = _run(server, tmp_path, Reply(json=_at_limit(finish, 3)))
+    assert run.finish_reason == "content_filter"
