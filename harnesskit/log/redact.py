@@ -763,8 +763,8 @@ class Redactor:
         Exactly `any(t in low for t in triggers) or any(s.search(low) for s in shapes) or
         any(c in text for c in cased)` with `low = text.lower()` (`cased`: `_CASED_TRIGGERS`),
         in fewer scans of the text (see `_trigger_checks`), or a literal in any of the forms
-        `redact` rewrites, or a non-ASCII trigger written as JSON escapes (`\\u5bc6\\u7801`,
-        `_NON_ASCII_ESCAPE`); always True with `extra` patterns.
+        `redact` rewrites, or a non-ASCII trigger written as JSON escapes (`密码` escaped by an
+        `ensure_ascii` writer: `_NON_ASCII_ESCAPE`); always True with `extra` patterns.
 
         Args:
             text: any text (a JSON line, a tool's result).
