@@ -16,7 +16,9 @@ unknown ──► done | absent   settled by a confirmer (`EffectCheck`) or by a
 ```
 
 A repeated call returns the recorded result (`meta["duplicate"]`) instead of acting again; a
-call matching a write whose outcome is unknown is refused with that reason, not retried.
+call matching a write whose outcome is unknown is refused with that reason, not retried. A
+repeat is a new write once a later done write of the run acted on an id the first one made
+(`IdempotencyLedger._superseded`): a booking cancelled and then asked for again books anew.
 
 A ledger line that cannot be written (disk full) raises `EventLogError` naming the file and
 what to do, and the ledger writes nothing more (`write_error`): a write whose `started` line
@@ -209,6 +211,57 @@ def _earlier_outcome(
         "earlier_result": earlier,
     }
     return json.dumps(body, ensure_ascii=False, default=str)
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string leaf of a JSON-like value, at any depth."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return out
+
+
+def _id_like(key: str) -> bool:
+    k = key.lower()
+    return (
+        k in ("id", "ref", "reference")
+        or k.endswith(("_id", "_ref", "_reference"))
+        or (key.endswith(("Id", "ID")) and len(key) > 2)
+    )
+
+
+def _created_ids(record: WriteRecord) -> set[str]:
+    """The ids a done write made: id-like keys' string values in its result, not in its arguments.
+
+    The result's content is read as JSON; content that is not JSON (plain text) makes none.
+    """
+    content = (record.result or {}).get("content")
+    if not isinstance(content, str) or not content.startswith(("{", "[")):
+        return set()
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError):
+        return set()
+    found: set[str] = set()
+    stack = [body]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, item in v.items():
+                if isinstance(item, str) and item and isinstance(k, str) and _id_like(k):
+                    found.add(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+        elif isinstance(v, list):
+            stack.extend(v)
+    return found - _strings(record.arguments)
 
 
 def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
@@ -500,6 +553,8 @@ class IdempotencyLedger:
         self._natural_done: dict[str, str] = {}
         self._reserved: dict[str, str] = {}
         self._canon: dict[str, tuple[WriteRecord, str]] = {}
+        self._done_order: dict[str, int] = {}
+        self._clock = 0
         self.write_error: EventLogError | None = None
 
     @classmethod
@@ -565,6 +620,11 @@ class IdempotencyLedger:
     ) -> ToolResult | None:
         """Decide whether a write call may run; set `ctx.idempotency_key`.
 
+        A done write with the same arguments is not a repeat when a later done write of the
+        same run and branch holds, in its arguments, an id the first one's result made (a
+        cancel of the booking it returned): the call runs as a new write and its record
+        replaces the first.
+
         Returns:
             `None` when the call may run (its key is reserved for this turn), else the result
             to give the model instead: the recorded result of the same write (`meta["duplicate"]`),
@@ -579,6 +639,8 @@ class IdempotencyLedger:
             record = self._same_write(tool, ctx.run_id, ctx.branch_id, arguments)
             if record is not None:
                 key = ctx.idempotency_key = meta["idempotency_key"] = record.key
+        if record is not None and record.state == "done" and self._superseded(record):
+            record = None  # a later write acted on what this one made: a new write, not a repeat
         if record is None and natural is not None and natural in self._natural_done:
             record = self.records[self._natural_done[natural]]
             meta["natural_key"] = natural
@@ -850,10 +912,41 @@ class IdempotencyLedger:
                 return r
         return None
 
+    def _superseded(self, record: WriteRecord) -> bool:
+        """Whether a later done write of the same run and branch acted on what `record` made.
+
+        What a write made are the ids in its result (`_created_ids`): string values under an
+        id-like key (`id`, `*_id`, `*Id`, `reference`) that its own arguments do not hold,
+        such as the `reservation_id` of a booking. A later write whose arguments hold one of
+        them (a `cancel_reservation` of that reservation) changed the state the first result
+        described, so the same write issued after it is a new request, not a repeat: a
+        recorded GPT-4o airline run (tau-bench task 0, trial 3) books, cancels that booking and
+        books the same flights again, and the second booking must act. A later write that
+        names nothing the first one made (another payment) leaves it a duplicate.
+        """
+        made = _created_ids(record)
+        if not made:
+            return False
+        since = self._done_order.get(record.key, 0)
+        for other in self.records.values():
+            if (
+                other.state == "done"
+                and other.key != record.key
+                and self._done_order.get(other.key, 0) > since
+                and other.run_id == record.run_id
+                and other.branch_id == record.branch_id
+                and not made.isdisjoint(_strings(other.arguments))
+            ):
+                return True
+        return False
+
     def _remember(self, record: WriteRecord) -> None:
         if record.state not in _STATES:
             raise UsageError(f"unknown ledger state {record.state!r}")
         self.records[record.key] = record
+        if record.state == "done":
+            self._clock += 1  # done lines in the order they were written (or read back)
+            self._done_order[record.key] = self._clock
         if record.natural is not None and record.state == "done":
             self._natural_done.setdefault(record.natural, record.key)
 
