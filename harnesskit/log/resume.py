@@ -52,6 +52,7 @@ from harnesskit.tools.idempotency import (
     EffectCheck,
     IdempotencyLedger,
     WriteRecord,
+    acted_on,
     key_for,
     ledger_path,
     natural_key_for,
@@ -305,7 +306,10 @@ def _restore_from_log(
     known = {(r.branch_id, r.tool_call_id, r.tool) for r in ledger.records.values()}
     contract = next((e for e in log.events if isinstance(e, TaskContractEvent)), None)
     run_id = log.run_id or (contract.run_id if contract is not None else "") or ""
-    restored: list[WriteRecord] = []
+    # key -> record, in the order of each key's latest execution: a write repeated after a
+    # later write acted on what it made ran again under the same key (`IdempotencyLedger.admit`),
+    # and the ledger must hold that latest outcome, after the write that made it run again
+    rebuilt: dict[str, WriteRecord] = {}
     for e in log.events:
         if not isinstance(e, ToolCallEvent) or e.arguments is None or not e.tool:
             continue
@@ -324,7 +328,7 @@ def _restore_from_log(
             if isinstance(logged_key, str)
             else key_for(run_id, e.branch_id, e.tool, e.arguments, tool.parameters)
         )
-        if key in ledger.records:
+        if key in ledger.records or (key in rebuilt and rebuilt[key].state != "done"):
             continue
         where = f"rebuilt from the log: {e.label} ({e.tool}, call {e.tool_call_id})"
         if r is None:
@@ -354,9 +358,23 @@ def _restore_from_log(
             result=result,
             note=note,
         )
-        restored.append(ledger.restore(record, write=write))
+        if key in rebuilt and state != "done" and not _acted_on(rebuilt, key):
+            continue  # a repeat served from the done write (killed before its result)
+        rebuilt.pop(key, None)
+        rebuilt[key] = record
         known.add((record.branch_id, record.tool_call_id, record.tool))
-    return restored
+    return [ledger.restore(record, write=write) for record in rebuilt.values()]
+
+
+def _acted_on(rebuilt: dict[str, WriteRecord], key: str) -> bool:
+    """Whether a done write rebuilt after `rebuilt[key]` names an id that write made.
+
+    Then a repeat of `rebuilt[key]` ran as a new write (`IdempotencyLedger.admit`), so a
+    repeat logged without a result has an unknown outcome; otherwise it was served as a
+    duplicate and never acted.
+    """
+    keys = list(rebuilt)
+    return any(acted_on(rebuilt[key], rebuilt[k]) for k in keys[keys.index(key) + 1 :])
 
 
 def _record_for(

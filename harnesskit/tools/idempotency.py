@@ -54,6 +54,7 @@ __all__ = [
     "EffectCheck",
     "IdempotencyLedger",
     "WriteRecord",
+    "acted_on",
     "canonical_arguments",
     "key_for",
     "ledger_path",
@@ -262,6 +263,30 @@ def _created_ids(record: WriteRecord) -> set[str]:
         elif isinstance(v, list):
             stack.extend(v)
     return found - _strings(record.arguments)
+
+
+def acted_on(earlier: WriteRecord, later: WriteRecord) -> bool:
+    """Whether the done write `later` acted on an id the done write `earlier` made.
+
+    The ids a write made are the string values under id-like keys (`id`, `*_id`, `*Id`,
+    `ref`, `reference`) in its result's JSON that its own arguments do not hold (a booking's
+    `reservation_id`, not the `user_id` it was given); `later` acted on one when its
+    arguments hold it at any depth (a cancel of that reservation). Both must be of the same
+    run and branch. A result that is not JSON makes no id. Order is the caller's to check.
+
+    Args:
+        earlier: the ledger record of the first write.
+        later: the ledger record of a write done after it.
+
+    Returns:
+        True when both are `done` and `later` names an id `earlier` made.
+    """
+    if earlier.state != "done" or later.state != "done":
+        return False
+    if (earlier.run_id, earlier.branch_id) != (later.run_id, later.branch_id):
+        return False
+    made = _created_ids(earlier)
+    return bool(made) and not made.isdisjoint(_strings(later.arguments))
 
 
 def natural_key_for(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
@@ -924,21 +949,15 @@ class IdempotencyLedger:
         books the same flights again, and the second booking must act. A later write that
         names nothing the first one made (another payment) leaves it a duplicate.
         """
-        made = _created_ids(record)
-        if not made:
+        if not _created_ids(record):
             return False
         since = self._done_order.get(record.key, 0)
-        for other in self.records.values():
-            if (
-                other.state == "done"
-                and other.key != record.key
-                and self._done_order.get(other.key, 0) > since
-                and other.run_id == record.run_id
-                and other.branch_id == record.branch_id
-                and not made.isdisjoint(_strings(other.arguments))
-            ):
-                return True
-        return False
+        return any(
+            other.key != record.key
+            and self._done_order.get(other.key, 0) > since
+            and acted_on(record, other)
+            for other in self.records.values()
+        )
 
     def _remember(self, record: WriteRecord) -> None:
         if record.state not in _STATES:

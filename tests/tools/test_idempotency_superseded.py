@@ -190,3 +190,53 @@ def test_the_recorded_run_that_rebooks_after_cancelling_replays_exactly():
     ]
     assert ids == ["HATHAT", "HATHAU", "HATHAV"]
     assert result.result.reward == run.reward
+
+
+def _book_cancel_book(tmp_path, made: list[str], *, cut_after: str) -> Path:
+    """Book, cancel, book again, then cut the log (killed) and lose the ledger.
+
+    `cut_after`: `"result"` keeps the second booking's result, `"call"` ends the log at its
+    call (killed while it acted).
+    """
+    turns = [
+        reply.tool_call("book", user_id="u1", flight="HAT1"),
+        reply.tool_call("cancel", booking_id="B1"),
+        reply.tool_call("book", user_id="u1", flight="HAT1"),
+        "done",
+    ]
+    hk.Harness(_airline(made), hk.ScriptedModel(turns), log_dir=tmp_path).start(
+        "book", run_id="r"
+    ).run()
+    assert made == ["B1", "B2"]
+    path = tmp_path / "r.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    kind = "tool.result" if cut_after == "result" else "tool.call"
+    last = [i for i, x in enumerate(lines) if json.loads(x)["type"] == kind][2]
+    path.write_bytes(b"".join(lines[: last + 1]))
+    ledger_path(path).unlink()
+    return path
+
+
+def test_a_lost_ledger_is_rebuilt_with_the_latest_booking(tmp_path):
+    made: list[str] = []
+    path = _book_cancel_book(tmp_path, made, cut_after="result")
+    again = [reply.tool_call("book", user_id="u1", flight="HAT1"), "done"]  # the model forgot
+    harness = hk.Harness(_airline(made), hk.ScriptedModel(again), log_dir=tmp_path)
+    run = harness.resume(path).run()
+    run.log.close()
+    assert made == ["B1", "B2"]  # no third booking: a repeat of B2, which nothing acted on
+    last = [e for e in run.log.events if e.type == "tool.result"][-1]
+    assert last.payload.get("duplicate") is True
+    assert json.loads(last.content)["booking_id"] == "B2"
+
+
+def test_a_lost_ledger_leaves_a_rebooking_killed_mid_way_unknown(tmp_path):
+    made: list[str] = []
+    path = _book_cancel_book(tmp_path, made, cut_after="call")
+    harness = hk.Harness(_airline(made), hk.ScriptedModel(["done"]), log_dir=tmp_path)
+    with pytest.raises(hk.ResumeError) as info:  # it ran again (B1 was cancelled): unknown
+        harness.resume(path)
+    assert info.value.failed == ("tool_calls",)
+    ledger = IdempotencyLedger.open(ledger_path(path))
+    book = next(r for r in ledger.records.values() if r.tool == "book")
+    assert book.state == "started" and made == ["B1", "B2"]
