@@ -205,6 +205,31 @@ def restart(
     return run
 
 
+def _covering(current: Any, other: Any) -> Any:
+    """The redactor of a log two harnesses write: `current` with `other`'s literals added.
+
+    A branch forked with another harness (another model, another API key) writes into the
+    same log, whose redactor knew only the first harness's secrets. Redaction is never
+    weakened: `None` on either side takes the other; otherwise `other`'s kinds, `extra`
+    patterns and literals (its model's key, raw and encoded) join `current`'s.
+    """
+    if other is None or other is current:
+        return current
+    if current is None:
+        return other
+    literals = tuple(x for x in other.literals if x not in current.literals)
+    kinds = tuple(k for k in other.kinds if k not in current.kinds)
+    extra = {k: p for k, p in other.extra.items() if k not in current.extra}
+    if not (literals or kinds or extra):
+        return current
+    return dataclasses.replace(
+        current,
+        literals=(*current.literals, *literals),
+        kinds=(*current.kinds, *kinds),
+        extra={**current.extra, **extra},
+    )
+
+
 def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason: str) -> Run:
     """Start branch `name` at `event_id` of `run`'s log (see `Run.fork`).
 
@@ -232,6 +257,11 @@ def fork(run: Run, event_id: int, name: str, *, harness: Harness | None, reason:
             f"{type(harness).__name__} {harness!r:.60}; nothing was forked"
         )
     h = harness or run.harness
+    if h is not run.harness:  # one log for both: it hides what either harness's redactor hides
+        covering = _covering(run.log.redactor, h.run_redactor())
+        run.log.redactor = covering
+        if run.ledger is not None:
+            run.ledger.redactor = covering
     Trajectory(run.log).fork(event_id, name, frozen=frozen_start(h), reason=reason)
     point = ResumePoint(log=run.log, ledger=run.ledger, state=rebuild_state(run.log, name))
     branch = attach(h, point)
