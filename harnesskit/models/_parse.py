@@ -20,7 +20,10 @@ What it repairs, and how it records it:
   answer without calls has `finish_reason` `length` (the run ends incomplete);
 - invented tool names are passed on unchanged (the executor answers `unknown_tool`);
 - an OpenAI refusal (`message.refusal` with `content` null) is the answer's text, and the
-  reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does).
+  reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does);
+- a filtered finish (`filtered_finish`: `content_filter`, Gemini's `SAFETY`, ... any case) is
+  recorded as `content_filter`, with or without tool calls: the loop never runs the calls of a
+  reply the provider's filter stopped (it may have cut or withheld part of it).
 
 Only text inside a fence or tag is parsed leniently (with `json_repair`: single quotes,
 trailing commas, Python literals), never structured `arguments`: there a parse failure goes
@@ -44,12 +47,14 @@ from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
     "CUT_FINISH_REASONS",
+    "FILTERED_FINISH_REASONS",
     "ProviderError",
     "body_error",
     "error_from_object",
     "call_id_factory",
     "content_text",
     "cut_finish",
+    "filtered_finish",
     "json_kind",
     "parse_completion",
     "parse_usage",
@@ -238,7 +243,9 @@ def parse_completion(
         is the message's text, and `finish_reason` is `content_filter` when the provider said
         `stop` or nothing. An answer without tool calls that was cut at the output limit (a
         cut word of `CUT_FINISH_REASONS` in any case, or `usage.completion_tokens` reaching
-        `max_tokens`) has `finish_reason` `length`, whatever the provider said.
+        `max_tokens`) has `finish_reason` `length`, whatever the provider said. A reply
+        under a filtered finish reason (`filtered_finish`) has `finish_reason`
+        `content_filter`, with or without tool calls.
 
     Raises:
         ModelError: the body is not a chat completion (not an object), or it reports a
@@ -315,10 +322,10 @@ def parse_completion(
         finish = "content_filter"  # a refusal ends the run as a filtered answer does
     elif cut.cut_off and not calls:
         finish = "length"  # an answer cut at the output limit never passes as complete (R-M2)
-    elif (
-        not calls and isinstance(finish, str) and finish.strip().lower() in FILTERED_FINISH_REASONS
-    ):
-        finish = "content_filter"  # Gemini's SAFETY, RECITATION, ...: a filtered answer
+    elif filtered_finish(finish):
+        # Gemini's SAFETY, RECITATION, ...: a filtered reply, also one holding tool calls (the
+        # loop runs none of them: the filter may have cut or withheld part of the reply)
+        finish = "content_filter"
     # a choice with no finish_reason keeps None: the provider said nothing, and an invented
     # "stop" would pass for its word in the log and in exported traces
     reported = body.get("model")
@@ -603,8 +610,9 @@ CUT_FINISH_REASONS = frozenset(
 )
 #: The finish reasons providers give an answer their filter stopped, in lower case: OpenAI's
 #: `content_filter`, Gemini's `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`,
-#: `SPII`, `IMAGE_SAFETY`. A call-free answer with one of them is `content_filter`: the run
-#: ends so, never as a complete `stop` with the fragment as its answer.
+#: `SPII`, `IMAGE_SAFETY`. A reply with one of them is `content_filter`: the run ends so,
+#: never as a complete `stop` with the fragment as its answer, and a tool call in it is never
+#: run (each is answered "not run"; `run.loop`).
 FILTERED_FINISH_REASONS = frozenset(
     {
         "content_filter",
@@ -628,6 +636,18 @@ def cut_finish(finish: str | None) -> bool:
         True for a member of `CUT_FINISH_REASONS`, whatever its case.
     """
     return isinstance(finish, str) and finish.strip().lower() in CUT_FINISH_REASONS
+
+
+def filtered_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says its content filter stopped the reply.
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `FILTERED_FINISH_REASONS`, whatever its case.
+    """
+    return isinstance(finish, str) and finish.strip().lower() in FILTERED_FINISH_REASONS
 
 
 @frozen_dataclass
