@@ -47,15 +47,19 @@ from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
     "CUT_FINISH_REASONS",
+    "FAILED_FINISH_REASONS",
     "FILTERED_FINISH_REASONS",
+    "MALFORMED_CALL_FINISH_REASONS",
     "ProviderError",
     "body_error",
     "error_from_object",
     "call_id_factory",
     "content_text",
     "cut_finish",
+    "failed_finish",
     "filtered_finish",
     "json_kind",
+    "malformed_call_finish",
     "parse_completion",
     "parse_usage",
     "provider_error",
@@ -161,9 +165,10 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
     An `error` holding anything (`"error": null` is none), alone or next to `choices`; a body
     that is itself an error object (`"object": "error"` with `message`, `type` and `code` at
     the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream, or a
-    Responses-style `"type": "error"` with a `message`); or a first choice
-    ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the text so far is a
-    fragment). `text` is the fallback message, as for `error_from_object`.
+    Responses-style `"type": "error"` with a `message`); or a first choice ended with a
+    finish reason saying the generation failed (`failed_finish`: vLLM's and SGLang's `abort`,
+    vLLM's and OpenRouter's `error`, any case; the text so far is a fragment). `text` is the
+    fallback message, as for `error_from_object`.
     """
     if not isinstance(data, dict):
         return None
@@ -177,10 +182,12 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
         if (
             isinstance(choice, dict)
             and choice.get("index") in (0, None)
-            and choice.get("finish_reason") == "error"
+            and failed_finish(choice.get("finish_reason"))
         ):
+            finish = choice["finish_reason"].strip()[:40]
             return ProviderError(
-                'the answer ended with finish_reason "error": the provider failed mid-answer'
+                f'the answer ended with finish_reason "{finish}": the generation failed '
+                "mid-answer (aborted, or an error on the provider's side)"
             )
     return None
 
@@ -249,7 +256,7 @@ def parse_completion(
 
     Raises:
         ModelError: the body is not a chat completion (not an object), or it reports a
-            provider error (an `error` object, or `finish_reason: "error"`).
+            provider error (an `error` object, or a failed finish such as `abort`).
         ModelOutputError: a completion with no choice or no message in it, or whose message
             content is neither text nor a list of text parts (a number, an object).
     """
@@ -624,6 +631,24 @@ FILTERED_FINISH_REASONS = frozenset(
         "image_safety",
     }
 )
+#: The finish reasons providers give a generation that failed rather than finished, in lower
+#: case: vLLM's `abort` (the engine aborted the request) and `error` (a retryable
+#: request-level internal error; `FINISH_REASON_STRINGS` in vllm/v1/engine/__init__.py),
+#: SGLang's `abort` (`FINISH_ABORT`), OpenRouter's `error` (a provider failing mid-answer). The
+#: text so far is a fragment: the attempt fails as a provider error naming no status does
+#: (`body_error`, retried).
+FAILED_FINISH_REASONS = frozenset({"abort", "error"})
+#: The finish reasons that say the model tried to call a tool and failed, in lower case:
+#: Gemini's `MALFORMED_FUNCTION_CALL` (the call it generated is invalid) and
+#: `UNEXPECTED_TOOL_CALL` (a call while no tool was enabled), per the `FinishReason` enum of
+#: the Gemini API (ai.google.dev/api/generate-content#FinishReason). The client answers them as
+#: a `tool_calls` finish without a call: one corrective request, then `ModelOutputError`.
+MALFORMED_CALL_FINISH_REASONS = frozenset({"malformed_function_call", "unexpected_tool_call"})
+
+
+def _said(finish: Any, reasons: frozenset[str]) -> bool:
+    """Whether `finish` (as sent, any case and surrounding spaces) is one of `reasons`."""
+    return isinstance(finish, str) and finish.strip().lower() in reasons
 
 
 def cut_finish(finish: str | None) -> bool:
@@ -635,7 +660,7 @@ def cut_finish(finish: str | None) -> bool:
     Returns:
         True for a member of `CUT_FINISH_REASONS`, whatever its case.
     """
-    return isinstance(finish, str) and finish.strip().lower() in CUT_FINISH_REASONS
+    return _said(finish, CUT_FINISH_REASONS)
 
 
 def filtered_finish(finish: str | None) -> bool:
@@ -647,7 +672,31 @@ def filtered_finish(finish: str | None) -> bool:
     Returns:
         True for a member of `FILTERED_FINISH_REASONS`, whatever its case.
     """
-    return isinstance(finish, str) and finish.strip().lower() in FILTERED_FINISH_REASONS
+    return _said(finish, FILTERED_FINISH_REASONS)
+
+
+def failed_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says the generation failed (vLLM's `abort`, ...).
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `FAILED_FINISH_REASONS`, whatever its case.
+    """
+    return _said(finish, FAILED_FINISH_REASONS)
+
+
+def malformed_call_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says the model's tool call failed (Gemini's).
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `MALFORMED_CALL_FINISH_REASONS`, whatever its case.
+    """
+    return _said(finish, MALFORMED_CALL_FINISH_REASONS)
 
 
 @frozen_dataclass
