@@ -20,7 +20,10 @@ What it repairs, and how it records it:
   answer without calls has `finish_reason` `length` (the run ends incomplete);
 - invented tool names are passed on unchanged (the executor answers `unknown_tool`);
 - an OpenAI refusal (`message.refusal` with `content` null) is the answer's text, and the
-  reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does).
+  reply's `finish_reason` is `content_filter` (the run ends so, as a filtered answer does);
+- a filtered finish (`filtered_finish`: `content_filter`, Gemini's `SAFETY`, ... any case) is
+  recorded as `content_filter`, with or without tool calls: the loop never runs the calls of a
+  reply the provider's filter stopped (it may have cut or withheld part of it).
 
 Only text inside a fence or tag is parsed leniently (with `json_repair`: single quotes,
 trailing commas, Python literals), never structured `arguments`: there a parse failure goes
@@ -44,13 +47,19 @@ from harnesskit.messages import Message, ModelResponse, ToolCall, Usage
 
 __all__ = [
     "CUT_FINISH_REASONS",
+    "FAILED_FINISH_REASONS",
+    "FILTERED_FINISH_REASONS",
+    "MALFORMED_CALL_FINISH_REASONS",
     "ProviderError",
     "body_error",
     "error_from_object",
     "call_id_factory",
     "content_text",
     "cut_finish",
+    "failed_finish",
+    "filtered_finish",
     "json_kind",
+    "malformed_call_finish",
     "parse_completion",
     "parse_usage",
     "provider_error",
@@ -156,9 +165,10 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
     An `error` holding anything (`"error": null` is none), alone or next to `choices`; a body
     that is itself an error object (`"object": "error"` with `message`, `type` and `code` at
     the top, as vLLM, SGLang and FastChat send with HTTP 200 or in a stream, or a
-    Responses-style `"type": "error"` with a `message`); or a first choice
-    ended with `finish_reason: "error"` (OpenRouter's mid-answer failure: the text so far is a
-    fragment). `text` is the fallback message, as for `error_from_object`.
+    Responses-style `"type": "error"` with a `message`); or a first choice ended with a
+    finish reason saying the generation failed (`failed_finish`: vLLM's and SGLang's `abort`,
+    vLLM's and OpenRouter's `error`, any case; the text so far is a fragment). `text` is the
+    fallback message, as for `error_from_object`.
     """
     if not isinstance(data, dict):
         return None
@@ -172,10 +182,12 @@ def body_error(data: Any, text: str = "") -> ProviderError | None:
         if (
             isinstance(choice, dict)
             and choice.get("index") in (0, None)
-            and choice.get("finish_reason") == "error"
+            and failed_finish(choice.get("finish_reason"))
         ):
+            finish = choice["finish_reason"].strip()[:40]
             return ProviderError(
-                'the answer ended with finish_reason "error": the provider failed mid-answer'
+                f'the answer ended with finish_reason "{finish}": the generation failed '
+                "mid-answer (aborted, or an error on the provider's side)"
             )
     return None
 
@@ -238,11 +250,13 @@ def parse_completion(
         is the message's text, and `finish_reason` is `content_filter` when the provider said
         `stop` or nothing. An answer without tool calls that was cut at the output limit (a
         cut word of `CUT_FINISH_REASONS` in any case, or `usage.completion_tokens` reaching
-        `max_tokens`) has `finish_reason` `length`, whatever the provider said.
+        `max_tokens`) has `finish_reason` `length`, whatever the provider said. A reply
+        under a filtered finish reason (`filtered_finish`) has `finish_reason`
+        `content_filter`, with or without tool calls.
 
     Raises:
         ModelError: the body is not a chat completion (not an object), or it reports a
-            provider error (an `error` object, or `finish_reason: "error"`).
+            provider error (an `error` object, or a failed finish such as `abort`).
         ModelOutputError: a completion with no choice or no message in it, or whose message
             content is neither text nor a list of text parts (a number, an object).
     """
@@ -315,10 +329,10 @@ def parse_completion(
         finish = "content_filter"  # a refusal ends the run as a filtered answer does
     elif cut.cut_off and not calls:
         finish = "length"  # an answer cut at the output limit never passes as complete (R-M2)
-    elif (
-        not calls and isinstance(finish, str) and finish.strip().lower() in FILTERED_FINISH_REASONS
-    ):
-        finish = "content_filter"  # Gemini's SAFETY, RECITATION, ...: a filtered answer
+    elif filtered_finish(finish):
+        # Gemini's SAFETY, RECITATION, ...: a filtered reply, also one holding tool calls (the
+        # loop runs none of them: the filter may have cut or withheld part of the reply)
+        finish = "content_filter"
     # a choice with no finish_reason keeps None: the provider said nothing, and an invented
     # "stop" would pass for its word in the log and in exported traces
     reported = body.get("model")
@@ -603,8 +617,9 @@ CUT_FINISH_REASONS = frozenset(
 )
 #: The finish reasons providers give an answer their filter stopped, in lower case: OpenAI's
 #: `content_filter`, Gemini's `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`,
-#: `SPII`, `IMAGE_SAFETY`. A call-free answer with one of them is `content_filter`: the run
-#: ends so, never as a complete `stop` with the fragment as its answer.
+#: `SPII`, `IMAGE_SAFETY`. A reply with one of them is `content_filter`: the run ends so,
+#: never as a complete `stop` with the fragment as its answer, and a tool call in it is never
+#: run (each is answered "not run"; `run.loop`).
 FILTERED_FINISH_REASONS = frozenset(
     {
         "content_filter",
@@ -616,6 +631,24 @@ FILTERED_FINISH_REASONS = frozenset(
         "image_safety",
     }
 )
+#: The finish reasons providers give a generation that failed rather than finished, in lower
+#: case: vLLM's `abort` (the engine aborted the request) and `error` (a retryable
+#: request-level internal error; `FINISH_REASON_STRINGS` in vllm/v1/engine/__init__.py),
+#: SGLang's `abort` (`FINISH_ABORT`), OpenRouter's `error` (a provider failing mid-answer). The
+#: text so far is a fragment: the attempt fails as a provider error naming no status does
+#: (`body_error`, retried).
+FAILED_FINISH_REASONS = frozenset({"abort", "error"})
+#: The finish reasons that say the model tried to call a tool and failed, in lower case:
+#: Gemini's `MALFORMED_FUNCTION_CALL` (the call it generated is invalid) and
+#: `UNEXPECTED_TOOL_CALL` (a call while no tool was enabled), per the `FinishReason` enum of
+#: the Gemini API (ai.google.dev/api/generate-content#FinishReason). The client answers them as
+#: a `tool_calls` finish without a call: one corrective request, then `ModelOutputError`.
+MALFORMED_CALL_FINISH_REASONS = frozenset({"malformed_function_call", "unexpected_tool_call"})
+
+
+def _said(finish: Any, reasons: frozenset[str]) -> bool:
+    """Whether `finish` (as sent, any case and surrounding spaces) is one of `reasons`."""
+    return isinstance(finish, str) and finish.strip().lower() in reasons
 
 
 def cut_finish(finish: str | None) -> bool:
@@ -627,7 +660,43 @@ def cut_finish(finish: str | None) -> bool:
     Returns:
         True for a member of `CUT_FINISH_REASONS`, whatever its case.
     """
-    return isinstance(finish, str) and finish.strip().lower() in CUT_FINISH_REASONS
+    return _said(finish, CUT_FINISH_REASONS)
+
+
+def filtered_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says its content filter stopped the reply.
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `FILTERED_FINISH_REASONS`, whatever its case.
+    """
+    return _said(finish, FILTERED_FINISH_REASONS)
+
+
+def failed_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says the generation failed (vLLM's `abort`, ...).
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `FAILED_FINISH_REASONS`, whatever its case.
+    """
+    return _said(finish, FAILED_FINISH_REASONS)
+
+
+def malformed_call_finish(finish: str | None) -> bool:
+    """Whether a provider's `finish_reason` says the model's tool call failed (Gemini's).
+
+    Args:
+        finish: the choice's finish reason as sent (any case), or `None`.
+
+    Returns:
+        True for a member of `MALFORMED_CALL_FINISH_REASONS`, whatever its case.
+    """
+    return _said(finish, MALFORMED_CALL_FINISH_REASONS)
 
 
 @frozen_dataclass

@@ -140,8 +140,8 @@ class StreamAccumulator:
 
         Raises:
             ModelError: the payload is not JSON, or it reports a provider error mid-stream
-                (an `error` object, also next to `choices`, or `finish_reason: "error"`;
-                kept in `error`).
+                (an `error` object, also next to `choices`, or a failed finish such as
+                `finish_reason: "error"` or `"abort"`; kept in `error`).
             ModelOutputError: the chunk is a completion chunk of the wrong shape (`choices`
                 not a list, a choice or its `delta` not an object, a choice or tool-call
                 `index` that is not an integer, a `finish_reason` that is not a string,
@@ -162,7 +162,7 @@ class StreamAccumulator:
                 "stream chunk is not a JSON object", body=_json.clean_text(payload[:2000])
             )
         said = body_error(chunk, payload[:1000])  # `"error": null` (some servers send it) is none
-        if said is not None:  # also next to `choices`, or as `finish_reason: "error"`
+        if said is not None:  # also next to `choices`, or as a failed finish (`abort`, `error`)
             self._raise(said, payload)
         self.chunks += 1
         self.id = self.id or _str(chunk.get("id"))

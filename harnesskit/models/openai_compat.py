@@ -31,11 +31,15 @@ Behaviour, in one place:
   past the deadline (`ModelRequest.deadline_monotonic`, a `time.monotonic()` value, or
   `max_wait_seconds`). 400/401/402/403/404/422 fail at once.
   An `error` object inside a 200 body or stream (also beside `choices`), a body or chunk
-  that is an error object (`"object": "error"`), an SSE `event: error` event, or a
-  `finish_reason: "error"` fails the attempt, classified by its code or type as a status is.
+  that is an error object (`"object": "error"`), an SSE `event: error` event, or a finish
+  reason saying the generation failed (`_parse.FAILED_FINISH_REASONS`: vLLM's and SGLang's
+  `abort`, `error`, any case) fails the attempt, classified by its code or type as a status is.
 - A provider error reporting the model's own malformed output (400 `tool_use_failed`, 500
   "error parsing tool call") is not retried blindly: one corrective request appends the failed
-  generation and a message saying what went wrong.
+  generation and a message saying what went wrong. So is a reply that says a call was meant
+  but holds none (`finish_reason: "tool_calls"`) or that the call failed
+  (`_parse.MALFORMED_CALL_FINISH_REASONS`: Gemini's `MALFORMED_FUNCTION_CALL`,
+  `UNEXPECTED_TOOL_CALL`, any case).
 - Each failed attempt is reported to `on_attempt(Attempt)` (the loop logs `model.retry`).
 """
 
@@ -73,6 +77,7 @@ from harnesskit.models._parse import (
     ProviderError,
     body_error,
     call_id_factory,
+    malformed_call_finish,
     parse_completion,
     provider_error,
 )
@@ -712,6 +717,15 @@ class OpenAICompatModel:
             # whether or not there was a preamble; it is no complete answer
             why = "finish_reason was tool_calls but the reply held no tool call" + (
                 " (only the text before it)" if message.text else " and no text"
+            )
+            return _Failure(200, why, False, output=ProviderError(why))
+        if malformed_call_finish(response.finish_reason):
+            # Gemini's MALFORMED_FUNCTION_CALL / UNEXPECTED_TOOL_CALL: the model tried to call a
+            # tool and failed; the same one corrective request, whatever the reply holds
+            word = str(response.finish_reason).strip()[:40]
+            why = (
+                f"finish_reason was {word}: the provider says the model's tool call was "
+                "malformed, or made while no tool could be called"
             )
             return _Failure(200, why, False, output=ProviderError(why))
         return response

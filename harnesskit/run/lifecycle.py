@@ -165,18 +165,11 @@ def _answer_redacted(run: Run, point: ResumePoint) -> None:
     other call with a failure saying why (`resume.redacted_result`).
     """
     from harnesskit.log.resume import redacted_result
-    from harnesskit.run import _records as record
-    from harnesskit.tools.executor import Executed
 
-    st, log = run.state, run.log
-    made_by = log.last("model.response", branch_id=st.branch_id)
-    made_class = made_by.data_class if made_by is not None else "internal"
-    events = record.tool_calls(log, st, point.redacted, point.logged, made_class)
-    for call in point.redacted:
-        result = redacted_result(point.ledger, call, st.branch_id)
-        ex = Executed(call=call, result=result, tool=run.harness.tools.get(call.name))
-        record.tool_result(log, st, ex, events[call.id], None)
-        st.tool_history.append((st.step, call.name, result.ok))
+    branch = run.state.branch_id
+    run._answer_unrun(
+        point.redacted, lambda c: redacted_result(point.ledger, c, branch), point.logged
+    )
 
 
 def restart(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from harnesskit import _repr
@@ -21,7 +21,8 @@ from harnesskit.data.artifacts import _max_class
 from harnesskit.errors import BrakeTripped, ModelError, StopRun, UsageError, checked_call
 from harnesskit.log import ToolResultEvent
 from harnesskit.log.resume import RESUMABLE_BY_USER
-from harnesskit.messages import Message, ModelResponse, ToolCall
+from harnesskit.messages import Message, ModelResponse, ToolCall, ToolResult
+from harnesskit.models._parse import filtered_finish
 from harnesskit.run import _records as record
 from harnesskit.run._call import call_model, record_context, run_deadline, turn_room
 from harnesskit.run._classes import RequestClasses
@@ -31,6 +32,7 @@ from harnesskit.run.harness import Harness
 from harnesskit.run.limits import CLOSING, Limits
 from harnesskit.run.progress import Progress
 from harnesskit.run.state import RunState
+from harnesskit.tools.executor import Executed
 from harnesskit.tools.spec import Tool
 
 if TYPE_CHECKING:
@@ -81,7 +83,8 @@ class Run:
 
         `stop`, `length` (the last answer was cut by the model's output limit; the run is
         `incomplete`), `content_filter` (the model refused, or the provider's filter stopped
-        the answer), a brake's name, `cancelled`, `paused`, `error`, or a `StopRun` reason.
+        the reply; a tool call in such a reply is never run, its result says so), a brake's
+        name, `cancelled`, `paused`, `error`, or a `StopRun` reason.
         """
         return self.state.finish_reason
 
@@ -282,7 +285,15 @@ class Run:
             if pauses(exc, self.harness.on_unavailable):
                 st.step -= 1  # the turn did not happen; the next step() tries it again
             raise
-        if not response.message.tool_calls:
+        calls = response.message.tool_calls
+        if filtered_finish(response.finish_reason):  # a refusal or a filtered answer
+            # the filter may have cut or withheld part of the reply: none of its calls acts,
+            # and each gets a "not run" result, so a user turn goes on from a valid prompt
+            self._answer_unrun(calls, lambda c: _filtered(c, response.finish_reason))
+            unrun = f"; its {len(calls)} tool call(s) were not run" if calls else ""
+            self._finish("content_filter", reason=FILTERED + unrun)
+            return
+        if not calls:
             if response.finish_reason == "length":  # R-M2: a cut answer never passes as whole
                 st.incomplete = True
                 limit = _output_limit(self.harness)
@@ -293,12 +304,9 @@ class Run:
                     + "; raise max_tokens, or send() a turn asking for a shorter answer",
                 )
                 return
-            if response.finish_reason == "content_filter":  # a refusal or a filtered answer
-                self._finish("content_filter", reason=FILTERED)
-                return
             self._finish("stop")
             return
-        self._execute(response.message.tool_calls)
+        self._execute(calls)
         limits.check_after_response(st, response, seconds=self._elapsed())
 
     def _query(self, *, final: bool, note: str = "") -> ModelResponse:
@@ -352,6 +360,27 @@ class Run:
             raise
         ok = any(ex.result.ok for ex in executed)
         st.consecutive_errors = 0 if ok else st.consecutive_errors + 1
+
+    def _answer_unrun(
+        self,
+        calls: tuple[ToolCall, ...],
+        result_of: Callable[[ToolCall], ToolResult],
+        logged: dict[str, int] | None = None,
+    ) -> None:
+        """Log `calls` (those not in `logged`) with the result `result_of(call)`, never run.
+
+        The one way a call is answered without running: a call of a filtered reply, or a
+        resumed call whose arguments the log holds redacted (`lifecycle.resume`).
+        """
+        st, log = self.state, self.log
+        made_by = log.last("model.response", branch_id=st.branch_id)  # R-S2: its class
+        made_class = made_by.data_class if made_by is not None else "internal"
+        events = record.tool_calls(log, st, calls, logged or {}, made_class)
+        for call in calls:
+            result = result_of(call)
+            ex = Executed(call=call, result=result, tool=self.harness.tools.get(call.name))
+            record.tool_result(log, st, ex, events[call.id], None)
+            st.tool_history.append((st.step, call.name, result.ok))
 
     def _close(self, brake: BrakeTripped) -> None:
         record.brake(self.log, self.state, brake)
@@ -450,6 +479,19 @@ def _calls_in_flight(log: EventLog, branch_id: str) -> bool:
     results = log.of_type(ToolResultEvent, branch_id=branch_id)
     done = {e.tool_call_id for e in results if e.event_id > last.event_id}
     return not calls <= done
+
+
+def _filtered(call: ToolCall, finish: str | None) -> ToolResult:
+    """The result of a call in a reply the provider's filter stopped: not run."""
+    return ToolResult.failure(
+        call,
+        "permission_denied",
+        f"not run: the provider's content filter stopped the reply that made this call "
+        f"(finish_reason {finish}); a filtered reply may be cut or altered, so none of its "
+        "tool calls were run",
+        "nothing was done by this call; if it is still needed, make it again in a new reply",
+        not_run=True,
+    )
 
 
 def _output_limit(harness: Harness) -> int | None:
