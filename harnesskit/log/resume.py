@@ -48,6 +48,7 @@ from harnesskit.log.events import EventLog
 from harnesskit.log.redact import placeholders
 from harnesskit.log.trajectory import Trajectory, _calls_of, frozen_start, visible_events
 from harnesskit.messages import ToolCall, ToolResult
+from harnesskit.models._parse import filtered_finish
 from harnesskit.tools.idempotency import (
     EffectCheck,
     IdempotencyLedger,
@@ -157,6 +158,9 @@ class ResumePoint:
     redacted: tuple[ToolCall, ...] = ()
     """Calls of the step in flight whose arguments the log holds redacted: never run again
     (not in `pending`); `redacted_result` answers each."""
+    filtered: tuple[ToolCall, ...] = ()
+    """Calls of a reply the provider's content filter stopped (`finish_reason`
+    `content_filter`) still without results: answered "not run", never run (as the loop does)."""
     answered: str | None = None
     """A finish reason when the run had answered but not logged `run.finished`."""
     report: ResumeReport | None = None
@@ -496,6 +500,20 @@ def _diff(recorded: Mapping[str, Any] | None, current: Mapping[str, Any] | None)
     return "; ".join(parts) + more
 
 
+def _filtered_reply(view: Sequence[Event]) -> bool:
+    """Whether the last model response in `view` was stopped by the provider's content filter.
+
+    Its calls are never run (`Run.step` answers them "not run"); a run killed before those
+    results were logged leaves them pending, and resume must answer them the same way.
+    """
+    for e in reversed(view):
+        if isinstance(e, ModelResponseEvent):
+            return filtered_finish(e.finish_reason)  # the loop's test: any filtered word
+        if isinstance(e, UserMessageEvent):
+            return False
+    return False
+
+
 def _pending_step(view: Sequence[Event]) -> tuple[list[ToolCall], dict[str, int], str | None, int]:
     """What is left of the step in flight.
 
@@ -575,7 +593,11 @@ def _check(
     notes, unknown = [], []
     ledger_on = bool((contract.idempotency or {}).get("ledger"))
     redacted: list[str] = []
+    filtered = _filtered_reply(view)
     for c in pending:
+        if filtered:  # never run: `lifecycle.resume` answers it as the loop would have
+            notes.append(f"{c.id} ({c.name}): in a reply the content filter stopped; not run")
+            continue
         tool = harness.tools.get(c.name)
         hidden = _redacted_arguments(c)
         if hidden:
@@ -822,6 +844,9 @@ def _reopen(
         ledger.settle(key, verdict)
     view = visible_events(log, branch)
     pending, logged, answered, _ = _pending_step(view)
+    filtered = list(pending) if _filtered_reply(view) else []
+    if filtered:  # the loop was stopped between the filtered reply and its "not run" results
+        pending, answered = [], "content_filter"
     redacted = [c for c in pending if c.id in report.redacted_calls]
     pending = [c for c in pending if c.id not in report.redacted_calls]
     state = rebuild_state(log, branch)
@@ -834,6 +859,11 @@ def _reopen(
             "pending": [c.id for c in pending],
             # calls whose real arguments the log does not hold: answered, never run again
             "redacted_calls": [{"tool_call_id": c.id, "tool": c.name} for c in redacted],
+            **(
+                {"filtered_calls": [{"tool_call_id": c.id, "tool": c.name} for c in filtered]}
+                if filtered
+                else {}
+            ),
             "settled": [k for k, _ in settlements],
             **({"ledger_restored": [r.key for r in restored]} if restored else {}),
             "torn_tail": log.incomplete_tail is not None,
@@ -853,6 +883,7 @@ def _reopen(
         pending=tuple(pending),
         logged=logged,
         redacted=tuple(redacted),
+        filtered=tuple(filtered),
         answered=answered,
         report=report,
     )

@@ -149,6 +149,8 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
     with ends_step(run):  # a pause, a stop or a crash ends here as it does in `run()`
         if point.redacted:
             _answer_redacted(run, point)
+        if point.filtered:  # killed between a filtered reply and its "not run" results
+            _answer_filtered(run, point)
         if point.pending:
             run._execute(point.pending, logged=point.logged)
         elif point.answered:
@@ -170,6 +172,13 @@ def _answer_redacted(run: Run, point: ResumePoint) -> None:
     run._answer_unrun(
         point.redacted, lambda c: redacted_result(point.ledger, c, branch), point.logged
     )
+
+
+def _answer_filtered(run: Run, point: ResumePoint) -> None:
+    """Answer the calls of a reply the content filter stopped "not run", as `Run.step` does."""
+    from harnesskit.run.loop import _filtered
+
+    run._answer_unrun(point.filtered, lambda c: _filtered(c, "content_filter"), point.logged)
 
 
 def restart(

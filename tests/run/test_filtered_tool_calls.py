@@ -155,3 +155,38 @@ def test_a_resumed_filtered_run_has_no_pending_call(tmp_path):
     resumed.run()
     assert (resumed.finish_reason, resumed.final_text) == ("stop", "Done.")
     assert DONE == []
+
+
+@pytest.mark.parametrize("kept", [0, 1], ids=["killed-before-results", "killed-mid-results"])
+def test_a_run_killed_before_its_not_run_results_resumes_without_running_them(tmp_path, kept):
+    filtered = hk.ModelResponse(
+        message=hk.Message(role="assistant", tool_calls=_calls()), finish_reason="SAFETY"
+    )
+    h = hk.Harness([cancel_order], hk.ScriptedModel([filtered, "Done."]), log_dir=tmp_path)
+    run = h.run("Cancel A1 and B2.")
+    path = run.log.path
+    run.log.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    types = [json.loads(x)["type"] for x in lines]
+    # killed right after the reply, or after both calls were logged and the first answered
+    cut = types.index("model.response") + 1 + (3 if kept else 0)
+    path.write_bytes(b"".join(lines[:cut]))
+
+    report = hk.check_resume(h, path)
+    (calls,) = [c for c in report.checks if c.name == "tool_calls"]
+    assert report.ok and "content filter stopped" in calls.detail, calls.detail
+    assert "runs now" not in calls.detail
+    resumed = h.resume(path)
+    assert DONE == []  # the filtered reply's calls were never run
+    assert resumed.finish_reason == "content_filter"
+    results = resumed.log.of_type(ToolResultEvent)
+    assert [e.tool_call_id for e in results] == ["call_a", "call_b"]
+    assert all(e.payload["not_run"] is True for e in results)
+    (event,) = resumed.log.of_type("run.resume")
+    assert [c["tool_call_id"] for c in event.payload["filtered_calls"]] == ["call_a", "call_b"][
+        kept:
+    ]
+    resumed.send("Go on.")
+    resumed.run()
+    assert (resumed.finish_reason, resumed.final_text) == ("stop", "Done.")
+    assert DONE == []
