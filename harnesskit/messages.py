@@ -761,15 +761,26 @@ class ModelResponse:
     original_content: str | None = None
     """The message text exactly as the model wrote it, when tool calls were recovered from it
     (`message.content` then holds the text left after the recovered spans were cut out)."""
+    provider_finish_reason: str | None = None
+    """The provider's own `finish_reason` when `finish_reason` reads it as another word:
+    Gemini's `SAFETY` or `RECITATION` (`content_filter`), `MAX_TOKENS` (`length`), a `stop`
+    whose `usage.completion_tokens` reached the output limit (`length`); `None` when the
+    two are the same or the provider named none."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict: `message` in chat-completions form, usage, finish_reason."""
-        return {
+        """Return a JSON-ready dict: `message` in chat-completions form, usage, finish_reason.
+
+        `provider_finish_reason` is a key only when it is set.
+        """
+        out = {
             "message": self.message.to_openai(),
             "usage": self.usage.to_dict() if self.usage else None,
             "finish_reason": self.finish_reason,
             "model": self.model,
         }
+        if self.provider_finish_reason is not None:
+            out["provider_finish_reason"] = self.provider_finish_reason
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
@@ -780,6 +791,7 @@ class ModelResponse:
             usage=Usage.from_dict(usage) if usage else None,
             finish_reason=data.get("finish_reason", "stop"),
             model=data.get("model", ""),
+            provider_finish_reason=data.get("provider_finish_reason"),
         )
 
 

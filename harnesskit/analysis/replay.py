@@ -435,6 +435,7 @@ def replay(
                     ),
                     finish_reason=e.finish_reason,  # None when the provider sent none
                     model=e.model or "",
+                    provider_finish_reason=e.payload.get("provider_finish_reason"),
                 )
             )
     first_request = next((e for e in view if isinstance(e, ModelRequestEvent)), None)

@@ -294,7 +294,7 @@ def parse_completion(
             model=model,
             body=_snippet(body),
         )
-    finish = finish or None
+    finish = said = finish or None
     content, wrong = content_text(message.get("content"))
     if wrong is not None:
         raise ModelOutputError(f"the message {wrong}", model=model, body=_snippet(body))
@@ -344,6 +344,7 @@ def parse_completion(
         model=name,
         raw=raw_body,
         original_content=original,
+        provider_finish_reason=said if said is not None and said != finish else None,
     )
 
 

@@ -282,6 +282,7 @@ def _with(reply: ModelResponse, message: Message, usage: Usage) -> ModelResponse
         model=reply.model,
         raw=reply.raw,
         original_content=reply.original_content,
+        provider_finish_reason=reply.provider_finish_reason,
     )
 
 

@@ -109,6 +109,9 @@ def response(
     Calls recovered from the text are listed in `recovered_calls`, with the model's text as it
     came in `original_content` (both keys only when there are such calls).
 
+    The provider's own finish reason is the `provider_finish_reason` key when the parser read
+    it as another (`SAFETY` as `content_filter`).
+
     `unexecuted_calls` (chat-completions call dicts) are the calls a closing reply made
     although its request said `tool_choice="none"`: dropped from the message, never run, and
     written as the `unexecuted_calls` key when given.
@@ -122,6 +125,8 @@ def response(
         flags["model_info"] = model_info
     if unexecuted_calls:
         flags["unexecuted_calls"] = unexecuted_calls
+    if reply.provider_finish_reason is not None:  # the provider's own word (`SAFETY`)
+        flags["provider_finish_reason"] = reply.provider_finish_reason
     log.append(
         "model.response",
         {
