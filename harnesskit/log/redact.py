@@ -21,7 +21,10 @@ under a credential's name (`{"password": ["x"]}`, a YAML `password:` list of `- 
 Replicate, Perplexity, NVIDIA, LangSmith, Tavily, Pinecone, ...) — and replaces each with a
 `[REDACTED:<kind>]` marker. A credential written at the start of a line of JSON-escaped text (after
 `\n`, `\r`, `\t` written as two characters, at any depth) starts a word as it does after a raw line
-break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). The event log
+break: every pattern's word boundary also holds after such an escape (`(?<=\\[nrt])`). A provider
+key also starts after a percent-encoded byte (`key%3Dsk-...`) or a non-ASCII letter, and one whose
+prefix no word holds (`_STRONG_KEYS`: `ghp_`, `sk-proj-`, `AKIA`, ...) after `_` or a digit
+(`op_ghp_...`). The event log
 runs every line through it, `model.request` included, before the line is written. Personal data
 (e-mail addresses, phone numbers) is not rewritten: `personal(text)` names its kinds and the event
 is marked with them (`payload["personal_data"]`, e.g. `["email", "phone"]`), its data class
@@ -228,6 +231,40 @@ def _intl_phone(country: str) -> str:
 _GITLAB_TYPES = (
     "pat", "dt", "rt", "rtr", "ptt", "ft", "imt", "agent", "oas", "soat", "cbt", "ffct", "wt",
 )  # fmt: skip
+#: Where a provider key may start: not right after an ASCII letter, digit or `_` (inside a word
+#: or an id: `task-...`), or after a JSON escape (`_ESC`), or after a percent-encoded byte
+#: (`key%3Dsk-...`, `%22ghp_...%22`, `%20AKIA...`: a key in a URL's query or a form body). The
+#: boundary is ASCII's: a key written right after a non-ASCII letter (`密钥sk-...`, `éghp_...`)
+#: starts there, as Chinese or Japanese text writes it without a space.
+_KEY_START = r"(?:(?<![A-Za-z0-9_])|" + _ESC + r"|(?<=%[0-9A-Fa-f]{2}))"
+#: Provider keys whose prefix no ordinary word or id holds, each in its documented shape (the
+#: exact length where the provider fixes one): the `api_key` pattern also finds them after `_`
+#: or a digit (a model-invented tool name `op_ghp_...`, `secret_sk-proj-...`, `1sk-ant-...`),
+#: never right after an ASCII letter (`task-proj-...` is an id). Prefixes that are words or
+#: common abbreviations (`sk-` alone, `key-`, `secret_`, `hf_`, `npm_`, `SK`, `fw_`, `r8_`,
+#: `dapi`, `hvs.`, `ya29.`) keep `_KEY_START`.
+_STRONG_KEYS = (
+    r"(?:sk-(?:ant|proj)-[A-Za-z0-9_\-]{16,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{24,}|whsec_[A-Za-z0-9+/=]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}"
+    r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
+    r"|(?:xoxe\.)?xox[a-z]-[0-9]{1,16}-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}|GOCSPX-[A-Za-z0-9_\-]{20,}"
+    r"|pypi-AgE[A-Za-z0-9_\-]{50,}|rubygems_[0-9a-f]{48}|dckr_pat_[A-Za-z0-9_\-]{20,}"
+    r"|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{32,}"
+    r"|do[por]_v1_[A-Za-z0-9]{40,}|glsa_[A-Za-z0-9_]{32,}|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}"
+    r"|gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{80}|pplx-[A-Za-z0-9]{48}|nvapi-[A-Za-z0-9_\-]{64}"
+    r"|lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|tvly-(?:dev-|prod-)?[A-Za-z0-9]{32}"
+    r"|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|lin_api_[A-Za-z0-9]{40}"
+    r"|ATATT3[A-Za-z0-9_\-=]{150,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"
+    r"|xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}|sbp_[0-9a-f]{40})"
+)
+#: The characters an `api_key` match can start with (a key's prefix, a Telegram bot id, `1//0`,
+#: a webhook host, `?key=`/`&sig=`, a JSON `"key"`): the pattern looks ahead for one before
+#: trying its branches, so most places of a line (spaces, punctuation, `e`, `a`, `o`, most
+#: non-ASCII letters) cost one test. `tests/log/test_redact_key_boundaries.py` checks it
+#: against the pattern's branches.
+_KEY_FIRST = r"(?=[0-9?&dfghklnprstwxyAGKPS])"
 _PATTERNS: dict[str, str] = {
     # First, so that nothing partial (a `private_key` name's value) eats the BEGIN line. A key
     # with no END line (cut off) is taken to the end of its string.
@@ -247,9 +284,11 @@ _PATTERNS: dict[str, str] = {
     # `ya29.`, refresh `1//0` and OAuth client secret `GOCSPX-` tokens), RubyGems, Docker Hub,
     # HashiCorp Vault (`hvs.`, `hvb.`, `hvr.`), SendGrid (`SG.<22>.<43>`), Shopify, DigitalOcean
     # and Grafana service-account tokens.
-    "api_key": r"(?:\b|"
-    + _ESC
-    + r")(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
+    # Every match starts at one of `_KEY_FIRST` (checked once per place, before any branch).
+    "api_key": _KEY_FIRST
+    + r"(?:"
+    + _KEY_START
+    + r"(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9+/=]{20,}|github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|gl(?:" + "|".join(_GITLAB_TYPES) + r")-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}"
@@ -273,9 +312,11 @@ _PATTERNS: dict[str, str] = {
     r"|pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}|lin_api_[A-Za-z0-9]{40}"
     r"|ATATT3[A-Za-z0-9_\-=]{150,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"
     r"|xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}|sbp_[0-9a-f]{40})(?![A-Za-z0-9_]))"
+    # a strongly-prefixed key right after `_` or a digit too (`_STRONG_KEYS`)
+    r"|(?<=[0-9_])(?=[AGPSdglnprstwx])" + _STRONG_KEYS + r"(?![A-Za-z0-9])"
     # a Telegram bot token (`<bot id>:AA...`, in a `/bot<token>/` API path too)
     r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
-    r"|(?:(?<![\w/])|" + _ESC + r")1//0[A-Za-z0-9_\-]{30,}"
+    r"|(?:(?<![A-Za-z0-9_/])|" + _ESC + r"|(?<=%[0-9A-Fa-f]{2}))1//0[A-Za-z0-9_\-]{30,}"
     # webhook URLs whose path is the secret (the host stays readable), and an API key given
     # as a `key` query parameter (16 characters or more)
     r"|((?:(?<![\w.])|" + _ESC + r")hooks\.slack\.com/(?:services|workflows|triggers)/"
@@ -286,7 +327,7 @@ _PATTERNS: dict[str, str] = {
     # with upper and lower case letters and a digit (an id or a hex hash is not one)
     r"|(?<![\w\-])(?i:key)\\*\"[ \t]*:[ \t]*\\*\"(?=[A-Za-z0-9_\-]{32,200}\\*\")"
     r"(?=[a-z0-9_\-]{0,199}[A-Z])(?=[A-Z0-9_\-]{0,199}[a-z])(?=[A-Za-z_\-]{0,199}[0-9])"
-    r")[A-Za-z0-9_/\-%+.]{16,}",
+    r")[A-Za-z0-9_/\-%+.]{16,})",
     # Bearer tokens; the value of an Authorization header, whatever its scheme (the header's
     # name stays readable).
     # A scheme alone at the end of a line takes the credential on the next one (`Bearer\n`
