@@ -75,6 +75,9 @@ class Binder:
         #: arguments were bound from, when above `internal` (R-S2: what the tool makes of
         #: them is at least that class); `bound_class` takes an entry out.
         self.classes: dict[str, str] = {}
+        #: `{artifact id: exact text}`: a result the store holds redacted (R-S1), as the tool
+        #: returned it, in memory only (this process's run), so a `$bind` moves the real value.
+        self.exact: dict[str, str] = {}
         self._class = "internal"
 
     def bind(self, arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
@@ -136,8 +139,15 @@ class Binder:
         try:
             if kind == "artifact":
                 self._raise_class(self.store.ref(target).data_class)
-                return self.store.value(target, pointer)
-            value = jt.resolve(target, pointer)
+                exact = self.exact.get(target)
+                if exact is None:  # as stored: redacted, may hold placeholders
+                    value = self.store.value(target, pointer)
+                else:
+                    self.store.read(target)  # expired, archived or deleted: refused as such
+                    decoded, how = _decode(exact)
+                    value = jt.resolve(decoded if how == "json" else exact, pointer)
+            else:
+                value = jt.resolve(target, pointer)
         except ArtifactNotFoundError as exc:
             raise ToolNotFoundError(
                 f"argument {path}: $bind {spec!r}: {exc}",
@@ -148,13 +158,16 @@ class Binder:
                 f"argument {path}: $bind {spec!r} does not resolve: {exc}",
                 hint="fix the JSON pointer (after '#') to name a value that exists",
             ) from None
-        if kind == "logged" and (found := placeholders(value)):
-            # the log holds a placeholder where the secret was, and the clear value was in
-            # memory only (a resumed run, or one reading another's log): it cannot be moved
+        exact_held = kind == "value" or (kind == "artifact" and target in self.exact)
+        if not exact_held and (found := placeholders(value)):
+            # the log (or the artifact store) holds a placeholder where the secret was, and
+            # the clear value was in memory only (a resumed run, or one reading another's
+            # log or store): it cannot be moved
             raise ToolArgumentsError(
                 f"argument {path}: $bind {spec!r} names a value that was redacted when it was "
-                f"logged ({', '.join(found[:3])}); the real value is not kept anywhere the run "
-                "can read it now, so it cannot be moved, and the placeholder is not the value",
+                f"logged or stored ({', '.join(found[:3])}); the real value is not kept "
+                "anywhere the run can read it now, so it cannot be moved, and the placeholder "
+                "is not the value",
                 hint="call the tool that produced it again and bind to the new result, or ask "
                 "the user for the value",
             )

@@ -257,11 +257,11 @@ class Transport:
             return self._classed_answer(executed)
         p = self.policy
         shown = self._redact(r.content)  # as the log (and so the prompt) holds it
-        text = shown
+        text, exact = shown, r.content
         if r.meta.get("truncated"):  # the executor cut the content: store the whole value
             v = r.value
-            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-            text = self._redact(text)  # R-S1: secrets never reach artifacts in clear
+            exact = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+            text = self._redact(exact)  # R-S1: secrets never reach artifacts in clear
         # an array of n items needs n - 1 commas: with fewer than max_inline_items commas in
         # all, no array is over the limit, and a short text needs no decoding to be kept
         small = len(text) <= p.max_inline_chars and text.count(",") < p.max_inline_items
@@ -286,7 +286,9 @@ class Transport:
                 why = f"{reason}, but a summary would not fit in {pays:.0%}"
                 meta = {**r.meta, "inline": f"not externalized: {why} of its {len(text)} chars"}
                 return dataclasses.replace(r, meta=meta)
-        return self._store(executed, text, reason, max_chars=p.max_summary_chars, ids=ids)
+        return self._store(
+            executed, text, reason, max_chars=p.max_summary_chars, ids=ids, exact=exact
+        )
 
     # -- R-A1 for a whole turn: the turn's results together stay within a budget -------------
     def fit_turn(self, executed: Sequence[Executed], *, room_chars: int | None = None) -> None:
@@ -358,13 +360,15 @@ class Transport:
             if "artifact_error" in r.meta:
                 continue
             self._inline.pop(r.tool_call_id, None)
-            text = self._redact(r.content)
+            exact = r.content
             if r.meta.get("truncated"):
                 v = r.value
-                text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-                text = self._redact(text)
+                exact = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+            text = self._redact(exact)
             ids = [v for _, v in tool_values(text)] if p.id_index else None  # as opted in
-            ex.result = self._store(ex, text, reason, max_chars=bound, ids=ids, compact=True)
+            ex.result = self._store(
+                ex, text, reason, max_chars=bound, ids=ids, compact=True, exact=exact
+            )
 
     def _track_inline(self) -> None:
         """Track the inline results of the last turn as R-A5 sources (by their call ids)."""
@@ -382,8 +386,14 @@ class Transport:
         max_chars: int,
         ids: list[str] | None = None,
         compact: bool = False,
+        exact: str | None = None,
     ) -> ToolResult:
-        """Store `text` (the whole result of `executed`) as an artifact; return its summary."""
+        """Store `text` (the whole result of `executed`) as an artifact; return its summary.
+
+        `text` is redacted as the log is (R-S1: what is written holds no secret in clear);
+        `exact`, the text before redaction when it differs, stays in memory only, for this
+        run's `$bind` (`Binder.exact`), as `EventLog.exact` keeps a logged event's.
+        """
         r, p = executed.result, self.policy
         step, branch = self._where()
         source = {
@@ -407,6 +417,8 @@ class Transport:
         except ArtifactError as exc:  # the tool ran (a write acted): its result is still given
             return self._unstored(r, text, reason, exc)
         self.created[ref.id] = ref
+        if exact is not None and exact != text:
+            self.binder.exact[ref.id] = exact
         self.checker.add_source(ref.id, text)
         where = str(self.store.root) if self.store.root is not None else "memory"
         executed.emitted.append(
