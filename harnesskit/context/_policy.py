@@ -22,6 +22,46 @@ POLICY_DIR = Path(__file__).with_name("policies")
 BUILTIN_POLICIES = ("default", "full-history", "naive", "summary", "window")
 _LIMITS = ("max_events", "max_tool_output_chars", "max_prompt_tokens", "recent_turns")
 _DOC_KEYS = ("include", "exclude", "limits", "require", "summary")
+#: Deepest nesting (mappings and lists) a policy file may hold; the schema needs 4 levels.
+MAX_POLICY_DEPTH = 64
+
+
+def _read_document(p: Path) -> Any:
+    """The YAML (or JSON) document of the policy file `p`, checked before it is built.
+
+    The parser's event stream is walked first (PyYAML's parser is not recursive): nesting
+    deeper than `MAX_POLICY_DEPTH` is refused there, before the recursive composer would
+    overflow Python's stack.
+
+    Raises:
+        UsageError: not UTF-8, not YAML, or nested too deeply; the message names the file.
+    """
+    import yaml
+
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"context policy file {p} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            "save it as UTF-8"
+        ) from None
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_POLICY_DEPTH:
+                    line = event.start_mark.line + 1 if event.start_mark else "?"
+                    raise UsageError(
+                        f"context policy file {p}:{line}: nested more than "
+                        f"{MAX_POLICY_DEPTH} levels deep (a policy needs 4); it is damaged or "
+                        "not a policy: write it as in harnesskit/context/policies/*.yaml"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"context policy file {p} is not valid YAML: {exc}") from exc
 
 
 @functools.cache
@@ -171,11 +211,10 @@ class ContextPolicy:
 
         Raises:
             UsageError: `path` is not a usable file path (a NUL byte, a name too long, a
-                folder: `errors.checked_path`), the file is missing, is not YAML, or breaks
-                the schema (the message names the bad field and the file).
+                folder: `errors.checked_path`), the file is missing, is not UTF-8 YAML, is
+                nested more than `MAX_POLICY_DEPTH` levels deep, or breaks the schema (the
+                message names the bad field and the file).
         """
-        import yaml
-
         p = checked_path(
             path,
             "ContextPolicy.from_file(path)",
@@ -184,10 +223,7 @@ class ContextPolicy:
         )
         if not p.is_file():
             raise UsageError(f"no context policy file at {p}")
-        try:
-            doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise UsageError(f"context policy file {p} is not valid YAML: {exc}") from exc
+        doc = _read_document(p)
         if not isinstance(doc, dict):
             raise UsageError(
                 f"context policy file {p} must hold a mapping, got {type(doc).__name__}"
