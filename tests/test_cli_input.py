@@ -83,3 +83,28 @@ def test_deeply_nested_policy_file_is_a_usage_error(tmp_path, capsys, text):
     assert str(policy) in err and "nested more than" in err and "Traceback" not in err
     with pytest.raises(hk.UsageError, match="nested more than"):
         hk.Harness(model=hk.ScriptedModel([]), policy=str(policy))
+
+
+def _bomb(levels=9):
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join([*lines, "name: bomb"]) + "\n"
+
+
+def test_an_alias_bomb_policy_is_refused_before_it_expands(tmp_path, capsys):
+    policy = tmp_path / "bomb.yaml"
+    policy.write_text(_bomb())
+    cases = _policy_cases(tmp_path)
+    assert cli.main(["eval", str(cases), "--policy", str(policy), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{policy}:5" in err and "aliases" in err
+    with pytest.raises(hk.UsageError, match="expands to more than"):
+        hk.ContextPolicy.from_file(policy)
+
+
+def test_a_few_aliases_in_a_policy_still_load(tmp_path):
+    policy = tmp_path / "alias.yaml"
+    policy.write_text("name: mine\nbase: &b {max_events: 5}\nlimits: *b\n")
+    with pytest.raises(hk.UsageError, match="base"):  # the schema judges it, not the budget
+        hk.ContextPolicy.from_file(policy)

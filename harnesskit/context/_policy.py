@@ -24,6 +24,9 @@ _LIMITS = ("max_events", "max_tool_output_chars", "max_prompt_tokens", "recent_t
 _DOC_KEYS = ("include", "exclude", "limits", "require", "summary")
 #: Deepest nesting (mappings and lists) a policy file may hold; the schema needs 4 levels.
 MAX_POLICY_DEPTH = 64
+#: Most values (scalars, lists, mappings, keys included) a policy file may expand to once its
+#: aliases (`*name`) are replaced by what they name; the built-ins hold under 100.
+MAX_POLICY_NODES = 10_000
 
 
 def _read_document(p: Path) -> Any:
@@ -31,10 +34,15 @@ def _read_document(p: Path) -> Any:
 
     The parser's event stream is walked first (PyYAML's parser is not recursive): nesting
     deeper than `MAX_POLICY_DEPTH` is refused there, before the recursive composer would
-    overflow Python's stack.
+    overflow Python's stack, and so is a document that expands to more than
+    `MAX_POLICY_NODES` values. Each value counts with its multiplicity, an alias as the size
+    of the node its anchor names (known when that node ended), so a "billion laughs" file
+    (9 levels of 9 aliases each) is refused after reading its few hundred bytes, without
+    building anything (PyYAML has no alias limit of its own).
 
     Raises:
-        UsageError: not UTF-8, not YAML, or nested too deeply; the message names the file.
+        UsageError: not UTF-8, not YAML, nested too deeply, or expanding to too many values;
+            the message names the file and the line.
     """
     import yaml
 
@@ -46,19 +54,43 @@ def _read_document(p: Path) -> Any:
             "save it as UTF-8"
         ) from None
     try:
-        depth = 0
+        sizes: dict[str, int] = {}  # anchor -> values its node expands to
+        open_: list[list[Any]] = []  # [anchor, values so far] of each open list or mapping
+        total = 0
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 1 if event.start_mark else "?"
+            if isinstance(event, yaml.CollectionEndEvent):
+                anchor, n = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = n
+                if open_:
+                    open_[-1][1] += n
+                continue
+            if not isinstance(event, yaml.NodeEvent):
+                continue  # stream and document markers
+            # an alias counts as what it names (an unknown one: safe_load names it below)
+            n = sizes.get(event.anchor, 1) if isinstance(event, yaml.AliasEvent) else 1
+            total += n
+            if total > MAX_POLICY_NODES:
+                raise UsageError(
+                    f"context policy file {p}:{line}: expands to more than {MAX_POLICY_NODES} "
+                    "values once its aliases (*name) are replaced by what they name (a policy "
+                    "holds under 100); it is not a policy (an alias bomb?): write the values "
+                    "out as in harnesskit/context/policies/*.yaml"
+                )
             if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_POLICY_DEPTH:
-                    line = event.start_mark.line + 1 if event.start_mark else "?"
+                open_.append([event.anchor, 1])
+                if len(open_) > MAX_POLICY_DEPTH:
                     raise UsageError(
                         f"context policy file {p}:{line}: nested more than "
                         f"{MAX_POLICY_DEPTH} levels deep (a policy needs 4); it is damaged or "
                         "not a policy: write it as in harnesskit/context/policies/*.yaml"
                     )
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
+                continue
+            if isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+                sizes[event.anchor] = 1
+            if open_:
+                open_[-1][1] += n
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise UsageError(f"context policy file {p} is not valid YAML: {exc}") from exc
