@@ -3,7 +3,9 @@
 `harnesskit eval` exits 0 only when every trial ran to an end (and, with `--fail-under RATE`,
 the pass rate reached RATE); 1 for a pass rate under RATE, 2 for a usage error (an unknown
 model, a case naming a tool its domain lacks, ...), 3 when trials hit infrastructure errors
-(the model server unreachable, 5xx after retries, a timeout), 130 after Ctrl-C.
+(the model server unreachable, 5xx after retries, a timeout), 4 when the experiment's files
+could not be written (a full disk, a folder made read-only: the trials saved so far stay, and
+`--resume` runs the rest), 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from typing import Any
 
 from harnesskit.errors import ExperimentInterrupted, HarnessError, UsageError
 
-__all__ = ["main"]
+__all__ = ["WRITE_FAILED", "main"]
+
+#: Exit code of `harnesskit eval` when the experiment's files could not be written.
+WRITE_FAILED = 4
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -223,7 +228,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             result = exp.run(args.out, progress=not args.no_progress, executor=args.executor)
     except ExperimentInterrupted as exc:
         print(f"harnesskit: {exc}", file=sys.stderr)
-        return 130
+        # a failed write carries its cause (OSError, ArtifactError); Ctrl-C has none
+        return WRITE_FAILED if exc.__cause__ is not None else 130
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(result.summary().round(3).to_string())
         failures = result.failures()

@@ -108,3 +108,25 @@ def test_a_few_aliases_in_a_policy_still_load(tmp_path):
     policy.write_text("name: mine\nbase: &b {max_events: 5}\nlimits: *b\n")
     with pytest.raises(hk.UsageError, match="base"):  # the schema judges it, not the budget
         hk.ContextPolicy.from_file(policy)
+
+
+def test_a_failed_write_has_its_own_exit_code_not_ctrl_c(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from harnesskit.analysis.evals import Experiment
+
+    def full_disk(self, *args, **kwargs):
+        cause = OSError(errno.ENOSPC, "No space left on device")
+        raise hk.errors.ExperimentInterrupted(
+            "could not write the experiment's files", path="x", finished=13, total=32
+        ) from cause
+
+    def ctrl_c(self, *args, **kwargs):
+        raise hk.errors.ExperimentInterrupted("interrupted", path="x", finished=1, total=2)
+
+    cases = _policy_cases(tmp_path)
+    monkeypatch.setattr(Experiment, "run", full_disk)
+    assert cli.main(["eval", str(cases), "--no-progress"]) == cli.WRITE_FAILED == 4
+    monkeypatch.setattr(Experiment, "run", ctrl_c)
+    assert cli.main(["eval", str(cases), "--no-progress"]) == 130
+    assert "4 when the experiment's files" in cli.build_parser().format_help()
