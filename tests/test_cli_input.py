@@ -130,3 +130,20 @@ def test_a_failed_write_has_its_own_exit_code_not_ctrl_c(tmp_path, capsys, monke
     monkeypatch.setattr(Experiment, "run", ctrl_c)
     assert cli.main(["eval", str(cases), "--no-progress"]) == 130
     assert "4 when the experiment's files" in cli.build_parser().format_help()
+
+
+def test_resume_refuses_options_that_differ_from_the_saved_experiment(tmp_path, capsys):
+    from pathlib import Path
+
+    shop = Path(__file__).resolve().parents[1] / "datasets" / "cases" / "shop.jsonl"
+    out = tmp_path / "good"
+    assert cli.main(["eval", str(shop), "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    argv = ["eval", "/nonexistent.jsonl", "--resume", str(out), "--model", "shop:hasty"]
+    assert cli.main([*argv, "--repeats", "7", "--policy", "window", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    for named in ("/nonexistent.jsonl", "--model shop:hasty", "--repeats 7", "saved: 1"):
+        assert named in err, err
+    assert "--policy window (saved: full-history)" in err
+    # the same values as saved, or none, resume as before
+    assert cli.main(["eval", "--resume", str(out), "--repeats", "1", "--no-progress"]) == 0
