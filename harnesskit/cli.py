@@ -3,7 +3,9 @@
 `harnesskit eval` exits 0 only when every trial ran to an end (and, with `--fail-under RATE`,
 the pass rate reached RATE); 1 for a pass rate under RATE, 2 for a usage error (an unknown
 model, a case naming a tool its domain lacks, ...), 3 when trials hit infrastructure errors
-(the model server unreachable, 5xx after retries, a timeout), 130 after Ctrl-C.
+(the model server unreachable, 5xx after retries, a timeout), 4 when the experiment's files
+could not be written (a full disk, a folder made read-only: the trials saved so far stay, and
+`--resume` runs the rest), 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from typing import Any
 
 from harnesskit.errors import ExperimentInterrupted, HarnessError, UsageError
 
-__all__ = ["main"]
+__all__ = ["WRITE_FAILED", "main"]
+
+#: Exit code of `harnesskit eval` when the experiment's files could not be written.
+WRITE_FAILED = 4
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -194,6 +199,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             if not (Path(args.resume) / "experiment.json").is_file():
                 raise UsageError(f"{args.resume} holds no experiment.json: nothing to resume")
             saved = read_manifest(args.resume)  # CorruptLogError naming the file when damaged
+            _refuse_resume_conflicts(args, saved)
             exp = Experiment.from_dir(
                 args.resume,
                 models=_eval_models(list(saved["models"]), args),
@@ -213,9 +219,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 cases,
                 policies=args.policy or ["full-history"],
                 models=_eval_models(args.model or [default_model(cases)], args),
-                repeats=args.repeats,
-                seed=args.seed,
-                name=args.name,
+                repeats=args.repeats or 1,
+                seed=args.seed or 0,
+                name=args.name if args.name is not None else "eval",
                 max_workers=args.workers,
                 user=user,
                 **({"max_trials": args.max_trials} if args.max_trials is not None else {}),
@@ -223,7 +229,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             result = exp.run(args.out, progress=not args.no_progress, executor=args.executor)
     except ExperimentInterrupted as exc:
         print(f"harnesskit: {exc}", file=sys.stderr)
-        return 130
+        # a failed write carries its cause (OSError, ArtifactError); Ctrl-C has none
+        return WRITE_FAILED if exc.__cause__ is not None else 130
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(result.summary().round(3).to_string())
         failures = result.failures()
@@ -254,6 +261,42 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _refuse_resume_conflicts(args: argparse.Namespace, saved: dict[str, Any]) -> None:
+    """Refuse options given with `--resume` that differ from the saved experiment's.
+
+    A resumed experiment runs the cases, policies, models, repeats, seed and name it was
+    started with; a differing value would be silently ignored.
+
+    Raises:
+        UsageError: one or more such options, each named with the value saved.
+    """
+    conflicts = []
+    if args.cases:
+        conflicts.append(f"the cases path {args.cases!r} (saved: {len(saved['cases'])} cases)")
+    for flag, given in (("--domain", args.domain), ("--tag", args.tag)):
+        if given:
+            conflicts.append(f"{flag} {given!r} (the saved experiment's cases are fixed)")
+    for flag, given, kept in (
+        ("--model", args.model, list(saved["models"])),
+        ("--policy", args.policy, list(saved["policies"])),
+    ):
+        if given and sorted(given) != sorted(kept):
+            conflicts.append(f"{flag} {', '.join(given)} (saved: {', '.join(kept)})")
+    for flag, value, key in (
+        ("--repeats", args.repeats, "repeats"),
+        ("--seed", args.seed, "seed"),
+        ("--name", args.name, "name"),
+    ):
+        if value is not None and value != saved[key]:
+            conflicts.append(f"{flag} {value!r} (saved: {saved[key]!r})")
+    if conflicts:
+        raise UsageError(
+            f"--resume {args.resume} runs the experiment as it was saved, but these options "
+            f"differ from it: {'; '.join(conflicts)}. Drop them to resume, or leave out "
+            "--resume to start a new experiment with them (--out NEW_DIR)"
+        )
 
 
 def _after_errors(rows: Sequence[dict[str, Any]], path: str) -> str:
@@ -347,9 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--base-url", help="server URL for --model, e.g. http://127.0.0.1:8080/v1")
     ev.add_argument("--api-key-env", help="environment variable holding the API key for --model")
     ev.add_argument(
-        "--repeats", type=_count, default=1, help="trials per cell, >= 1 (pass^k needs k)"
+        "--repeats",
+        type=_count,
+        default=None,
+        help="trials per cell, >= 1 (default 1; pass^k needs k)",
     )
-    ev.add_argument("--seed", type=_seed, default=0, help="experiment seed, >= 0 (default 0)")
+    ev.add_argument("--seed", type=_seed, default=None, help="experiment seed, >= 0 (default 0)")
     ev.add_argument(
         "--max-trials",
         type=_count,
@@ -358,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", default=None, help="run directory (default runs/experiments/...)")
     ev.add_argument("--workers", type=_count, default=4, help="parallel trials (default 4)")
-    ev.add_argument("--name", default="eval", help="experiment name (default eval)")
+    ev.add_argument("--name", default=None, help="experiment name (default eval)")
     ev.add_argument("--domain", default=None, help="only cases of this domain")
     ev.add_argument("--tag", action="append", help="only cases with this tag (repeatable)")
     ev.add_argument("--audit", action="store_true", help="also print the four-point audit")

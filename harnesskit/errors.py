@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import pathlib
 import stat
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -66,6 +68,8 @@ __all__ = [
     "UsageError",
     "checked_call",
     "checked_path",
+    "json_problem",
+    "load_file_json",
     "refuse_type",
 ]
 
@@ -464,6 +468,75 @@ def checked_path(
     if kind == "file" and stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{where}: {shown} is a folder, not a file; {todo}")
     return pathlib.Path(text)
+
+
+def json_problem(exc: BaseException) -> str | None:
+    """What is wrong with the JSON text of a user's file that `json.loads` refused.
+
+    Args:
+        exc: what decoding raised.
+
+    Returns:
+        A clause naming the problem and what to fix, such as `not valid JSON (Expecting
+        value at line 3 column 7)`; `None` for an exception that is no refusal of the text.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        msg = exc.msg.removesuffix(" at")  # "Unterminated string starting at"
+        at = f"line {exc.lineno} column {exc.colno}" if "\n" in exc.doc else f"char {exc.pos}"
+        return f"not valid JSON ({msg} at {at})"
+    if isinstance(exc, RecursionError):
+        return (
+            "JSON nested too deeply to read (arrays or objects inside each other thousands of "
+            "levels deep, which no harnesskit file holds): the file is damaged or not the kind "
+            "expected; write it again with fewer levels"
+        )
+    if isinstance(exc, ValueError) and "digits" in str(exc):  # CPython's int conversion limit
+        return (
+            "holds an integer too long to read (more than "
+            f"{sys.get_int_max_str_digits()} digits, longer "
+            "than any count, id or amount): shorten it, or write it as a string (in quotes)"
+        )
+    if isinstance(exc, ValueError):
+        return f"not valid JSON ({str(exc)[:200]})"
+    return None
+
+
+def load_file_json(
+    text: str | bytes, where: str, *, fix: str = "", error: type[HarnessError] = UsageError
+) -> Any:
+    """Decode the JSON text of a user's file (a whole file, or one line of a JSONL file).
+
+    The one decoder for files a user hands over (cases, recorded runs, manifests, ...): no
+    text, however malformed (cut off, nested 200,000 levels deep, a 5,000-digit integer, not
+    UTF-8), escapes as a traceback or as Python's own advice.
+
+    Args:
+        text: the text (bytes are decoded as UTF-8).
+        where: the file, with `:LINE` for one line of a JSONL file; starts the message.
+        fix: what the file should be, appended to the message (e.g. "a cases file is JSON
+            lines, one case per line").
+        error: the harnesskit error class to raise (`UsageError`; `CorruptLogError` for a
+            file harnesskit wrote).
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        UsageError: (or `error`) the text is not UTF-8, not valid JSON, nested too deeply
+            to decode, or holds an integer too long to convert; the message names `where`,
+            what was wrong and what to do.
+    """
+    try:
+        if isinstance(text, bytes | bytearray):
+            text = bytes(text).decode("utf-8")
+        return json.loads(text)
+    except (RecursionError, ValueError) as exc:  # JSONDecodeError, UnicodeDecodeError too
+        problem = json_problem(exc)
+        if problem is None:  # pragma: no cover - every ValueError gets a clause
+            raise
+        raise error(f"{where}: {problem}" + (f"; {fix}" if fix else "")) from None
 
 
 def _shown_path(text: str) -> str:

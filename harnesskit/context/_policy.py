@@ -22,6 +22,78 @@ POLICY_DIR = Path(__file__).with_name("policies")
 BUILTIN_POLICIES = ("default", "full-history", "naive", "summary", "window")
 _LIMITS = ("max_events", "max_tool_output_chars", "max_prompt_tokens", "recent_turns")
 _DOC_KEYS = ("include", "exclude", "limits", "require", "summary")
+#: Deepest nesting (mappings and lists) a policy file may hold; the schema needs 4 levels.
+MAX_POLICY_DEPTH = 64
+#: Most values (scalars, lists, mappings, keys included) a policy file may expand to once its
+#: aliases (`*name`) are replaced by what they name; the built-ins hold under 100.
+MAX_POLICY_NODES = 10_000
+
+
+def _read_document(p: Path) -> Any:
+    """The YAML (or JSON) document of the policy file `p`, checked before it is built.
+
+    The parser's event stream is walked first (PyYAML's parser is not recursive): nesting
+    deeper than `MAX_POLICY_DEPTH` is refused there, before the recursive composer would
+    overflow Python's stack, and so is a document that expands to more than
+    `MAX_POLICY_NODES` values. Each value counts with its multiplicity, an alias as the size
+    of the node its anchor names (known when that node ended), so a "billion laughs" file
+    (9 levels of 9 aliases each) is refused after reading its few hundred bytes, without
+    building anything (PyYAML has no alias limit of its own).
+
+    Raises:
+        UsageError: not UTF-8, not YAML, nested too deeply, or expanding to too many values;
+            the message names the file and the line.
+    """
+    import yaml
+
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"context policy file {p} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            "save it as UTF-8"
+        ) from None
+    try:
+        sizes: dict[str, int] = {}  # anchor -> values its node expands to
+        open_: list[list[Any]] = []  # [anchor, values so far] of each open list or mapping
+        total = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 1 if event.start_mark else "?"
+            if isinstance(event, yaml.CollectionEndEvent):
+                anchor, n = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = n
+                if open_:
+                    open_[-1][1] += n
+                continue
+            if not isinstance(event, yaml.NodeEvent):
+                continue  # stream and document markers
+            # an alias counts as what it names (an unknown one: safe_load names it below)
+            n = sizes.get(event.anchor, 1) if isinstance(event, yaml.AliasEvent) else 1
+            total += n
+            if total > MAX_POLICY_NODES:
+                raise UsageError(
+                    f"context policy file {p}:{line}: expands to more than {MAX_POLICY_NODES} "
+                    "values once its aliases (*name) are replaced by what they name (a policy "
+                    "holds under 100); it is not a policy (an alias bomb?): write the values "
+                    "out as in harnesskit/context/policies/*.yaml"
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                open_.append([event.anchor, 1])
+                if len(open_) > MAX_POLICY_DEPTH:
+                    raise UsageError(
+                        f"context policy file {p}:{line}: nested more than "
+                        f"{MAX_POLICY_DEPTH} levels deep (a policy needs 4); it is damaged or "
+                        "not a policy: write it as in harnesskit/context/policies/*.yaml"
+                    )
+                continue
+            if isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+                sizes[event.anchor] = 1
+            if open_:
+                open_[-1][1] += n
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"context policy file {p} is not valid YAML: {exc}") from exc
 
 
 @functools.cache
@@ -171,11 +243,10 @@ class ContextPolicy:
 
         Raises:
             UsageError: `path` is not a usable file path (a NUL byte, a name too long, a
-                folder: `errors.checked_path`), the file is missing, is not YAML, or breaks
-                the schema (the message names the bad field and the file).
+                folder: `errors.checked_path`), the file is missing, is not UTF-8 YAML, is
+                nested more than `MAX_POLICY_DEPTH` levels deep, or breaks the schema (the
+                message names the bad field and the file).
         """
-        import yaml
-
         p = checked_path(
             path,
             "ContextPolicy.from_file(path)",
@@ -184,10 +255,7 @@ class ContextPolicy:
         )
         if not p.is_file():
             raise UsageError(f"no context policy file at {p}")
-        try:
-            doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise UsageError(f"context policy file {p} is not valid YAML: {exc}") from exc
+        doc = _read_document(p)
         if not isinstance(doc, dict):
             raise UsageError(
                 f"context policy file {p} must hold a mapping, got {type(doc).__name__}"

@@ -27,6 +27,7 @@ from harnesskit.errors import (
     UsageError,
     checked_call,
     checked_path,
+    json_problem,
     refuse_type,
 )
 from harnesskit.log._codec import (
@@ -825,8 +826,8 @@ class EventLog:
                 continue
             except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
                 raise CorruptLogError(
-                    f"{p}:{i + 1}: a JSON line no event can be ({type(exc).__name__}: "
-                    f"{str(exc)[:200]}); the log is corrupt"
+                    f"{p}:{i + 1}: a JSON line no event can be: {json_problem(exc)}; the log is "
+                    "corrupt"
                 ) from exc
             if not isinstance(data, dict) or ("type" not in data and "kind" not in data):
                 if not isinstance(data, dict) and not any(rest.strip() for rest in lines[i + 1 :]):

@@ -46,6 +46,7 @@ from harnesskit.errors import (
     ToolError,
     UsageError,
     checked_path,
+    json_problem,
 )
 from harnesskit.messages import ToolCall, ToolResult
 from harnesskit.tools.spec import Tool, ToolContext
@@ -381,7 +382,7 @@ def _parse_line(p: pathlib.Path, number: int, line: bytes) -> WriteRecord:
     except json.JSONDecodeError as exc:
         raise corrupt(f"not valid JSON ({exc.msg})") from exc
     except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
-        raise corrupt(f"undecodable JSON ({type(exc).__name__})") from exc
+        raise corrupt(f"undecodable JSON: {json_problem(exc)}") from exc
     if not isinstance(data, dict):
         raise corrupt(f"a JSON {type(data).__name__}")
     version = data.pop("v", LEDGER_VERSION)

@@ -27,7 +27,7 @@ from harnesskit.analysis.evals._match import (
     norm,
     short,
 )
-from harnesskit.errors import UsageError, checked_path
+from harnesskit.errors import UsageError, checked_path, load_file_json
 from harnesskit.log.redact import Redactor, redact_fields
 
 __all__ = [
@@ -42,6 +42,8 @@ __all__ = [
 ]
 
 CASE_SCHEMA_VERSION = 1
+#: What a cases file is, for the errors about one that is not.
+_LINES = "a cases file is JSON lines, one case per line"
 
 _FACT: dict[str, Any] = {
     "description": "A fact: text that must appear (case-insensitive), or {any: [...]} "
@@ -635,18 +637,11 @@ def load_cases(
                 text = f.read_text(encoding="utf-8")
             except UnicodeDecodeError as exc:
                 raise UsageError(
-                    f"{f}: not UTF-8 text ({exc.reason} at byte {exc.start}); a cases file is "
-                    "JSON lines, one case per line"
+                    f"{f}: not UTF-8 text ({exc.reason} at byte {exc.start}); {_LINES}"
                 ) from None
             for n, line in enumerate(text.splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    entries.append((f"{f}:{n}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UsageError(
-                        f"{f}:{n}: not valid JSON ({exc.msg} at char {exc.pos})"
-                    ) from exc
+                if line.strip():
+                    entries.append((f"{f}:{n}", load_file_json(line, f"{f}:{n}", fix=_LINES)))
     elif isinstance(source, Iterable) and not isinstance(source, bytes | Mapping):
         entries = [(f"case #{i + 1}", d) for i, d in enumerate(source)]
     else:

@@ -23,6 +23,7 @@ from harnesskit.errors import (
     SchemaVersionError,
     UsageError,
     checked_path,
+    json_problem,
     refuse_type,
 )
 from harnesskit.log.events import EventLog
@@ -386,10 +387,8 @@ def read_manifest(
 
     try:
         manifest = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise corrupt(f"not UTF-8 ({exc.reason})") from exc
-    except (RecursionError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        raise corrupt(f"not valid JSON ({getattr(exc, 'msg', type(exc).__name__)})") from exc
+    except (RecursionError, ValueError) as exc:  # JSONDecodeError, UnicodeDecodeError too
+        raise corrupt(json_problem(exc) or type(exc).__name__) from exc
     shape = _not_an_object_with(manifest, required)
     if shape is not None:
         raise corrupt(shape)
@@ -459,7 +458,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             why = f"not UTF-8 ({exc.reason})" if isinstance(exc, UnicodeDecodeError) else None
             raise corrupt(why or f"not valid JSON ({getattr(exc, 'msg', exc)})") from exc
         except (RecursionError, ValueError) as exc:  # nested too deep, an int too long
-            raise corrupt(f"undecodable JSON ({type(exc).__name__})") from exc
+            raise corrupt(json_problem(exc) or type(exc).__name__) from exc
         shape = _not_an_object_with(row, ROW_FIELDS)
         if shape is not None:
             raise corrupt(shape)

@@ -171,7 +171,7 @@ def _calls(messages: Sequence[Mapping[str, Any]]) -> tuple[RecordedCall, ...]:
             text = raw if isinstance(raw, str) else json.dumps(raw or {})
             try:
                 parsed = json.loads(text) if text.strip() else {}
-            except json.JSONDecodeError:
+            except (RecursionError, ValueError):  # not JSON, too deep, an int too long
                 parsed = None
             calls.append(
                 RecordedCall(
@@ -204,10 +204,11 @@ def load_recorded_runs(path: str | Path, *, limit: int | None = None) -> list[Re
         raise hk.UsageError(f"recorded runs file not found: {file}")
     if limit is not None and limit < 1:
         raise hk.UsageError(f"limit must be a positive number of runs, got {limit}")
-    try:
-        records = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise hk.UsageError(f"{file} is not a JSON trajectory file: {exc}") from exc
+    records = hk.errors.load_file_json(
+        file.read_bytes(),
+        str(file),
+        fix="not a JSON trajectory file (one JSON list of tau-bench run records)",
+    )
     if not isinstance(records, list):
         raise hk.UsageError(f"{file} must hold a JSON list of runs, got {type(records).__name__}")
     if not records:
