@@ -1,7 +1,8 @@
 """The brakes (R-L2): `Limits` holds them and checks them itself (pydantic-ai's usage-limits shape).
 
-The loop calls `check_before_request` before each model turn and `check_after_response` once a
-response's tool calls have their results; each raises `BrakeTripped` naming the brake, the
+The loop calls `check_before_request` before each model turn, `check_request` on each request
+built (the prompt-token cap, before it is sent) and `check_after_response` once a response's
+tool calls have their results; each raises `BrakeTripped` naming the brake, the
 value, the limit and the unit. The loop turns it into the run's `finish_reason`.
 """
 
@@ -48,7 +49,11 @@ class Limits:
     max_tokens: int | None = None
     """Cumulative prompt + completion tokens of the run (the token budget)."""
     max_prompt_tokens: int | None = None
-    """Cumulative prompt tokens of the run."""
+    """Cumulative prompt tokens of the run, a cap no request passes: a request whose
+    estimated prompt (messages, system prompt and tool schemas, the `request_tokens` of its
+    `context.injected` event) would take the run's total past it is not sent, and the run ends
+    with this brake; so is the closing request after any brake (the run then ends without a
+    closing answer). With it set, the first request of a run is at most this many tokens."""
     max_seconds: float | None = None
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
@@ -160,6 +165,22 @@ class Limits:
         for brake, (value, limit, unit) in self.measure(state, seconds=seconds).items():
             if limit is not None and value >= limit:
                 raise BrakeTripped(brake, value=value, limit=limit, unit=unit)
+
+    def check_request(self, state: RunState, *, prompt_tokens: int) -> None:
+        """Check the prompt-token cap on a request before it is sent.
+
+        Args:
+            state: the run's state (`prompt_tokens` holds the requests sent so far).
+            prompt_tokens: the request's estimated prompt tokens (messages and tool schemas).
+
+        Raises:
+            BrakeTripped: `max_prompt_tokens`, when sending the request would take the run's
+                prompt tokens past it; `value` is the total the request would have made.
+        """
+        limit = self.max_prompt_tokens
+        if limit is not None and state.prompt_tokens + prompt_tokens > limit:
+            total = state.prompt_tokens + prompt_tokens
+            raise BrakeTripped("max_prompt_tokens", value=total, limit=limit, unit="tokens")
 
     def _clear(self, state: RunState, seconds: float) -> bool:
         """True when no brake of `measure` has reached its limit (False also when unsure)."""

@@ -70,6 +70,7 @@ class Run:
     ) -> None:
         self.harness, self.state, self.log, self.ledger = harness, state, log, ledger
         self.error: BaseException | None = None
+        self._tripped: BrakeTripped | None = None  # the brake that ended the run, as it tripped
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
         self.data_classes = RequestClasses()  # the log's event classes, read once (R-S2)
         self._busy = threading.Lock()  # held by the step running; forks share it (one log)
@@ -206,7 +207,9 @@ class Run:
         """
         if self.error is not None:
             raise self.error
-        brake = self.harness.limits.explain(self.state, seconds=self._elapsed())
+        brake = self._tripped if self._tripped is not None else None
+        if brake is None or brake.brake != self.state.finish_reason:  # resumed: from the state
+            brake = self.harness.limits.explain(self.state, seconds=self._elapsed())
         if brake is not None:
             raise brake
         return self
@@ -385,11 +388,15 @@ class Run:
     def _close(self, brake: BrakeTripped) -> None:
         record.brake(self.log, self.state, brake)
         self.state.incomplete = True
+        self._tripped = brake
+        extra = {}
         try:
             self._query(final=True, note=CLOSING.format(brake=brake.brake))
         except ModelError as exc:
             self.error = exc
-        self._finish(brake.brake)
+        except BrakeTripped as over:  # the closing prompt is over max_prompt_tokens: not sent
+            extra["closing"] = f"not sent: {over.value:g} {over.unit} > {over.brake}={over.limit}"
+        self._finish(brake.brake, **extra)
 
     def _finish(self, finish_reason: str, **extra: Any) -> Run:
         self.state.finish_reason = finish_reason
