@@ -27,8 +27,8 @@ CLOSING = (
 )
 
 
-#: The brakes' names (the `Limits` fields but `closing_seconds`); each is also the
-#: `finish_reason` of a run it ends.
+#: The brakes' names (the `Limits` fields but `closing_seconds` and `max_calls_per_turn`, which
+#: ends no run); each is also the `finish_reason` of a run it ends.
 BRAKES = ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds", "max_consecutive_errors")
 
 #: Every `finish_reason` the loop itself gives a run (AGENTS.md "Finish reasons"): `stop`,
@@ -37,7 +37,7 @@ BRAKES = ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds", "max_co
 #: (`Domain(finish_reasons=...)`) so that cases can expect them.
 FINISH_REASONS = ("stop", "length", *BRAKES, "cancelled", "paused", "error", "stopped")
 
-_AT_LEAST_ONE = ("max_steps", "max_consecutive_errors")
+_AT_LEAST_ONE = ("max_steps", "max_consecutive_errors", "max_calls_per_turn")
 
 
 @frozen_dataclass(kw_only=True)
@@ -58,6 +58,11 @@ class Limits:
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
+    max_calls_per_turn: int | None = 64
+    """Tool calls of one model reply that run: the first this many run, each call beyond
+    them is answered "not run" (a write among them never acts) and the run goes on, so one
+    reply with thousands of calls cannot run them all and flood the next prompt. Not a
+    finish reason: it ends no run. `None` = every call runs."""
     closing_seconds: float | None = 30.0
     """Seconds the closing best-effort request after any brake may take, on top of the limit
     that tripped (its own deadline, so a `max_seconds` brake does not refuse it). `None` = no
@@ -68,8 +73,9 @@ class Limits:
 
         Raises:
             UsageError: a step/token/error count that is not a non-negative int (floats and
-                bools included), `max_steps` or `max_consecutive_errors` of 0 (the `demo`
-                command refuses 0 steps too), or seconds that are not a finite number >= 0.
+                bools included), `max_steps`, `max_consecutive_errors` or
+                `max_calls_per_turn` of 0 (the `demo` command refuses 0 steps too), or seconds
+                that are not a finite number >= 0.
         """
         for name in (f.name for f in dataclasses.fields(self)):
             value = getattr(self, name)
@@ -90,10 +96,12 @@ class Limits:
             if value < 0:
                 raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
             if value == 0 and name in _AT_LEAST_ONE:
-                raise UsageError(
-                    f"Limits.{name} must be >= 1: 0 would stop the run before its first step "
-                    "(None means no limit)"
+                what = (
+                    "no tool call would ever run"
+                    if name == "max_calls_per_turn"
+                    else "0 would stop the run before its first step"
                 )
+                raise UsageError(f"Limits.{name} must be >= 1: {what} (None means no limit)")
 
     def deadline(self, state: RunState, *, now: float, final: bool) -> float | None:
         """The reading of the harness's timer a model call or running tool may not pass.
