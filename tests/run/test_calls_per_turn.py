@@ -61,3 +61,23 @@ def test_the_default_cap_is_64_and_none_runs_every_call():
 def test_a_cap_of_zero_is_refused():
     with pytest.raises(hk.UsageError, match="max_calls_per_turn must be >= 1"):
         hk.Limits(max_calls_per_turn=0)
+
+
+def test_a_run_killed_before_its_not_run_answers_resumes_without_running_them(tmp_path):
+    DONE.clear()
+    calls = reply.tool_calls(*[reply.call("put", i=i) for i in range(5)])
+    model = hk.ScriptedModel([calls, reply.text("done"), reply.text("done")])
+    h = hk.Harness([put], model, log_dir=tmp_path, limits=hk.Limits(max_calls_per_turn=2))
+    run = h.run("store them")
+    path = run.log.path
+    run.log.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    types = [json.loads(x)["type"] for x in lines]
+    path.write_bytes(b"".join(lines[: types.index("model.response") + 1]))  # killed at once
+    DONE.clear()
+    resumed = h.resume(path)
+    assert DONE == []  # 0 and 1 answer from the ledger; the calls beyond the cap never run
+    results = resumed.log.of_type(hk.log.ToolResultEvent)
+    assert len(results) == 5 and sum(not r.ok for r in results) == 3
+    resumed.run()
+    assert resumed.finish_reason == "stop"
