@@ -840,12 +840,33 @@ class ToolResult:
     ) -> ToolResult:
         """Build the structured failure for `call` (R-E1).
 
+        The one way a failure reaches the model: its `message` and `hint` go into `content`
+        capped at `FAILURE_TEXT_CHARS` each (a tool's 100,000-character exception message
+        would otherwise go inline past R-A1's 8,000-character limit); a capped text says how
+        much was cut and where the rest is. The whole texts stay on the result (`message`,
+        `hint`) and in `meta` (`full_message`, `full_hint`), which the `tool.result` event logs.
+
+        Args:
+            call: the call this answers.
+            error_type: one of `ERROR_TYPES`.
+            message: what went wrong (any length).
+            hint: what the model should do next (any length), or `None`.
+            **meta: runtime facts logged with the result.
+
+        Returns:
+            The failure, `content` at most about `2 * FAILURE_TEXT_CHARS` + 200 characters.
+
         Raises:
             UsageError: `error_type` is not one of `ERROR_TYPES`.
         """
         if error_type not in ERROR_TYPES:
             raise UsageError(f"error_type must be one of {ERROR_TYPES}, got {error_type!r}")
-        body = {"ok": False, "error_type": error_type, "message": message, "hint": hint}
+        shown_message, shown_hint = _capped(message, "message"), _capped(hint, "hint")
+        if shown_message is not message:
+            meta["full_message"] = message
+        if shown_hint is not hint:
+            meta["full_hint"] = hint
+        body = {"ok": False, "error_type": error_type, "message": shown_message, "hint": shown_hint}
         return cls(
             tool_call_id=call.id,
             name=call.name,
@@ -856,6 +877,21 @@ class ToolResult:
             hint=hint,
             meta=dict(meta),
         )
+
+
+#: The most characters of a failure's `message` (and of its `hint`) the model is sent.
+FAILURE_TEXT_CHARS = 2_000
+
+
+def _capped(text: Any, field_name: str) -> Any:
+    """`text` cut to `FAILURE_TEXT_CHARS` with a note on what was cut; `text` itself if short."""
+    if not isinstance(text, str) or len(text) <= FAILURE_TEXT_CHARS:
+        return text
+    return (
+        f"{text[:FAILURE_TEXT_CHARS]}… [cut: {len(text) - FAILURE_TEXT_CHARS:,} of "
+        f"{len(text):,} characters not shown; the whole {field_name} is in the run's log, "
+        f"in this tool.result event's full_{field_name}]"
+    )
 
 
 # -- prompts that grow: proving in O(1) that one starts with another ----------------------------

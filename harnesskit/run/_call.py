@@ -198,7 +198,9 @@ def call_model(
 
     Raises:
         BrakeTripped: `max_seconds`, when the model call failed because the run's time ran out
-            (the loop then sends the closing request on its own allowance).
+            (the loop then sends the closing request on its own allowance); or
+            `max_prompt_tokens`, before anything is sent or logged as sent, when the request's
+            estimated prompt would take the run past that cap (`Limits.check_request`).
         ModelError: the model failed after its retries, or it is not approved for the
             request's data class (R-S2: the highest class among the events the prompt carries
             and the run's `data_class` setting); then nothing was sent or logged as sent.
@@ -211,6 +213,8 @@ def call_model(
     deadline = h.limits.deadline(st, now=h.timer(), final=final)
     on_attempt, on_switch = record.model_hooks(log, st, context_event_id)
     settings = closing_settings(h.settings, tools) if final else h.settings
+    # the prompt-token cap holds before sending: a request over it is never sent
+    h.limits.check_request(st, prompt_tokens=prompt.token_estimate + specs.tokens(tools))
     request = ModelRequest(
         messages=prompt.messages,
         tools=tools,

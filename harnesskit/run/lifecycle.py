@@ -151,8 +151,8 @@ def resume(harness: Harness, path: str | Path, *, branch_id: str | None = None) 
             _answer_redacted(run, point)
         if point.filtered:  # killed between a filtered reply and its "not run" results
             _answer_filtered(run, point)
-        if point.pending:
-            run._execute(point.pending, logged=point.logged)
+        if point.pending:  # a reply over max_calls_per_turn: the calls beyond it never run
+            run._execute(run._within_cap(point.pending, point.logged), logged=point.logged)
         elif point.answered:
             run._finish(point.answered)
     run.log.flush()

@@ -1,7 +1,8 @@
 """The brakes (R-L2): `Limits` holds them and checks them itself (pydantic-ai's usage-limits shape).
 
-The loop calls `check_before_request` before each model turn and `check_after_response` once a
-response's tool calls have their results; each raises `BrakeTripped` naming the brake, the
+The loop calls `check_before_request` before each model turn, `check_request` on each request
+built (the prompt-token cap, before it is sent) and `check_after_response` once a response's
+tool calls have their results; each raises `BrakeTripped` naming the brake, the
 value, the limit and the unit. The loop turns it into the run's `finish_reason`.
 """
 
@@ -26,8 +27,8 @@ CLOSING = (
 )
 
 
-#: The brakes' names (the `Limits` fields but `closing_seconds`); each is also the
-#: `finish_reason` of a run it ends.
+#: The brakes' names (the `Limits` fields but `closing_seconds` and `max_calls_per_turn`, which
+#: ends no run); each is also the `finish_reason` of a run it ends.
 BRAKES = ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds", "max_consecutive_errors")
 
 #: Every `finish_reason` the loop itself gives a run (AGENTS.md "Finish reasons"): `stop`,
@@ -36,7 +37,7 @@ BRAKES = ("max_steps", "max_tokens", "max_prompt_tokens", "max_seconds", "max_co
 #: (`Domain(finish_reasons=...)`) so that cases can expect them.
 FINISH_REASONS = ("stop", "length", *BRAKES, "cancelled", "paused", "error", "stopped")
 
-_AT_LEAST_ONE = ("max_steps", "max_consecutive_errors")
+_AT_LEAST_ONE = ("max_steps", "max_consecutive_errors", "max_calls_per_turn")
 
 
 @frozen_dataclass(kw_only=True)
@@ -48,11 +49,20 @@ class Limits:
     max_tokens: int | None = None
     """Cumulative prompt + completion tokens of the run (the token budget)."""
     max_prompt_tokens: int | None = None
-    """Cumulative prompt tokens of the run."""
+    """Cumulative prompt tokens of the run, a cap no request passes: a request whose
+    estimated prompt (messages, system prompt and tool schemas, the `request_tokens` of its
+    `context.injected` event) would take the run's total past it is not sent, and the run ends
+    with this brake; so is the closing request after any brake (the run then ends without a
+    closing answer). With it set, the first request of a run is at most this many tokens."""
     max_seconds: float | None = None
     """Wall-clock seconds since the run started."""
     max_consecutive_errors: int | None = 5
     """Consecutive steps whose every tool call failed (a stuck agent)."""
+    max_calls_per_turn: int | None = 64
+    """Tool calls of one model reply that run: the first this many run, each call beyond
+    them is answered "not run" (a write among them never acts) and the run goes on, so one
+    reply with thousands of calls cannot run them all and flood the next prompt. Not a
+    finish reason: it ends no run. `None` = every call runs."""
     closing_seconds: float | None = 30.0
     """Seconds the closing best-effort request after any brake may take, on top of the limit
     that tripped (its own deadline, so a `max_seconds` brake does not refuse it). `None` = no
@@ -63,8 +73,9 @@ class Limits:
 
         Raises:
             UsageError: a step/token/error count that is not a non-negative int (floats and
-                bools included), `max_steps` or `max_consecutive_errors` of 0 (the `demo`
-                command refuses 0 steps too), or seconds that are not a finite number >= 0.
+                bools included), `max_steps`, `max_consecutive_errors` or
+                `max_calls_per_turn` of 0 (the `demo` command refuses 0 steps too), or seconds
+                that are not a finite number >= 0.
         """
         for name in (f.name for f in dataclasses.fields(self)):
             value = getattr(self, name)
@@ -85,10 +96,12 @@ class Limits:
             if value < 0:
                 raise UsageError(f"Limits.{name} must be >= 0 (None means no limit), got {value}")
             if value == 0 and name in _AT_LEAST_ONE:
-                raise UsageError(
-                    f"Limits.{name} must be >= 1: 0 would stop the run before its first step "
-                    "(None means no limit)"
+                what = (
+                    "no tool call would ever run"
+                    if name == "max_calls_per_turn"
+                    else "0 would stop the run before its first step"
                 )
+                raise UsageError(f"Limits.{name} must be >= 1: {what} (None means no limit)")
 
     def deadline(self, state: RunState, *, now: float, final: bool) -> float | None:
         """The reading of the harness's timer a model call or running tool may not pass.
@@ -160,6 +173,22 @@ class Limits:
         for brake, (value, limit, unit) in self.measure(state, seconds=seconds).items():
             if limit is not None and value >= limit:
                 raise BrakeTripped(brake, value=value, limit=limit, unit=unit)
+
+    def check_request(self, state: RunState, *, prompt_tokens: int) -> None:
+        """Check the prompt-token cap on a request before it is sent.
+
+        Args:
+            state: the run's state (`prompt_tokens` holds the requests sent so far).
+            prompt_tokens: the request's estimated prompt tokens (messages and tool schemas).
+
+        Raises:
+            BrakeTripped: `max_prompt_tokens`, when sending the request would take the run's
+                prompt tokens past it; `value` is the total the request would have made.
+        """
+        limit = self.max_prompt_tokens
+        if limit is not None and state.prompt_tokens + prompt_tokens > limit:
+            total = state.prompt_tokens + prompt_tokens
+            raise BrakeTripped("max_prompt_tokens", value=total, limit=limit, unit="tokens")
 
     def _clear(self, state: RunState, seconds: float) -> bool:
         """True when no brake of `measure` has reached its limit (False also when unsure)."""

@@ -70,6 +70,7 @@ class Run:
     ) -> None:
         self.harness, self.state, self.log, self.ledger = harness, state, log, ledger
         self.error: BaseException | None = None
+        self._tripped: BrakeTripped | None = None  # the brake that ended the run, as it tripped
         self.context, self.transport, self.executor, self.tool_specs = wire(harness, log, ledger)
         self.data_classes = RequestClasses()  # the log's event classes, read once (R-S2)
         self._busy = threading.Lock()  # held by the step running; forks share it (one log)
@@ -206,7 +207,9 @@ class Run:
         """
         if self.error is not None:
             raise self.error
-        brake = self.harness.limits.explain(self.state, seconds=self._elapsed())
+        brake = self._tripped if self._tripped is not None else None
+        if brake is None or brake.brake != self.state.finish_reason:  # resumed: from the state
+            brake = self.harness.limits.explain(self.state, seconds=self._elapsed())
         if brake is not None:
             raise brake
         return self
@@ -306,8 +309,22 @@ class Run:
                 return
             self._finish("stop")
             return
-        self._execute(calls)
+        self._execute(self._within_cap(calls))
         limits.check_after_response(st, response, seconds=self._elapsed())
+
+    def _within_cap(
+        self, calls: tuple[ToolCall, ...], logged: dict[str, int] | None = None
+    ) -> tuple[ToolCall, ...]:
+        """The calls of one reply that may run: the first `Limits.max_calls_per_turn`.
+
+        The others are answered "not run" first (`_answer_unrun`, before any call runs, so a
+        pause or a stop leaves none of them pending): a write among them never acts.
+        """
+        cap = self.harness.limits.max_calls_per_turn
+        if cap is None or len(calls) <= cap:
+            return calls
+        self._answer_unrun(calls[cap:], lambda c: _over_cap(c, cap, len(calls)), logged)
+        return calls[:cap]
 
     def _query(self, *, final: bool, note: str = "") -> ModelResponse:
         st, h, log = self.state, self.harness, self.log
@@ -385,11 +402,15 @@ class Run:
     def _close(self, brake: BrakeTripped) -> None:
         record.brake(self.log, self.state, brake)
         self.state.incomplete = True
+        self._tripped = brake
+        extra = {}
         try:
             self._query(final=True, note=CLOSING.format(brake=brake.brake))
         except ModelError as exc:
             self.error = exc
-        self._finish(brake.brake)
+        except BrakeTripped as over:  # the closing prompt is over max_prompt_tokens: not sent
+            extra["closing"] = f"not sent: {over.value:g} {over.unit} > {over.brake}={over.limit}"
+        self._finish(brake.brake, **extra)
 
     def _finish(self, finish_reason: str, **extra: Any) -> Run:
         self.state.finish_reason = finish_reason
@@ -490,6 +511,21 @@ def _filtered(call: ToolCall, finish: str | None) -> ToolResult:
         f"(finish_reason {finish}); a filtered reply may be cut or altered, so none of its "
         "tool calls were run",
         "nothing was done by this call; if it is still needed, make it again in a new reply",
+        not_run=True,
+    )
+
+
+def _over_cap(call: ToolCall, cap: int, made: int) -> ToolResult:
+    """The result of a call beyond `Limits.max_calls_per_turn`: not run.
+
+    Kept short: a reply with thousands of calls gets one such result each.
+    """
+    return ToolResult.failure(
+        call,
+        "permission_denied",
+        f"not run: the reply made {made} tool calls and at most {cap} run per turn "
+        f"(max_calls_per_turn); only the first {cap} ran",
+        "nothing was done; make it again in a later turn if still needed",
         not_run=True,
     )
 

@@ -528,9 +528,9 @@ class Executor:
         except ToolError as exc:
             message = exception_text(exc, with_type=False)
             ex = self._fail(call, tool, exc.error_type, message, exc.hint, arguments=args)
-        except (Exception, SystemExit) as exc:
-            if isinstance(exc, SystemExit) and _from_signal_handler(exc):
-                raise  # SIGTERM's handler ending the process while the tool ran: not the tool's
+        except BaseException as exc:  # GeneratorExit, CancelledError, SystemExit: the tool's
+            if not _tool_failure(exc):
+                raise  # Ctrl-C, or SIGTERM's handler ending the process while the tool ran
             writes = tool.risk != "read"  # it may have acted before it raised
             ex = self._fail(
                 call,
@@ -615,6 +615,19 @@ def _failure_text(tool: Tool, exc: BaseException) -> str:
     if isinstance(exc, SystemExit):  # argparse / click in a tool: a failure, not an exit
         return f"the tool {tool.name} called sys.exit({exc.code!r}) (SystemExit)"
     return exception_text(exc)
+
+
+def _tool_failure(exc: BaseException) -> bool:
+    """Whether `exc`, raised by a tool call, is the tool's failure (a `tool_error` result).
+
+    Every exception is, `BaseException`s included (`GeneratorExit`, `asyncio.CancelledError`,
+    a tool's own `BaseException` subclass, `sys.exit` from argparse), but the ones that are
+    the process's: Ctrl-C (`KeyboardInterrupt`), a `SystemExit` a signal handler raised, and
+    the executor's own timeout alarm. `StopRun` and `ToolError` are handled before this.
+    """
+    if isinstance(exc, KeyboardInterrupt | _Alarm):
+        return False
+    return not (isinstance(exc, SystemExit) and _from_signal_handler(exc))
 
 
 def _from_signal_handler(exc: SystemExit) -> bool:

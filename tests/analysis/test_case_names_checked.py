@@ -28,7 +28,10 @@ def _case(**fields: Any) -> dict[str, Any]:
 
 
 def test_the_finish_reasons_are_the_loops_own() -> None:
-    limits = {f.name for f in dataclasses.fields(hk.Limits)} - {"closing_seconds"}
+    limits = {f.name for f in dataclasses.fields(hk.Limits)} - {
+        "closing_seconds",
+        "max_calls_per_turn",
+    }
     assert set(BRAKES) == limits
     assert {"stop", "length", "cancelled", "paused", "error", *BRAKES} <= set(FINISH_REASONS)
 

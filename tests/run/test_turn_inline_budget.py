@@ -121,7 +121,9 @@ def assert_fits_and_lossless(
 def test_many_mid_size_results_fit_under_every_policy(policy, n_turns, per_turn, tool):
     store = hk.ArtifactStore()
     model = WindowedModel(turns(n_turns, per_turn, tool))
-    run = hk.Harness([fetch, lookup], model, policy=policy, artifacts=store).run("read them all")
+    every = hk.Limits(max_calls_per_turn=None)  # the transport under test, not the call cap
+    h = hk.Harness([fetch, lookup], model, policy=policy, artifacts=store, limits=every)
+    run = h.run("read them all")
     assert_fits_and_lossless(run, store, tool, n_turns * per_turn, per_turn)
 
 
