@@ -207,7 +207,7 @@ class Run:
         """
         if self.error is not None:
             raise self.error
-        brake = self._tripped if self._tripped is not None else None
+        brake = self._tripped
         if brake is None or brake.brake != self.state.finish_reason:  # resumed: from the state
             brake = self.harness.limits.explain(self.state, seconds=self._elapsed())
         if brake is not None:
@@ -386,8 +386,9 @@ class Run:
     ) -> None:
         """Log `calls` (those not in `logged`) with the result `result_of(call)`, never run.
 
-        The one way a call is answered without running: a call of a filtered reply, or a
-        resumed call whose arguments the log holds redacted (`lifecycle.resume`).
+        The one way a call is answered without running: a call of a filtered reply, one
+        beyond `Limits.max_calls_per_turn`, or a resumed call whose arguments the log holds
+        redacted (`lifecycle.resume`).
         """
         st, log = self.state, self.log
         made_by = log.last("model.response", branch_id=st.branch_id)  # R-S2: its class

@@ -140,14 +140,19 @@ def test_a_filtered_reply_over_loopback_runs_none_of_its_calls(server, tmp_path,
     assert DONE == []
 
 
-def test_a_resumed_filtered_run_has_no_pending_call(tmp_path):
+def _filtered_run(tmp_path):
+    """A run whose reply with two calls was filtered (`SAFETY`): its harness and log path."""
     filtered = hk.ModelResponse(
         message=hk.Message(role="assistant", tool_calls=_calls()), finish_reason="SAFETY"
     )
     h = hk.Harness([cancel_order], hk.ScriptedModel([filtered, "Done."]), log_dir=tmp_path)
     run = h.run("Cancel A1 and B2.")
-    path = run.log.path
     run.log.close()
+    return h, run.log.path
+
+
+def test_a_resumed_filtered_run_has_no_pending_call(tmp_path):
+    h, path = _filtered_run(tmp_path)
 
     resumed = h.resume(path)
     assert resumed.finish_reason == "content_filter"
@@ -159,13 +164,7 @@ def test_a_resumed_filtered_run_has_no_pending_call(tmp_path):
 
 @pytest.mark.parametrize("kept", [0, 1], ids=["killed-before-results", "killed-mid-results"])
 def test_a_run_killed_before_its_not_run_results_resumes_without_running_them(tmp_path, kept):
-    filtered = hk.ModelResponse(
-        message=hk.Message(role="assistant", tool_calls=_calls()), finish_reason="SAFETY"
-    )
-    h = hk.Harness([cancel_order], hk.ScriptedModel([filtered, "Done."]), log_dir=tmp_path)
-    run = h.run("Cancel A1 and B2.")
-    path = run.log.path
-    run.log.close()
+    h, path = _filtered_run(tmp_path)
     lines = path.read_bytes().splitlines(keepends=True)
     types = [json.loads(x)["type"] for x in lines]
     # killed right after the reply, or after both calls were logged and the first answered

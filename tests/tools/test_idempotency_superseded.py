@@ -19,8 +19,11 @@ from harnesskit.testing import reply
 from harnesskit.tools import IdempotencyLedger, ledger_path
 
 
-def _airline(made: list[str]):
-    """`book(user_id, flight)` makes a new id each time; `cancel(booking_id)`; `note(user_id)`."""
+def _airline(made: list[str], *, cancel_fails: bool = False):
+    """`book(user_id, flight)` makes a new id each time; `cancel(booking_id)`; `note(user_id)`.
+
+    `cancel_fails`: every cancel raises `ToolError` (no effect).
+    """
 
     @hk.tool(risk="write")
     def book(user_id: str, flight: str) -> dict:
@@ -49,7 +52,12 @@ def _airline(made: list[str]):
 
         Returns:
             The cancelled booking.
+
+        Raises:
+            ToolError: the booking cannot be cancelled.
         """
+        if cancel_fails:
+            raise hk.ToolError(f"{booking_id} cannot be cancelled")
         return {"booking_id": booking_id, "status": "cancelled"}
 
     @hk.tool(risk="write")
@@ -120,25 +128,6 @@ def test_a_write_that_names_nothing_the_booking_made_leaves_it_a_duplicate(tmp_p
 
 def test_a_failed_cancel_leaves_the_booking_standing(tmp_path):
     made: list[str] = []
-    tools = _airline(made)
-
-    @hk.tool(risk="write", name="cancel")
-    def failing_cancel(booking_id: str) -> dict:
-        """Cancel a booking.
-
-        Use when the user asks to cancel. Do not use for other changes.
-
-        Args:
-            booking_id: the booking to cancel.
-
-        Returns:
-            The cancelled booking.
-
-        Raises:
-            ToolError: the booking cannot be cancelled.
-        """
-        raise hk.ToolError(f"{booking_id} cannot be cancelled")
-
     model = hk.ScriptedModel(
         [
             reply.tool_call("book", user_id="u1", flight="HAT1"),
@@ -147,7 +136,7 @@ def test_a_failed_cancel_leaves_the_booking_standing(tmp_path):
             "done",
         ]
     )
-    run = hk.Harness([tools[0], failing_cancel], model, log_dir=tmp_path).run("book")
+    run = hk.Harness(_airline(made, cancel_fails=True), model, log_dir=tmp_path).run("book")
     assert made == ["B1"]  # the cancel had no effect: the booking still stands
     assert _results(run)[2]["duplicate"] is True
 
